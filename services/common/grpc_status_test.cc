@@ -46,7 +46,10 @@ INSTANTIATE_TEST_SUITE_P(
         CodePair{absl::StatusCode::kInternal, grpc::StatusCode::INTERNAL},
         CodePair{absl::StatusCode::kUnavailable, grpc::StatusCode::UNAVAILABLE},
         CodePair{absl::StatusCode::kDataLoss, grpc::StatusCode::DATA_LOSS},
-        CodePair{absl::StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED}));
+        CodePair{absl::StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED}),
+    [](const ::testing::TestParamInfo<CodePair>& info) {
+      return absl::StatusCodeToString(info.param.absl_code);
+    });
 
 TEST(GrpcStatusConversionTest, OkStaysOkWithNoMessage) {
   EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
