@@ -41,11 +41,11 @@ GgufBuilder& GgufBuilder::SetVersion(uint32_t version) {
   return *this;
 }
 GgufBuilder& GgufBuilder::OverrideTensorCount(uint64_t count) {
-  tensor_count_override_ = static_cast<int64_t>(count);
+  tensor_count_override_ = count;
   return *this;
 }
 GgufBuilder& GgufBuilder::OverrideMetadataCount(uint64_t count) {
-  metadata_count_override_ = static_cast<int64_t>(count);
+  metadata_count_override_ = count;
   return *this;
 }
 GgufBuilder& GgufBuilder::SetAlignment(uint32_t alignment) {
@@ -131,22 +131,22 @@ GgufBuilder& GgufBuilder::AddTensorInfo(absl::string_view name, uint32_t type,
   return *this;
 }
 
+GgufBuilder& GgufBuilder::AddRawTensorInfo(absl::string_view bytes) {
+  tensor_infos_ += std::string(bytes);
+  ++tensor_count_;
+  return *this;
+}
+
 GgufBuilder& GgufBuilder::AppendData(absl::string_view data) {
   data_ += std::string(data);
   return *this;
 }
 
 std::string GgufBuilder::Header() const {
-  const uint64_t tensors =
-      tensor_count_override_ >= 0 ? static_cast<uint64_t>(tensor_count_override_) : tensor_count_;
-  const uint64_t metadata = metadata_count_override_ >= 0
-                                ? static_cast<uint64_t>(metadata_count_override_)
-                                : metadata_count_;
-  return absl::StrCat(U32Bytes(magic_), U32Bytes(version_), U64Bytes(tensors),
-                      U64Bytes(metadata));
+  return absl::StrCat(U32Bytes(magic_), U32Bytes(version_),
+                      U64Bytes(tensor_count_override_.value_or(tensor_count_)),
+                      U64Bytes(metadata_count_override_.value_or(metadata_count_)));
 }
-
-size_t GgufBuilder::TensorInfoOffset() const { return Header().size() + metadata_.size(); }
 
 std::vector<uint8_t> GgufBuilder::Build() const {
   std::string bytes = absl::StrCat(Header(), metadata_, tensor_infos_);

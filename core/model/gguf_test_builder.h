@@ -9,6 +9,7 @@
 #define TANDEM_CORE_MODEL_GGUF_TEST_BUILDER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,12 +60,12 @@ class GgufBuilder {
   // A tensor info written as given; no data is added.
   GgufBuilder& AddTensorInfo(absl::string_view name, uint32_t type,
                              const std::vector<uint64_t>& dims, uint64_t offset);
+  // Raw bytes counted as one tensor info (for broken ones).
+  GgufBuilder& AddRawTensorInfo(absl::string_view bytes);
   // Appends raw bytes to the data section.
   GgufBuilder& AppendData(absl::string_view data);
 
   std::vector<uint8_t> Build() const;
-  // Offset where the tensor infos start in Build()'s output (after the metadata).
-  size_t TensorInfoOffset() const;
 
  private:
   std::string Header() const;
@@ -72,8 +73,8 @@ class GgufBuilder {
 
   uint32_t magic_ = 0x46554747;  // "GGUF"
   uint32_t version_ = 3;
-  int64_t tensor_count_override_ = -1;
-  int64_t metadata_count_override_ = -1;
+  std::optional<uint64_t> tensor_count_override_;
+  std::optional<uint64_t> metadata_count_override_;
   uint32_t alignment_ = 32;
   uint64_t metadata_count_ = 0;
   uint64_t tensor_count_ = 0;
