@@ -1,0 +1,110 @@
+#include "core/kernels/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "core/base/check.h"
+#include "core/kernels/matmul_internal.h"
+
+namespace tandem {
+namespace {
+
+using internal::DotTileFn;
+using internal::kMaxTile;
+
+// Rows of W handled together: they stay in cache while every x tile passes over them.
+constexpr int64_t kRowBlock = 16;
+
+DotTileFn DotTileFor(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kAvx512:
+      return internal::DotTileAvx512;
+    case KernelIsa::kAvx2:
+      return internal::DotTileAvx2;
+    case KernelIsa::kScalar:
+      break;
+  }
+  return internal::DotTileScalar;
+}
+
+bool IsaAvailable(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl");
+    case KernelIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case KernelIsa::kScalar:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+KernelIsa DetectKernelIsa() {
+  static const KernelIsa isa = [] {
+    if (IsaAvailable(KernelIsa::kAvx512)) return KernelIsa::kAvx512;
+    if (IsaAvailable(KernelIsa::kAvx2)) return KernelIsa::kAvx2;
+    return KernelIsa::kScalar;
+  }();
+  return isa;
+}
+
+absl::string_view KernelIsaName(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kAvx512:
+      return "avx512";
+    case KernelIsa::kAvx2:
+      return "avx2";
+    case KernelIsa::kScalar:
+      break;
+  }
+  return "scalar";
+}
+
+void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
+                   ThreadPool& pool) {
+  if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
+  const DotTileFn dot = DotTileFor(isa);
+  // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
+  pool.ParallelFor(
+      w.rows,
+      [&](int64_t row_begin, int64_t row_end) {
+        float out[kMaxTile];
+        for (int64_t block = row_begin; block < row_end; block += kRowBlock) {
+          const int64_t block_end = std::min(row_end, block + kRowBlock);
+          for (int64_t i = 0; i < n; i += kMaxTile) {
+            const int tile = static_cast<int>(std::min<int64_t>(kMaxTile, n - i));
+            for (int64_t r = block; r < block_end; ++r) {
+              dot(w.type, w.data + r * w.row_bytes, x + i * w.cols, w.cols, tile, w.cols, out);
+              for (int t = 0; t < tile; ++t) y[(i + t) * w.rows + r] = out[t];
+            }
+          }
+        }
+      },
+      kRowBlock);
+}
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
+  MatMulWithIsa(DetectKernelIsa(), w, x, n, y, pool);
+}
+
+void MatMulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  std::vector<float> row(w.cols);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    const absl::Status status = DequantizeRow(
+        w.type, absl::MakeConstSpan(w.data + r * w.row_bytes, w.row_bytes), absl::MakeSpan(row));
+    TANDEM_CHECK(status.ok());  // the loader admits only supported types and sizes
+    for (int64_t i = 0; i < n; ++i) {
+      double sum = 0;
+      for (int64_t c = 0; c < w.cols; ++c) sum += double{row[c]} * x[i * w.cols + c];
+      y[i * w.rows + r] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,54 @@
+// Matrix multiplication of activations by a weight matrix stored in any supported tensor type,
+// the operation that dominates a forward pass.
+//
+//   y[n, rows] = x[n, cols] · Wᵀ      (W is [rows, cols], one output feature per row)
+//
+// Batch invariance: the value of y[i, j] depends only on x[i, :] and W[j, :], never on n, on
+// the other rows of x, or on how the rows of W are split across threads. Every path computes
+// each dot product with the same sequence of operations whatever the batch: a fixed number of
+// accumulators per x row, chunks assigned to them by position, and a fixed final reduction.
+// This is what makes a token's logits bit-identical alone, in a verify batch, or in a prefill
+// chunk (and greedy speculation exact).
+//
+// Memory traffic: W is read in blocks of rows that stay in cache while every tile of x rows is
+// applied to them, so a batch of k+1 rows streams each weight row from memory once.
+#ifndef TANDEM_CORE_KERNELS_MATMUL_H_
+#define TANDEM_CORE_KERNELS_MATMUL_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+#include "core/kernels/thread_pool.h"
+#include "core/model/tensor_type.h"
+
+namespace tandem {
+
+// A weight matrix [rows, cols] stored row by row in `type` (rows `row_bytes` apart).
+struct WeightMatrix {
+  TensorType type = TensorType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const uint8_t* data = nullptr;
+  int64_t row_bytes = 0;
+};
+
+// Which instruction set the fast path uses; chosen once at run time from the CPU.
+enum class KernelIsa { kScalar, kAvx2, kAvx512 };
+KernelIsa DetectKernelIsa();
+absl::string_view KernelIsaName(KernelIsa isa);
+
+// y[n, w.rows] = x[n, w.cols] · Wᵀ with the best path for this CPU. W's type must be
+// supported (CheckSupported) and w.cols a multiple of its block size; checked by the loader.
+void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+
+// The same with a chosen path (for tests and benchmarks); falls back to scalar when `isa`
+// is not available on this CPU.
+void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
+                   ThreadPool& pool);
+
+// Scalar reference: dequantizes each row with DequantizeRow and accumulates in double.
+void MatMulReference(const WeightMatrix& w, const float* x, int64_t n, float* y);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_KERNELS_MATMUL_H_

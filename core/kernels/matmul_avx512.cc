@@ -1,0 +1,154 @@
+// The AVX-512 path. Each x row has kAcc vector accumulators; the 16-element chunk starting at
+// element 16c always goes to accumulator c % kAcc, and the accumulators are summed in a fixed
+// order at the end, so a row's result does not depend on the tile it is computed in.
+// GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "core/kernels/matmul_internal.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,fma,f16c")
+#endif
+
+namespace tandem::internal {
+namespace {
+
+constexpr int kAcc = 4;
+
+// Sixteen weights starting at element `c` of a plain-typed row, as floats.
+inline __m512 LoadPlain16(TensorType type, const uint8_t* row, int64_t c, __mmask16 mask) {
+  switch (type) {
+    case TensorType::kF16:
+      return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, row + 2 * c));
+    case TensorType::kBF16: {
+      const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, row + 2 * c));
+      return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));  // bf16 is a float's top half
+    }
+    default:
+      return _mm512_maskz_loadu_ps(mask, row + 4 * c);
+  }
+}
+
+template <int kTile>
+void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+              int64_t cols, float* out) {
+  __m512 acc[kTile][kAcc];
+  for (int t = 0; t < kTile; ++t)
+    for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
+  int64_t chunk = 0;
+  for (int64_t c = 0; c < cols; c += 16, ++chunk) {
+    const int64_t left = cols - c;
+    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    const __m512 w = LoadPlain16(type, row, c, mask);
+    const int a = static_cast<int>(chunk % kAcc);
+    for (int t = 0; t < kTile; ++t) {
+      const __m512 xv = _mm512_maskz_loadu_ps(mask, x + t * x_stride + c);
+      acc[t][a] = _mm512_fmadd_ps(w, xv, acc[t][a]);
+    }
+  }
+  for (int t = 0; t < kTile; ++t) {
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
+                                     _mm512_add_ps(acc[t][2], acc[t][3]));
+    out[t] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+// Q8_0 and Q4_0: 32-element blocks (two chunks), weight = q * d, exact in float.
+template <int kTile>
+void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+              int64_t cols, float* out) {
+  __m512 acc[kTile][kAcc];
+  for (int t = 0; t < kTile; ++t)
+    for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
+  const bool q8 = type == TensorType::kQ8_0;
+  const int64_t block_bytes = q8 ? 34 : 18;
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    const uint8_t* block = row + b * block_bytes;
+    uint16_t d_bits;
+    std::memcpy(&d_bits, block, sizeof(d_bits));
+    const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
+    __m512 w[2];
+    if (q8) {
+      for (int h = 0; h < 2; ++h) {
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + 16 * h));
+        w[h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d);
+      }
+    } else {
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+      const __m128i low = _mm_and_si128(q, _mm_set1_epi8(0x0F));
+      const __m128i high = _mm_and_si128(_mm_srli_epi16(q, 4), _mm_set1_epi8(0x0F));
+      const __m512i eight = _mm512_set1_epi32(8);
+      w[0] = _mm512_mul_ps(
+          _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(low), eight)), d);
+      w[1] = _mm512_mul_ps(
+          _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(high), eight)), d);
+    }
+    for (int h = 0; h < 2; ++h) {
+      const int a = static_cast<int>((2 * b + h) % kAcc);
+      for (int t = 0; t < kTile; ++t) {
+        const __m512 xv = _mm512_loadu_ps(x + t * x_stride + 32 * b + 16 * h);
+        acc[t][a] = _mm512_fmadd_ps(w[h], xv, acc[t][a]);
+      }
+    }
+  }
+  for (int t = 0; t < kTile; ++t) {
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
+                                     _mm512_add_ps(acc[t][2], acc[t][3]));
+    out[t] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+template <int kTile>
+void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+             int64_t cols, float* out) {
+  if (type == TensorType::kQ8_0 || type == TensorType::kQ4_0) {
+    DotQuant<kTile>(type, row, x, x_stride, cols, out);
+  } else {
+    DotPlain<kTile>(type, row, x, x_stride, cols, out);
+  }
+}
+
+}  // namespace
+
+void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+                   int tile, int64_t cols, float* out) {
+  static_assert(kMaxTile == 4, "one case per tile size");
+  switch (tile) {
+    case 1:
+      return DotTile<1>(type, row, x, x_stride, cols, out);
+    case 2:
+      return DotTile<2>(type, row, x, x_stride, cols, out);
+    case 3:
+      return DotTile<3>(type, row, x, x_stride, cols, out);
+    default:
+      return DotTile<4>(type, row, x, x_stride, cols, out);
+  }
+}
+
+}  // namespace tandem::internal
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else  // not x86-64: never selected (DetectKernelIsa), kept linkable.
+namespace tandem::internal {
+void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+                   int tile, int64_t cols, float* out) {
+  DotTileScalar(type, row, x, x_stride, tile, cols, out);
+}
+}  // namespace tandem::internal
+#endif

@@ -1,0 +1,151 @@
+#include "core/kernels/matmul.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+// A random weight matrix in `type`, quantized the way ggml's reference quantizers do.
+struct TestMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+void PutU16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
+
+TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  TestMatrix m;
+  int64_t row_bytes = 0;
+  switch (type) {
+    case TensorType::kF32: row_bytes = 4 * cols; break;
+    case TensorType::kF16:
+    case TensorType::kBF16: row_bytes = 2 * cols; break;
+    case TensorType::kQ8_0: row_bytes = cols / 32 * 34; break;
+    case TensorType::kQ4_0: row_bytes = cols / 32 * 18; break;
+    default: ADD_FAILURE() << "no test quantizer";
+  }
+  m.bytes.assign(rows * row_bytes, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* row = m.bytes.data() + r * row_bytes;
+    std::vector<float> v(cols);
+    for (float& f : v) f = dist(rng);
+    for (int64_t c = 0; c < cols; ++c) {
+      if (type == TensorType::kF32) std::memcpy(row + 4 * c, &v[c], 4);
+      if (type == TensorType::kF16) PutU16(row + 2 * c, F32ToFp16(v[c]));
+      if (type == TensorType::kBF16) {
+        uint32_t bits;
+        std::memcpy(&bits, &v[c], 4);
+        PutU16(row + 2 * c, static_cast<uint16_t>(bits >> 16));
+      }
+    }
+    if (type == TensorType::kQ8_0 || type == TensorType::kQ4_0) {
+      const bool q8 = type == TensorType::kQ8_0;
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        uint8_t* block = row + b * (q8 ? 34 : 18);
+        float amax = 0;
+        for (int k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(v[b * 32 + k]));
+        const float d = q8 ? amax / 127 : amax / 8;
+        PutU16(block, F32ToFp16(d));
+        for (int k = 0; k < 32; ++k) {
+          const float scaled = d == 0 ? 0 : v[b * 32 + k] / d;
+          if (q8) {
+            block[2 + k] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(scaled)));
+          } else {
+            const int q = std::clamp(static_cast<int>(std::lround(scaled)) + 8, 0, 15);
+            block[2 + (k % 16)] |= static_cast<uint8_t>(k < 16 ? q : q << 4);
+          }
+        }
+      }
+    }
+  }
+  m.w = WeightMatrix{type, rows, cols, m.bytes.data(), row_bytes};
+  return m;
+}
+
+std::vector<float> RandomActivations(int64_t n, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n * cols);
+  for (float& f : x) f = dist(rng);
+  return x;
+}
+
+struct MatMulCase {
+  TensorType type;
+  int64_t rows;
+  int64_t cols;
+  int64_t n;
+};
+
+std::string CaseName(const ::testing::TestParamInfo<MatMulCase>& info) {
+  return std::string(TensorTypeName(info.param.type)) + "_" + std::to_string(info.param.rows) +
+         "x" + std::to_string(info.param.cols) + "_n" + std::to_string(info.param.n);
+}
+
+class MatMulTest : public ::testing::TestWithParam<MatMulCase> {};
+
+TEST_P(MatMulTest, EveryPathMatchesTheReference) {
+  const MatMulCase& c = GetParam();
+  TestMatrix m = MakeMatrix(c.type, c.rows, c.cols, 7);
+  const std::vector<float> x = RandomActivations(c.n, c.cols, 11);
+  std::vector<float> expected(c.n * c.rows);
+  MatMulReference(m.w, x.data(), c.n, expected.data());
+  ThreadPool pool(2);
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    std::vector<float> y(c.n * c.rows, NAN);
+    MatMulWithIsa(isa, m.w, x.data(), c.n, y.data(), pool);
+    for (int64_t i = 0; i < c.n * c.rows; ++i) {
+      // float accumulation over `cols` terms of size ~1: error well under 1e-5 * cols.
+      ASSERT_NEAR(y[i], expected[i], 1e-5 * c.cols) << KernelIsaName(isa) << " element " << i;
+    }
+  }
+}
+
+TEST_P(MatMulTest, RowsAreBitIdenticalAloneInABatchAndOnAnyThreadCount) {
+  const MatMulCase& c = GetParam();
+  TestMatrix m = MakeMatrix(c.type, c.rows, c.cols, 3);
+  const std::vector<float> x = RandomActivations(c.n, c.cols, 5);
+  ThreadPool one(1), two(2);
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    std::vector<float> batched(c.n * c.rows);
+    MatMulWithIsa(isa, m.w, x.data(), c.n, batched.data(), two);
+    for (int64_t i = 0; i < c.n; ++i) {
+      std::vector<float> alone(c.rows);
+      MatMulWithIsa(isa, m.w, x.data() + i * c.cols, 1, alone.data(), one);
+      ASSERT_EQ(0, std::memcmp(alone.data(), batched.data() + i * c.rows, 4 * c.rows))
+          << KernelIsaName(isa) << " row " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, MatMulTest,
+    ::testing::Values(MatMulCase{TensorType::kF32, 37, 64, 1},
+                      MatMulCase{TensorType::kF32, 33, 172, 9},  // 172: masked tail
+                      MatMulCase{TensorType::kF32, 5, 7, 6},
+                      MatMulCase{TensorType::kF16, 41, 100, 5},
+                      MatMulCase{TensorType::kF16, 17, 8, 3},
+                      MatMulCase{TensorType::kBF16, 19, 75, 4},
+                      MatMulCase{TensorType::kQ8_0, 35, 96, 7},
+                      MatMulCase{TensorType::kQ8_0, 3, 32, 1},
+                      MatMulCase{TensorType::kQ4_0, 29, 160, 9},
+                      MatMulCase{TensorType::kQ4_0, 64, 64, 2}),
+    CaseName);
+
+TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {
+  const KernelIsa isa = DetectKernelIsa();
+  EXPECT_THAT(std::string(KernelIsaName(isa)),
+              ::testing::AnyOf("scalar", "avx2", "avx512"));
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,104 @@
+// RMSNorm, RoPE, softmax and SwiGLU against their double-precision references.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/kernels/activations.h"
+#include "core/kernels/rms_norm.h"
+#include "core/kernels/rope.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+TEST(RmsNormTest, MatchesReferenceOnOddSizes) {
+  for (int64_t dim : {1, 7, 64, 173}) {
+    const std::vector<float> x = Random(3 * dim, 1), w = Random(dim, 2);
+    std::vector<float> fast(3 * dim), ref(3 * dim);
+    RmsNorm(x.data(), w.data(), 3, dim, 1e-5f, fast.data());
+    RmsNormReference(x.data(), w.data(), 3, dim, 1e-5f, ref.data());
+    for (int64_t i = 0; i < 3 * dim; ++i) ASSERT_NEAR(fast[i], ref[i], 1e-5f * std::fabs(ref[i]) + 1e-6f);
+  }
+}
+
+TEST(RmsNormTest, KnownValue) {
+  // x = [3, 4]: mean square 12.5, so y = x / sqrt(12.5) with eps 0 and unit weights.
+  const float x[2] = {3, 4}, w[2] = {1, 2};
+  float y[2];
+  RmsNorm(x, w, 1, 2, 0.0f, y);
+  EXPECT_FLOAT_EQ(y[0], 3 / std::sqrt(12.5f));
+  EXPECT_FLOAT_EQ(y[1], 2 * 4 / std::sqrt(12.5f));
+}
+
+TEST(RopeTest, MatchesReferenceForBothLayouts) {
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kHalf}) {
+    for (int64_t position : {0, 1, 17, 511}) {
+      const int64_t head_dim = 16, heads = 3;
+      RopeTable table(/*rot_dim=*/12, 10000.0f, 1.0f, 512);
+      std::vector<float> fast = Random(heads * head_dim, 3), ref = fast;
+      ApplyRope(table, layout, position, heads, head_dim, fast.data());
+      ApplyRopeReference(12, 10000.0f, 1.0f, layout, position, heads, head_dim, ref.data());
+      for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 2e-6f) << i;
+    }
+  }
+}
+
+TEST(RopeTest, PositionZeroIsIdentityAndUnrotatedTailIsKept) {
+  RopeTable table(4, 10000.0f, 1.0f, 4);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  ApplyRope(table, RopeLayout::kInterleaved, 0, 1, 6, x.data());
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  ApplyRope(table, RopeLayout::kHalf, 3, 1, 6, x.data());
+  EXPECT_EQ(x[4], 5);
+  EXPECT_EQ(x[5], 6);
+}
+
+TEST(RopeTest, LayoutsAgreeUnderTheirPermutation) {
+  // Interleaved element (2i, 2i+1) is half-layout element (i, i + d/2).
+  const int64_t d = 8;
+  RopeTable table(d, 10000.0f, 1.0f, 8);
+  const std::vector<float> interleaved_in = Random(d, 4);
+  std::vector<float> half_in(d);
+  for (int64_t i = 0; i < d / 2; ++i) {
+    half_in[i] = interleaved_in[2 * i];
+    half_in[i + d / 2] = interleaved_in[2 * i + 1];
+  }
+  std::vector<float> a = interleaved_in, b = half_in;
+  ApplyRope(table, RopeLayout::kInterleaved, 5, 1, d, a.data());
+  ApplyRope(table, RopeLayout::kHalf, 5, 1, d, b.data());
+  for (int64_t i = 0; i < d / 2; ++i) {
+    EXPECT_EQ(a[2 * i], b[i]);
+    EXPECT_EQ(a[2 * i + 1], b[i + d / 2]);
+  }
+}
+
+TEST(SoftmaxTest, MatchesReferenceAndSumsToOne) {
+  std::vector<float> fast = Random(513, 5, 10.0f), ref = fast;
+  Softmax(fast.data(), 513);
+  SoftmaxReference(ref.data(), 513);
+  double sum = 0;
+  for (size_t i = 0; i < fast.size(); ++i) {
+    ASSERT_NEAR(fast[i], ref[i], 1e-6f);
+    sum += fast[i];
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-5);
+}
+
+TEST(SwiGluTest, MatchesReference) {
+  std::vector<float> gate = Random(100, 6, 4.0f), ref = gate;
+  const std::vector<float> up = Random(100, 7);
+  SwiGlu(gate.data(), up.data(), 100);
+  SwiGluReference(ref.data(), up.data(), 100);
+  for (size_t i = 0; i < gate.size(); ++i) ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i])));
+}
+
+}  // namespace
+}  // namespace tandem
