@@ -86,6 +86,10 @@ struct MatMulCase {
   int64_t n;
 };
 
+void PrintTo(const MatMulCase& c, std::ostream* os) {
+  *os << TensorTypeName(c.type) << " " << c.rows << "x" << c.cols << " n=" << c.n;
+}
+
 std::string CaseName(const ::testing::TestParamInfo<MatMulCase>& info) {
   return std::string(TensorTypeName(info.param.type)) + "_" + std::to_string(info.param.rows) +
          "x" + std::to_string(info.param.cols) + "_n" + std::to_string(info.param.n);

@@ -1,0 +1,169 @@
+#include "core/decoder/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/kernels/activations.h"
+#include "core/kernels/matmul.h"
+#include "core/kernels/rms_norm.h"
+
+namespace tandem {
+
+Decoder::Decoder(const Model& model, ThreadPool& pool)
+    : model_(model),
+      config_(model.config()),
+      pool_(pool),
+      rope_(config_.rope_dim, config_.rope_base, config_.rope_scale, config_.context_length) {}
+
+absl::StatusOr<std::unique_ptr<KvCache>> Decoder::NewCache(int64_t context_size,
+                                                           KvType type) const {
+  if (context_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("context size ", context_size));
+  }
+  return KvCache::Create({config_.n_layers, config_.n_kv_heads, config_.head_dim,
+                          context_size == 0 ? config_.context_length : context_size},
+                         type);
+}
+
+void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows) {
+  if (n > capacity_) {
+    capacity_ = n;
+    x_.resize(n * config_.dim);
+    xn_.resize(n * config_.dim);
+    q_.resize(n * config_.q_dim());
+    k_.resize(n * config_.kv_dim());
+    v_.resize(n * config_.kv_dim());
+    attn_.resize(n * config_.q_dim());
+    gate_.resize(n * config_.ffn_dim);
+    up_.resize(n * config_.ffn_dim);
+    proj_.resize(n * config_.dim);
+  }
+  const size_t logits_size = logit_rows * config_.vocab_size;
+  if (logits_.size() < logits_size) logits_.resize(logits_size);
+}
+
+absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
+                                                         absl::Span<const int32_t> tokens,
+                                                         int64_t start, LogitsMode mode) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n == 0) return absl::InvalidArgumentError("forward pass: no tokens to run");
+  if (start < 0 || start > cache.length()) {
+    return absl::InvalidArgumentError(absl::StrCat("forward pass: start position ", start,
+                                                   " is past the ", cache.length(),
+                                                   " cached tokens"));
+  }
+  const int64_t context = std::min(cache.shape().context_size, rope_.max_positions());
+  if (start + n > context) {
+    return absl::OutOfRangeError(absl::StrCat("forward pass: positions up to ", start + n,
+                                              " exceed the context of ", context));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("forward pass: token id ", tokens[i],
+                                                     " at index ", i, " is outside the vocabulary of ",
+                                                     config_.vocab_size));
+    }
+  }
+  const int64_t logit_rows = mode == LogitsMode::kAll ? n : 1;
+  EnsureCapacity(std::min(n, kMaxChunk), logit_rows);
+  cache.Truncate(start);
+  for (int64_t done = 0; done < n; done += kMaxChunk) {
+    const int64_t chunk = std::min(kMaxChunk, n - done);
+    RunChunk(cache, tokens.data() + done, chunk, start + done);
+    cache.SetLength(start + done + chunk);
+    // Final norm and output projection for the rows whose logits are wanted.
+    const int64_t first = mode == LogitsMode::kAll ? 0 : chunk - 1;
+    if (mode == LogitsMode::kLast && done + chunk < n) continue;
+    const int64_t rows = chunk - first;
+    RmsNorm(x_.data() + first * config_.dim, model_.output_norm(), rows, config_.dim,
+            config_.rms_eps, xn_.data());
+    float* out = logits_.data() + (mode == LogitsMode::kAll ? done : 0) * config_.vocab_size;
+    MatMul(model_.output(), xn_.data(), rows, out, pool_);
+  }
+  return absl::MakeConstSpan(logits_.data(), logit_rows * config_.vocab_size);
+}
+
+void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t start) {
+  const ModelConfig& c = config_;
+  const int64_t dim = c.dim;
+  // x[n, dim] = embedding rows of the tokens.
+  const WeightMatrix& embedding = model_.token_embedding();
+  for (int64_t i = 0; i < n; ++i) {
+    const absl::Status ok = DequantizeRow(
+        embedding.type,
+        absl::MakeConstSpan(embedding.data + tokens[i] * embedding.row_bytes,
+                            embedding.row_bytes),
+        absl::MakeSpan(x_.data() + i * dim, dim));
+    (void)ok;  // the loader checked the type and row size
+  }
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    const LayerWeights& w = model_.layer(layer);
+    // Attention block: x += Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn).
+    RmsNorm(x_.data(), w.attn_norm, n, dim, c.rms_eps, xn_.data());
+    MatMul(w.wq, xn_.data(), n, q_.data(), pool_);  // [n, q_dim]
+    MatMul(w.wk, xn_.data(), n, k_.data(), pool_);  // [n, kv_dim]
+    MatMul(w.wv, xn_.data(), n, v_.data(), pool_);  // [n, kv_dim]
+    for (int64_t i = 0; i < n; ++i) {
+      float* q = q_.data() + i * c.q_dim();
+      float* k = k_.data() + i * c.kv_dim();
+      float* v = v_.data() + i * c.kv_dim();
+      if (c.qkv_bias) {
+        for (int64_t j = 0; j < c.q_dim(); ++j) q[j] += w.bq[j];
+        for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
+        for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
+      }
+      ApplyRope(rope_, c.rope_layout, start + i, c.n_heads, c.head_dim, q);
+      ApplyRope(rope_, c.rope_layout, start + i, c.n_kv_heads, c.head_dim, k);
+      for (int64_t h = 0; h < c.n_kv_heads; ++h) {
+        cache.WriteK(layer, h, start + i, k + h * c.head_dim);
+        cache.WriteV(layer, h, start + i, v + h * c.head_dim);
+      }
+    }
+    Attention(cache, layer, n, start);
+    MatMul(w.wo, attn_.data(), n, proj_.data(), pool_);  // [n, dim]
+    for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
+    // Feed-forward block: x += W_down · (silu(W_gate·xn) ⊙ (W_up·xn)).
+    RmsNorm(x_.data(), w.ffn_norm, n, dim, c.rms_eps, xn_.data());
+    MatMul(w.w_gate, xn_.data(), n, gate_.data(), pool_);  // [n, ffn_dim]
+    MatMul(w.w_up, xn_.data(), n, up_.data(), pool_);      // [n, ffn_dim]
+    SwiGlu(gate_.data(), up_.data(), n * c.ffn_dim);
+    MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_);  // [n, dim]
+    for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
+  }
+}
+
+void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t start) {
+  const ModelConfig& c = config_;
+  const int64_t group = c.n_heads / c.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  // One task per (token, head); each attends causally to positions [0, start + i].
+  pool_.ParallelFor(n * c.n_heads, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t i = task / c.n_heads, h = task % c.n_heads;
+      const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
+      float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
+      std::fill(out, out + c.head_dim, 0.0f);
+      // Online softmax over positions in order: running max m and sum l; out holds
+      // Σ exp(s_p − m) v_p, rescaled whenever m grows. Same sequence for every batch.
+      float m = -INFINITY, l = 0.0f;
+      for (int64_t p = 0; p <= start + i; ++p) {
+        const float s = cache.DotK(layer, h / group, p, q) * scale;
+        if (s > m) {
+          const float rescale = std::exp(m - s);  // exp(-inf) = 0 on the first step
+          for (int64_t d = 0; d < c.head_dim; ++d) out[d] *= rescale;
+          l *= rescale;
+          m = s;
+        }
+        const float e = std::exp(s - m);
+        l += e;
+        cache.AccumulateV(layer, h / group, p, e, out);
+      }
+      const float inv = 1.0f / l;
+      for (int64_t d = 0; d < c.head_dim; ++d) out[d] *= inv;
+    }
+  });
+}
+
+}  // namespace tandem

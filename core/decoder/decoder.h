@@ -1,0 +1,81 @@
+// The forward pass of a Llama-family model over a session's KV cache.
+//
+//   Decoder decoder(model, pool);
+//   ASSIGN_OR_RETURN(auto logits, decoder.Forward(cache, tokens, start, LogitsMode::kAll));
+//
+// Forward runs `tokens` at positions [start, start + n): it first truncates the cache to
+// `start` (sync by position), then runs the tokens in chunks of at most kMaxChunk, writing
+// their keys and values, and returns logits for the last position or for every position.
+//
+// Batch invariance: a position's logits are bit-identical whether it runs alone, in a verify
+// batch or inside a prefill chunk, at any thread count. Every reduction (matmul rows, norms,
+// attention) runs per token in an order that depends on neither n nor the thread split, and
+// each token attends to keys read back from the cache in its stored type.
+//
+// Scratch buffers grow to the largest batch seen and are then reused: once a batch size has
+// run, later passes of that size or smaller allocate nothing (decode steps included).
+//
+// Thread-safety: one Decoder per inference thread; Forward is not re-entrant. The Model is
+// shared; each session has its own KvCache.
+#ifndef TANDEM_CORE_DECODER_DECODER_H_
+#define TANDEM_CORE_DECODER_DECODER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/decoder/kv_cache.h"
+#include "core/decoder/model.h"
+#include "core/kernels/rope.h"
+#include "core/kernels/thread_pool.h"
+
+namespace tandem {
+
+enum class LogitsMode { kLast, kAll };
+
+class Decoder {
+ public:
+  static constexpr int64_t kMaxChunk = 512;
+
+  Decoder(const Model& model, ThreadPool& pool);
+
+  const Model& model() const { return model_; }
+
+  // A cache shaped for this model with `context_size` positions (0: the model's context).
+  absl::StatusOr<std::unique_ptr<KvCache>> NewCache(int64_t context_size, KvType type) const;
+
+  // Logits [rows, vocab] (rows = 1 for kLast, n for kAll), valid until the next call.
+  // kInvalidArgument: empty `tokens`, start > cache length, an id outside the vocabulary;
+  // kOutOfRange: start + n beyond the cache's context.
+  absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache,
+                                                  absl::Span<const int32_t> tokens,
+                                                  int64_t start, LogitsMode mode);
+
+ private:
+  void EnsureCapacity(int64_t n, int64_t logit_rows);
+  void RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t start);
+  void Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t start);
+
+  const Model& model_;
+  const ModelConfig& config_;
+  ThreadPool& pool_;
+  RopeTable rope_;
+  int64_t capacity_ = 0;  // rows the scratch holds
+  // Scratch, [capacity_, …] each.
+  std::vector<float> x_;       // [n, dim] residual stream
+  std::vector<float> xn_;      // [n, dim] normalised
+  std::vector<float> q_;       // [n, q_dim]
+  std::vector<float> k_;       // [n, kv_dim]
+  std::vector<float> v_;       // [n, kv_dim]
+  std::vector<float> attn_;    // [n, q_dim]
+  std::vector<float> gate_;    // [n, ffn_dim]
+  std::vector<float> up_;      // [n, ffn_dim]
+  std::vector<float> proj_;    // [n, dim]
+  std::vector<float> logits_;  // [logit rows, vocab]
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_DECODER_DECODER_H_

@@ -1,0 +1,106 @@
+// Loads a Llama-family model from a GGUF file: config from `{arch}.*` metadata, weights by
+// llama.cpp's tensor names, read in place from the mapping.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/decoder/model.h"
+
+namespace tandem {
+namespace {
+
+// An integer metadata value, or `fallback` when the key is absent.
+absl::StatusOr<int64_t> IntOr(const GgufFile& gguf, const std::string& key, int64_t fallback) {
+  if (!gguf.HasKey(key)) return fallback;
+  return gguf.GetInt64(key);
+}
+
+absl::StatusOr<float> FloatOr(const GgufFile& gguf, const std::string& key, float fallback) {
+  if (!gguf.HasKey(key)) return fallback;
+  return gguf.GetFloat32(key);
+}
+
+absl::StatusOr<int64_t> RequiredInt(const GgufFile& gguf, const std::string& key) {
+  if (!gguf.HasKey(key)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(gguf.path(), ": metadata key '", key, "' is missing"));
+  }
+  return gguf.GetInt64(key);
+}
+
+absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
+  ModelConfig c;
+  ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
+  c.architecture = std::string(arch);
+  if (c.architecture != "llama" && c.architecture != "qwen2") {
+    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": architecture '", arch,
+                                                 "' is not supported (llama, qwen2)"));
+  }
+  if (gguf.HasKey("general.name")) {
+    ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
+    c.name = std::string(name);
+  }
+  const std::string p = c.architecture + ".";
+  ASSIGN_OR_RETURN(c.dim, RequiredInt(gguf, p + "embedding_length"));
+  ASSIGN_OR_RETURN(c.n_layers, RequiredInt(gguf, p + "block_count"));
+  ASSIGN_OR_RETURN(c.n_heads, RequiredInt(gguf, p + "attention.head_count"));
+  ASSIGN_OR_RETURN(c.n_kv_heads, IntOr(gguf, p + "attention.head_count_kv", c.n_heads));
+  ASSIGN_OR_RETURN(c.ffn_dim, RequiredInt(gguf, p + "feed_forward_length"));
+  ASSIGN_OR_RETURN(c.context_length, IntOr(gguf, p + "context_length", 2048));
+  ASSIGN_OR_RETURN(c.rms_eps, FloatOr(gguf, p + "attention.layer_norm_rms_epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(c.rope_base, FloatOr(gguf, p + "rope.freq_base", 10000.0f));
+  if (c.n_heads <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": head_count ", c.n_heads));
+  }
+  ASSIGN_OR_RETURN(c.head_dim, IntOr(gguf, p + "attention.key_length", c.dim / c.n_heads));
+  ASSIGN_OR_RETURN(c.rope_dim, IntOr(gguf, p + "rope.dimension_count", c.head_dim));
+  if (gguf.HasKey(p + "rope.scaling.type")) {
+    ASSIGN_OR_RETURN(absl::string_view type, gguf.GetString(p + "rope.scaling.type"));
+    if (type == "linear") {
+      ASSIGN_OR_RETURN(c.rope_scale, FloatOr(gguf, p + "rope.scaling.factor", 1.0f));
+    } else if (type != "none") {
+      return absl::UnimplementedError(
+          absl::StrCat(gguf.path(), ": RoPE scaling '", type, "' is not supported (linear)"));
+    }
+  }
+  // llama.cpp runs llama with interleaved pairs and qwen2 with NEOX (half) pairs.
+  c.rope_layout = c.architecture == "qwen2" ? RopeLayout::kHalf : RopeLayout::kInterleaved;
+  c.qkv_bias = c.architecture == "qwen2";
+  ASSIGN_OR_RETURN(TensorView embedding, gguf.GetTensor("token_embd.weight"));
+  if (embedding.ne.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(gguf.path(), ": token_embd.weight is not a matrix"));
+  }
+  c.vocab_size = embedding.ne[1];
+  c.tied_output = gguf.FindTensorInfo("output.weight") == nullptr;
+  RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
+  ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::Open(path));
+  std::unique_ptr<Model> model(new Model());
+  model->path_ = path;
+  ASSIGN_OR_RETURN(model->config_, ConfigFromGguf(gguf));
+  model->gguf_.emplace(std::move(gguf));
+  const GgufFile& file = *model->gguf_;
+  Model::TensorNames names{
+      "token_embd.weight", "output_norm.weight", "output.weight",
+      "blk.{}.attn_norm.weight", "blk.{}.attn_q.weight", "blk.{}.attn_k.weight",
+      "blk.{}.attn_v.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias",
+      "blk.{}.attn_k.bias", "blk.{}.attn_v.bias", "blk.{}.ffn_norm.weight",
+      "blk.{}.ffn_gate.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_down.weight"};
+  RETURN_IF_ERROR(model->BindWeights(names, [&](absl::string_view name)
+                                                -> absl::StatusOr<TensorView> {
+    if (file.FindTensorInfo(name) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": tensor '", name, "' is missing"));
+    }
+    return file.GetTensor(name);
+  }));
+  return model;
+}
+
+}  // namespace tandem

@@ -1,0 +1,149 @@
+// Loads a Llama-family model from a Hugging Face folder: config.json for the shape,
+// *.safetensors (one file or shards with an index) for the weights, read in place.
+// HF stores q/k rows for rotate_half RoPE, so the model runs with the half-pair layout.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/decoder/model.h"
+
+namespace tandem {
+namespace {
+
+absl::StatusOr<json::Value> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<json::Value> value = json::Parse(text.str());
+  if (!value.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", value.status().message()));
+  }
+  return value;
+}
+
+// Reads an integer field; `fallback` when absent or null (fallback < 0: required).
+absl::StatusOr<int64_t> Int(const json::Object& config, const std::string& path,
+                            const char* key, int64_t fallback) {
+  const json::Value* v = config.Find(key);
+  if (v == nullptr || v->is_null()) {
+    if (fallback >= 0) return fallback;
+    return absl::InvalidArgumentError(absl::StrCat(path, ": '", key, "' is missing"));
+  }
+  if (!v->is_int()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": '", key, "' is not an integer"));
+  }
+  return v->as_int();
+}
+
+absl::StatusOr<double> Number(const json::Object& config, const std::string& path,
+                              const char* key, double fallback) {
+  const json::Value* v = config.Find(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  if (!v->is_number()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": '", key, "' is not a number"));
+  }
+  return v->as_double();
+}
+
+absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::string& path) {
+  ModelConfig c;
+  const json::Value* type = j.Find("model_type");
+  if (type == nullptr || !type->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": 'model_type' is missing"));
+  }
+  const std::string& model_type = type->as_string();
+  if (model_type == "llama" || model_type == "mistral") {
+    c.architecture = "llama";
+  } else if (model_type == "qwen2") {
+    c.architecture = "qwen2";
+    c.qkv_bias = true;
+  } else {
+    return absl::UnimplementedError(absl::StrCat(path, ": model_type '", model_type,
+                                                 "' is not supported (llama, mistral, qwen2)"));
+  }
+  c.name = std::filesystem::path(path).parent_path().filename().string();
+  ASSIGN_OR_RETURN(c.vocab_size, Int(j, path, "vocab_size", -1));
+  ASSIGN_OR_RETURN(c.dim, Int(j, path, "hidden_size", -1));
+  ASSIGN_OR_RETURN(c.n_layers, Int(j, path, "num_hidden_layers", -1));
+  ASSIGN_OR_RETURN(c.n_heads, Int(j, path, "num_attention_heads", -1));
+  ASSIGN_OR_RETURN(c.n_kv_heads, Int(j, path, "num_key_value_heads", c.n_heads));
+  ASSIGN_OR_RETURN(c.ffn_dim, Int(j, path, "intermediate_size", -1));
+  if (c.n_heads <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": num_attention_heads ", c.n_heads));
+  }
+  ASSIGN_OR_RETURN(c.head_dim, Int(j, path, "head_dim", c.dim / c.n_heads));
+  c.rope_dim = c.head_dim;
+  ASSIGN_OR_RETURN(c.context_length, Int(j, path, "max_position_embeddings", 2048));
+  ASSIGN_OR_RETURN(double eps, Number(j, path, "rms_norm_eps", 1e-6));
+  ASSIGN_OR_RETURN(double theta, Number(j, path, "rope_theta", 10000.0));
+  c.rms_eps = static_cast<float>(eps);
+  c.rope_base = static_cast<float>(theta);
+  c.rope_layout = RopeLayout::kHalf;
+  if (const json::Value* scaling = j.Find("rope_scaling");
+      scaling != nullptr && scaling->is_object()) {
+    const json::Object& s = scaling->as_object();
+    const json::Value* kind = s.Find("rope_type");
+    if (kind == nullptr) kind = s.Find("type");
+    if (kind == nullptr || !kind->is_string() || kind->as_string() != "linear") {
+      return absl::UnimplementedError(
+          absl::StrCat(path, ": rope_scaling other than 'linear' is not supported"));
+    }
+    ASSIGN_OR_RETURN(double factor, Number(s, path, "factor", 1.0));
+    c.rope_scale = static_cast<float>(factor);
+  }
+  const json::Value* tied = j.Find("tie_word_embeddings");
+  c.tied_output = tied != nullptr && tied->is_bool() && tied->as_bool();
+  RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
+  const std::string config_path = (std::filesystem::path(path) / "config.json").string();
+  ASSIGN_OR_RETURN(json::Value config, ReadJsonFile(config_path));
+  if (!config.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a JSON object"));
+  }
+  std::unique_ptr<Model> model(new Model());
+  model->path_ = path;
+  ASSIGN_OR_RETURN(model->config_, ConfigFromJson(config.as_object(), config_path));
+  ASSIGN_OR_RETURN(SafetensorsModel weights, SafetensorsModel::Open(path));
+  model->safetensors_.emplace(std::move(weights));
+  const SafetensorsModel& files = *model->safetensors_;
+  // If an untied model's lm_head is absent, fall back to tying (as transformers does).
+  if (!model->config_.tied_output && files.FindTensorInfo("lm_head.weight") == nullptr) {
+    model->config_.tied_output = true;
+  }
+  Model::TensorNames names{"model.embed_tokens.weight",
+                           "model.norm.weight",
+                           "lm_head.weight",
+                           "model.layers.{}.input_layernorm.weight",
+                           "model.layers.{}.self_attn.q_proj.weight",
+                           "model.layers.{}.self_attn.k_proj.weight",
+                           "model.layers.{}.self_attn.v_proj.weight",
+                           "model.layers.{}.self_attn.o_proj.weight",
+                           "model.layers.{}.self_attn.q_proj.bias",
+                           "model.layers.{}.self_attn.k_proj.bias",
+                           "model.layers.{}.self_attn.v_proj.bias",
+                           "model.layers.{}.post_attention_layernorm.weight",
+                           "model.layers.{}.mlp.gate_proj.weight",
+                           "model.layers.{}.mlp.up_proj.weight",
+                           "model.layers.{}.mlp.down_proj.weight"};
+  RETURN_IF_ERROR(model->BindWeights(names, [&](absl::string_view name)
+                                                -> absl::StatusOr<TensorView> {
+    if (files.FindTensorInfo(name) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": tensor '", name, "' is missing"));
+    }
+    return files.GetTensor(name);
+  }));
+  return model;
+}
+
+}  // namespace tandem

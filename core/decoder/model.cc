@@ -1,0 +1,107 @@
+#include "core/decoder/model.h"
+
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/types/span.h"
+#include "core/base/status_macros.h"
+
+namespace tandem {
+namespace {
+
+std::string ForLayer(const std::string& pattern, int64_t layer) {
+  return absl::StrReplaceAll(pattern, {{"{}", absl::StrCat(layer)}});
+}
+
+std::string ShapeString(int64_t rows, int64_t cols) {
+  return absl::StrCat("[", rows, ", ", cols, "]");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    return absl::NotFoundError(absl::StrCat("model path not found: ", path));
+  }
+  if (std::filesystem::is_directory(path, error)) return LoadHfModel(path);
+  return LoadGgufModel(path);
+}
+
+absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup,
+                                               const std::string& name, int64_t rows,
+                                               int64_t cols) {
+  ASSIGN_OR_RETURN(TensorView t, lookup(name));
+  if (t.ne.size() != 2 || t.ne[0] != cols || t.ne[1] != rows) {
+    std::string got = "[";
+    for (size_t i = t.ne.size(); i-- > 0;) absl::StrAppend(&got, t.ne[i], i ? ", " : "");
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name, "' has shape ",
+                                                   got, "], expected ",
+                                                   ShapeString(rows, cols)));
+  }
+  RETURN_IF_ERROR(CheckSupported(t.type, name));
+  ASSIGN_OR_RETURN(int64_t row_bytes, RowBytes(t.type, cols));
+  parameter_count_ += rows * cols;
+  return WeightMatrix{t.type, rows, cols, t.data, row_bytes};
+}
+
+absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup,
+                                               const std::string& name, int64_t size) {
+  ASSIGN_OR_RETURN(TensorView t, lookup(name));
+  if (t.ne.size() != 1 || t.ne[0] != size) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name,
+                                                   "' has ", t.num_elements,
+                                                   " elements in ", t.ne.size(),
+                                                   " dimensions, expected [", size, "]"));
+  }
+  RETURN_IF_ERROR(CheckSupported(t.type, name));
+  std::vector<float>& v = vectors_.emplace_back(size);
+  RETURN_IF_ERROR(
+      DequantizeRow(t.type, absl::MakeConstSpan(t.data, t.num_bytes), absl::MakeSpan(v)));
+  parameter_count_ += size;
+  return v.data();
+}
+
+absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lookup) {
+  const ModelConfig& c = config_;
+  ASSIGN_OR_RETURN(token_embedding_, BindMatrix(lookup, names.token_embedding, c.vocab_size,
+                                                c.dim));
+  if (c.tied_output) {
+    output_ = token_embedding_;
+  } else {
+    ASSIGN_OR_RETURN(output_, BindMatrix(lookup, names.output, c.vocab_size, c.dim));
+  }
+  ASSIGN_OR_RETURN(const float* norm, BindVector(lookup, names.output_norm, c.dim));
+  output_norm_.assign(norm, norm + c.dim);
+  layers_.resize(c.n_layers);
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    LayerWeights& l = layers_[i];
+    auto name = [&](const std::string& pattern) { return ForLayer(pattern, i); };
+    ASSIGN_OR_RETURN(l.attn_norm, BindVector(lookup, name(names.attn_norm), c.dim));
+    ASSIGN_OR_RETURN(l.wq, BindMatrix(lookup, name(names.wq), c.q_dim(), c.dim));
+    ASSIGN_OR_RETURN(l.wk, BindMatrix(lookup, name(names.wk), c.kv_dim(), c.dim));
+    ASSIGN_OR_RETURN(l.wv, BindMatrix(lookup, name(names.wv), c.kv_dim(), c.dim));
+    ASSIGN_OR_RETURN(l.wo, BindMatrix(lookup, name(names.wo), c.dim, c.q_dim()));
+    if (c.qkv_bias) {
+      ASSIGN_OR_RETURN(l.bq, BindVector(lookup, name(names.bq), c.q_dim()));
+      ASSIGN_OR_RETURN(l.bk, BindVector(lookup, name(names.bk), c.kv_dim()));
+      ASSIGN_OR_RETURN(l.bv, BindVector(lookup, name(names.bv), c.kv_dim()));
+    }
+    ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
+    ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
+    ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
+    ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
+  }
+  std::set<std::string> types;
+  for (const LayerWeights& l : layers_) {
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      types.insert(std::string(TensorTypeName(m->type)));
+    }
+  }
+  weight_type_ = types.size() == 1 ? *types.begin() : "mixed";
+  return absl::OkStatus();
+}
+
+}  // namespace tandem

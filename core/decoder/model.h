@@ -1,0 +1,103 @@
+// A loaded Llama-family model: its config and views of its weights inside the mapped file(s).
+// Load() reads a GGUF file or a Hugging Face folder (config.json + *.safetensors); both give
+// the same logits for the same weights.
+//
+// A Model is immutable after loading and thread-safe; sessions share it.
+#ifndef TANDEM_CORE_DECODER_MODEL_H_
+#define TANDEM_CORE_DECODER_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/decoder/model_config.h"
+#include "core/kernels/matmul.h"
+#include "core/model/gguf_reader.h"
+#include "core/model/safetensors_reader.h"
+#include "core/model/tensor_view.h"
+
+namespace tandem {
+
+// The weights of one transformer block. Norms and biases are f32 copies; matrices point into
+// the mapped file. Matrix shapes are [out, in] (one output feature per row).
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // [dim]
+  WeightMatrix wq;                   // [q_dim, dim]
+  WeightMatrix wk;                   // [kv_dim, dim]
+  WeightMatrix wv;                   // [kv_dim, dim]
+  WeightMatrix wo;                   // [dim, q_dim]
+  const float* bq = nullptr;         // [q_dim], qwen2 only
+  const float* bk = nullptr;         // [kv_dim]
+  const float* bv = nullptr;         // [kv_dim]
+  const float* ffn_norm = nullptr;   // [dim]
+  WeightMatrix w_gate;               // [ffn_dim, dim]
+  WeightMatrix w_up;                 // [ffn_dim, dim]
+  WeightMatrix w_down;               // [dim, ffn_dim]
+};
+
+class Model {
+ public:
+  // `path` is a .gguf file or a folder with config.json. kNotFound for a missing path,
+  // kDataLoss / kInvalidArgument for a corrupt or inconsistent file (naming the tensor or
+  // key), kUnimplemented for an unsupported architecture or tensor type.
+  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const std::string& path() const { return path_; }
+  const WeightMatrix& token_embedding() const { return token_embedding_; }  // [vocab, dim]
+  const float* output_norm() const { return output_norm_.data(); }          // [dim]
+  const WeightMatrix& output() const { return output_; }                    // [vocab, dim]
+  const LayerWeights& layer(int64_t i) const { return layers_[i]; }
+
+  // The GGUF file for its tokenizer metadata, or null for a Hugging Face folder.
+  const GgufFile* gguf() const { return gguf_ ? &*gguf_ : nullptr; }
+
+  int64_t parameter_count() const { return parameter_count_; }
+  // The matrices' type name ("F32", "Q8_0", ...) or "mixed".
+  const std::string& weight_type() const { return weight_type_; }
+
+  // Internal to the loaders: binds every weight given a tensor lookup and a naming scheme.
+  struct TensorNames;
+  using TensorLookup = std::function<absl::StatusOr<TensorView>(absl::string_view)>;
+  absl::Status BindWeights(const TensorNames& names, const TensorLookup& lookup);
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);
+  friend absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path);
+  Model() = default;
+
+  absl::StatusOr<WeightMatrix> BindMatrix(const TensorLookup& lookup, const std::string& name,
+                                          int64_t rows, int64_t cols);
+  absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
+                                          int64_t size);
+
+  ModelConfig config_;
+  std::string path_;
+  std::optional<GgufFile> gguf_;
+  std::optional<SafetensorsModel> safetensors_;
+  WeightMatrix token_embedding_;
+  WeightMatrix output_;
+  std::vector<float> output_norm_;
+  std::vector<LayerWeights> layers_;
+  std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
+  int64_t parameter_count_ = 0;
+  std::string weight_type_;
+};
+
+// How a file format names the tensors; {} stands for the layer number.
+struct Model::TensorNames {
+  std::string token_embedding, output_norm, output;
+  std::string attn_norm, wq, wk, wv, wo, bq, bk, bv, ffn_norm, w_gate, w_up, w_down;
+};
+
+absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);
+absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_DECODER_MODEL_H_
