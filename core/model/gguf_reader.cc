@@ -20,7 +20,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr int kMaxDims = 4;
 // Smallest encodings, used to bound counts by the bytes left: a key-value is a key length (8),
 // a value type (4) and at least one value byte; a tensor info is a name length (8), n_dims (4),

@@ -87,6 +87,9 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
+  // Used when the file has no `general.alignment`.
+  static constexpr uint64_t kDefaultAlignment = 32;
+
   static absl::StatusOr<GgufFile> Open(const std::string& path);
   // Parses an already mapped (or borrowed) file and keeps it.
   static absl::StatusOr<GgufFile> Parse(MappedFile file);
@@ -137,7 +140,7 @@ class GgufFile {
 
   MappedFile file_;
   uint32_t version_ = 0;
-  uint64_t alignment_ = 32;
+  uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
   std::vector<GgufKeyValue> metadata_;
   absl::flat_hash_map<absl::string_view, size_t> metadata_index_;  // key -> metadata_ index
