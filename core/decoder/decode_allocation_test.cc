@@ -1,0 +1,64 @@
+// The decode step allocates nothing: this binary counts every operator new.
+// The replacement operators pair malloc with free, which GCC cannot see through.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "core/decoder/decoder.h"
+#include "core/decoder/model.h"
+#include "gtest/gtest.h"
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++g_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace tandem {
+namespace {
+
+TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
+  for (const char* relative : {"models/stories260K/stories260K.gguf",
+                               "models/stories260K/derived/stories260K-Q4_0.gguf"}) {
+    for (int threads : {1, 2}) {
+      ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile(relative));
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model, Model::Load(path));
+      ThreadPool pool(threads);
+      Decoder decoder(*model, pool);
+      ASSERT_OK_AND_ASSIGN(auto cache, decoder.NewCache(128, KvType::kF16));
+      const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+      ASSERT_OK(decoder.Forward(*cache, prompt, 0, LogitsMode::kLast).status());
+      int32_t token = 300;
+      ASSERT_OK(decoder.Forward(*cache, {token}, 5, LogitsMode::kLast).status());
+
+      const int64_t before = g_allocations.load();
+      ASSERT_GT(before, 0);  // the counter sees allocations (loading made many)
+      for (int64_t position = 6; position < 40; ++position) {
+        absl::StatusOr<absl::Span<const float>> logits =
+            decoder.Forward(*cache, {token}, position, LogitsMode::kLast);
+        if (!logits.ok()) FAIL() << logits.status();
+        token = static_cast<int32_t>(position * 31 % 512);
+      }
+      EXPECT_EQ(g_allocations.load() - before, 0) << relative << " threads " << threads;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem
