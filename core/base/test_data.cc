@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,58 @@ absl::StatusOr<std::string> SharedFile(absl::string_view relative) {
         " (set TANDEM_SHARED to the folder that holds models/, normally ../shared)"));
   }
   return path.string();
+}
+
+namespace {
+
+std::string FixtureTool() {
+  std::vector<std::string> roots;
+  if (const char* env = std::getenv("TANDEM_SOURCE_DIR"); env != nullptr && *env != '\0') {
+    roots.push_back(env);
+  }
+  roots.push_back(".");
+#ifdef TANDEM_SOURCE_DIR
+  roots.push_back(TANDEM_SOURCE_DIR);
+#endif
+  for (const std::string& root : roots) {
+    std::filesystem::path tool = std::filesystem::path(root) / "tools" / "make_fixture_model";
+    std::error_code error;
+    if (std::filesystem::exists(tool, error)) return tool.string();
+  }
+  return "tools/make_fixture_model";
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& args) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/tandem-fixture-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a folder like ", pattern));
+  }
+  std::string command = "/usr/bin/python3 " + ShellQuote(FixtureTool());
+  for (const std::string& arg : args) command += " " + ShellQuote(arg);
+  command += " --out-gguf " + ShellQuote(pattern + "/model.gguf");
+  command += " --out-hf " + ShellQuote(pattern + "/hf");
+  command += " 2>" + ShellQuote(pattern + "/tool.log");
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    return absl::InternalError(absl::StrCat("fixture tool failed (status ", status, "): ",
+                                            command));
+  }
+  return pattern;
 }
 
 }  // namespace tandem::testing

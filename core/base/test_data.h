@@ -4,6 +4,7 @@
 #define TANDEM_CORE_BASE_TEST_DATA_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -16,6 +17,12 @@ std::string SharedDir();
 // The absolute path of `relative` inside the shared folder, or kNotFound with a message that
 // names the missing path and says how to point the tests at the shared files.
 absl::StatusOr<std::string> SharedFile(absl::string_view relative);
+
+// Runs tools/make_fixture_model with `args` (e.g. {"--arch", "qwen2", "--dim", "64"}) plus
+// --out-gguf DIR/model.gguf --out-hf DIR/hf into a fresh temporary folder DIR, and returns
+// DIR. The tool is found through $TANDEM_SOURCE_DIR, the working directory (Bazel runfiles)
+// or the source folder configured at build time. kInternal with the tool's exit status.
+absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& args);
 
 }  // namespace tandem::testing
 
