@@ -157,7 +157,6 @@ absl::StatusOr<Value> Replace(const Value& in, const CallArgs& a) {
 }
 
 absl::StatusOr<Value> String(const Value& in, const CallArgs&) { return Value(ToString(in)); }
-absl::StatusOr<Value> Identity(const Value& in, const CallArgs&) { return in; }
 
 absl::StatusOr<Value> Int(const Value& in, const CallArgs& a) {
   const Value* fallback = a.Get(0, "default");
@@ -422,18 +421,12 @@ absl::StatusOr<Value> Min(const Value& in, const CallArgs& a) { return MinMax(in
 absl::StatusOr<Value> Max(const Value& in, const CallArgs& a) { return MinMax(in, a, true); }
 
 absl::StatusOr<Value> Escape(const Value& in, const CallArgs&) {
-  std::string out;
-  for (char c : ToString(in)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return Value(std::move(out));
+  if (in.is_markup()) return in;
+  return Value::Markup(HtmlEscape(ToString(in)));
+}
+
+absl::StatusOr<Value> Safe(const Value& in, const CallArgs&) {
+  return Value::Markup(ToString(in));
 }
 
 const absl::flat_hash_map<std::string, FilterFn>& Filters() {
@@ -446,7 +439,7 @@ const absl::flat_hash_map<std::string, FilterFn>& Filters() {
       {"length", Length},   {"list", ListFilter},       {"lower", Lower},
       {"map", Map},         {"max", Max},               {"min", Min},
       {"reject", Reject},   {"rejectattr", RejectAttr}, {"replace", Replace},
-      {"reverse", Reverse}, {"round", Round},           {"safe", Identity},
+      {"reverse", Reverse}, {"round", Round},           {"safe", Safe},
       {"select", Select},   {"selectattr", SelectAttr}, {"sort", Sort},
       {"string", String},   {"sum", Sum},               {"title", TitleFilter},
       {"tojson", ToJsonFilter}, {"trim", Trim},         {"unique", Unique},

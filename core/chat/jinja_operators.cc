@@ -123,6 +123,10 @@ absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value
       if (a.as_string().size() + b.as_string().size() > kMaxSequenceSize) {
         return absl::ResourceExhaustedError("string concatenation result too large");
       }
+      if (a.is_markup() || b.is_markup()) {  // Markup + str escapes the plain side
+        return Value::Markup((a.is_markup() ? a.as_string() : HtmlEscape(a.as_string())) +
+                             (b.is_markup() ? b.as_string() : HtmlEscape(b.as_string())));
+      }
       return Value(a.as_string() + b.as_string());
     }
     if (a.is_list() && b.is_list()) {

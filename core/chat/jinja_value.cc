@@ -208,6 +208,21 @@ absl::StatusOr<int> Compare(const Value& a, const Value& b) {
                                                  TypeName(b)));
 }
 
+std::string HtmlEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
 size_t Utf8Length(absl::string_view s) {
   size_t n = 0;
   for (char c : s) {

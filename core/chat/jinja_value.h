@@ -50,6 +50,13 @@ class Value {
     return v;
   }
   static Value None() { return Value(Kind::kNone); }
+  // A string marked safe (Jinja's Markup, made by the `safe` filter): `+` with a plain string
+  // HTML-escapes the plain one, as Jinja does even without autoescape.
+  static Value Markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+  }
   Value(bool b) : kind_(Kind::kBool), int_(b) {}  // NOLINT: implicit by design
   Value(int64_t i) : kind_(Kind::kInt), int_(i) {}  // NOLINT
   Value(int i) : kind_(Kind::kInt), int_(i) {}  // NOLINT
@@ -72,6 +79,7 @@ class Value {
   bool is_list() const { return kind_ == Kind::kList; }
   bool is_dict() const { return kind_ == Kind::kDict; }
   bool is_callable() const { return kind_ == Kind::kCallable; }
+  bool is_markup() const { return markup_; }
 
   bool as_bool() const { return int_ != 0; }
   int64_t as_int() const { return int_; }  // bool or int
@@ -92,6 +100,7 @@ class Value {
   explicit Value(Kind kind) : kind_(kind) {}
 
   Kind kind_ = Kind::kUndefined;
+  bool markup_ = false;
   int64_t int_ = 0;
   double float_ = 0;
   std::string string_;
@@ -140,6 +149,9 @@ std::string Repr(const Value& v);
 bool Equals(const Value& a, const Value& b);
 // Python <, <= ... for numbers, strings and lists; kInvalidArgument for other types.
 absl::StatusOr<int> Compare(const Value& a, const Value& b);
+
+// HTML-escapes & < > " ' as markupsafe does.
+std::string HtmlEscape(absl::string_view s);
 
 // The number of code points in a UTF-8 string (Python's len).
 size_t Utf8Length(absl::string_view s);
