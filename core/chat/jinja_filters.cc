@@ -118,7 +118,7 @@ absl::StatusOr<Value> Items(const Value& in, const CallArgs&) {
         absl::StrCat("items filter expects a mapping, got ", TypeName(in)));
   }
   List out;
-  for (const auto& [k, v] : in.as_dict().items()) out.push_back(Value(List{Value(k), v}));
+  for (const auto& [k, v] : in.as_dict().items()) out.push_back(Value::Tuple({Value(k), v}));
   return Value(std::move(out));
 }
 

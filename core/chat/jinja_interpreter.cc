@@ -161,8 +161,9 @@ class Renderer {
       return absl::OkStatus();
     }
     if (!item.is_list()) {
-      ASSIGN_OR_RETURN(List parts, Iterate(item));
-      return Bind(targets, Value(std::move(parts)), scope, pos);
+      absl::StatusOr<List> parts = Iterate(item);
+      if (!parts.ok()) return AttachPosition(parts.status(), pos);
+      return Bind(targets, Value(std::move(*parts)), scope, pos);
     }
     if (item.as_list().size() != targets.size()) {
       return ErrorAt(pos, absl::StrCat(item.as_list().size() < targets.size() ? "not enough"
@@ -307,6 +308,7 @@ class Renderer {
       case Expr::Kind::kList:
       case Expr::Kind::kTuple: {
         ASSIGN_OR_RETURN(CallArgs items, EvalArgs(e, 0, scope));
+        if (e.kind == Expr::Kind::kTuple) return Value::Tuple(std::move(items.positional));
         return Value(std::move(items.positional));
       }
       case Expr::Kind::kDict: {

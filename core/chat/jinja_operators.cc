@@ -408,7 +408,7 @@ Value DictMethod(const Value& obj, const std::string& name) {
     return MakeCallable("dict." + name, [dict, which](const CallArgs&) -> absl::StatusOr<Value> {
       List out;
       for (const auto& [k, v] : dict->items()) {
-        if (which == 0) out.push_back(Value(List{Value(k), v}));
+        if (which == 0) out.push_back(Value::Tuple({Value(k), v}));
         if (which == 1) out.push_back(Value(k));
         if (which == 2) out.push_back(v);
       }

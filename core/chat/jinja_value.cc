@@ -127,12 +127,12 @@ std::string ToString(const Value& v) {
     case Value::Kind::kInt: return absl::StrCat(v.as_int());
     case Value::Kind::kFloat: return json::FormatDouble(v.as_float());
     case Value::Kind::kString: return v.as_string();
-    case Value::Kind::kList:
-      return absl::StrCat(
-          "[",
-          absl::StrJoin(v.as_list(), ", ",
-                        [](std::string* out, const Value& x) { out->append(Repr(x)); }),
-          "]");
+    case Value::Kind::kList: {
+      std::string items = absl::StrJoin(
+          v.as_list(), ", ", [](std::string* out, const Value& x) { out->append(Repr(x)); });
+      if (!v.is_tuple()) return absl::StrCat("[", items, "]");
+      return absl::StrCat("(", items, v.as_list().size() == 1 ? ",)" : ")");
+    }
     case Value::Kind::kDict: {
       std::string out = v.as_dict().is_namespace() ? "<Namespace {" : "{";
       bool first = true;
@@ -158,6 +158,7 @@ bool Equals(const Value& a, const Value& b) {
     case Value::Kind::kNone: return true;
     case Value::Kind::kString: return a.as_string() == b.as_string();
     case Value::Kind::kList: {
+      if (a.is_tuple() != b.is_tuple()) return false;
       const List& x = a.as_list();
       const List& y = b.as_list();
       if (x.size() != y.size()) return false;

@@ -64,6 +64,12 @@ class Value {
   Value(std::string s) : kind_(Kind::kString), string_(std::move(s)) {}  // NOLINT
   Value(const char* s) : kind_(Kind::kString), string_(s) {}  // NOLINT
   Value(List list);  // NOLINT
+  // A tuple: a list that prints as (a, b) and is never equal to a list.
+  static Value Tuple(List items) {
+    Value v(std::move(items));
+    v.tuple_ = true;
+    return v;
+  }
   Value(std::shared_ptr<Dict> dict);  // NOLINT
   Value(std::shared_ptr<Callable> callable);  // NOLINT
 
@@ -80,6 +86,7 @@ class Value {
   bool is_dict() const { return kind_ == Kind::kDict; }
   bool is_callable() const { return kind_ == Kind::kCallable; }
   bool is_markup() const { return markup_; }
+  bool is_tuple() const { return tuple_; }
 
   bool as_bool() const { return int_ != 0; }
   int64_t as_int() const { return int_; }  // bool or int
@@ -101,6 +108,7 @@ class Value {
 
   Kind kind_ = Kind::kUndefined;
   bool markup_ = false;
+  bool tuple_ = false;
   int64_t int_ = 0;
   double float_ = 0;
   std::string string_;
