@@ -187,33 +187,38 @@ class GgufParser {
                      cursor_.String(absl::StrCat("key of metadata entry ", index)));
     const std::string what = absl::StrCat("metadata '", key, "'");
     ASSIGN_OR_RETURN(const uint32_t type, cursor_.Read<uint32_t>(what));
-    ASSIGN_OR_RETURN(GgufValue value, ReadValue(type, what, start));
     if (!gguf_.metadata_index_.emplace(key, gguf_.metadata_.size()).second) {
       return Corrupt(absl::StrCat("duplicate ", what, " at offset ", start));
     }
-    gguf_.metadata_.push_back({key, std::move(value)});
-    return absl::OkStatus();
+    // Filled in place: a failed parse discards the whole GgufFile.
+    GgufKeyValue& entry = gguf_.metadata_.emplace_back();
+    entry.key = key;
+    return ReadValue(type, what, start, entry.value);
   }
 
-  absl::StatusOr<GgufValue> ReadValue(uint32_t type, absl::string_view what, uint64_t start) {
+  absl::Status ReadValue(uint32_t type, absl::string_view what, uint64_t start,
+                         GgufValue& value) {
     const int size = ScalarSize(type);
     if (size < 0) {
       return Corrupt(absl::StrCat(what, " at offset ", start, " has unknown value type ", type));
     }
-    const auto value_type = static_cast<GgufValueType>(type);
-    if (value_type == GgufValueType::kArray) return ReadArray(what, start);
-    if (value_type == GgufValueType::kString) {
-      ASSIGN_OR_RETURN(absl::string_view text, cursor_.String(what));
-      return GgufValue{value_type, text};
+    value.type = static_cast<GgufValueType>(type);
+    if (value.type == GgufValueType::kArray) {
+      return ReadArray(what, start, value.data.emplace<GgufArray>());
+    }
+    if (value.type == GgufValueType::kString) {
+      ASSIGN_OR_RETURN(value.data.emplace<absl::string_view>(), cursor_.String(what));
+      return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(absl::Span<const uint8_t> bytes, cursor_.Bytes(size, what));
-    if (value_type == GgufValueType::kBool && bytes[0] > 1) {
+    if (value.type == GgufValueType::kBool && bytes[0] > 1) {
       return Corrupt(absl::StrCat(what, " at offset ", start, " has bool value ", int{bytes[0]}));
     }
-    return DecodeScalar(value_type, bytes.data());
+    value = DecodeScalar(value.type, bytes.data());
+    return absl::OkStatus();
   }
 
-  absl::StatusOr<GgufValue> ReadArray(absl::string_view what, uint64_t start) {
+  absl::Status ReadArray(absl::string_view what, uint64_t start, GgufArray& array) {
     ASSIGN_OR_RETURN(const uint32_t element_type, cursor_.Read<uint32_t>(what));
     ASSIGN_OR_RETURN(const uint64_t count, cursor_.Read<uint64_t>(what));
     const int size = ScalarSize(element_type);
@@ -221,7 +226,6 @@ class GgufParser {
       return Corrupt(absl::StrCat(what, " at offset ", start,
                                   " is an array of unknown value type ", element_type));
     }
-    GgufArray array;
     array.element_type = static_cast<GgufValueType>(element_type);
     if (array.element_type == GgufValueType::kArray) {
       return absl::UnimplementedError(
@@ -241,17 +245,17 @@ class GgufParser {
                          cursor_.String(absl::StrCat(what, " element ", i)));
         array.strings.push_back(text);
       }
-    } else {
-      ASSIGN_OR_RETURN(array.raw, cursor_.Bytes(count * size, what));
-      if (array.element_type == GgufValueType::kBool) {
-        for (uint64_t i = 0; i < count; ++i) {
-          if (array.raw[i] > 1) {
-            return Corrupt(absl::StrCat(what, " element ", i, " has bool value ", int{array.raw[i]}));
-          }
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(array.raw, cursor_.Bytes(count * size, what));
+    if (array.element_type == GgufValueType::kBool) {
+      for (uint64_t i = 0; i < count; ++i) {
+        if (array.raw[i] > 1) {
+          return Corrupt(absl::StrCat(what, " element ", i, " has bool value ", int{array.raw[i]}));
         }
       }
     }
-    return GgufValue{GgufValueType::kArray, std::move(array)};
+    return absl::OkStatus();
   }
 
   absl::Status ReadAlignment() {
