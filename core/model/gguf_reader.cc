@@ -63,19 +63,42 @@ GgufValue DecodeScalar(GgufValueType type, const uint8_t* p) {
   GgufValue value;
   value.type = type;
   switch (type) {
-    case GgufValueType::kUint8: value.data = uint64_t{load(uint8_t{})}; break;
-    case GgufValueType::kInt8: value.data = int64_t{load(int8_t{})}; break;
-    case GgufValueType::kUint16: value.data = uint64_t{load(uint16_t{})}; break;
-    case GgufValueType::kInt16: value.data = int64_t{load(int16_t{})}; break;
-    case GgufValueType::kUint32: value.data = uint64_t{load(uint32_t{})}; break;
-    case GgufValueType::kInt32: value.data = int64_t{load(int32_t{})}; break;
-    case GgufValueType::kUint64: value.data = load(uint64_t{}); break;
-    case GgufValueType::kInt64: value.data = load(int64_t{}); break;
-    case GgufValueType::kFloat32: value.data = double{load(float{})}; break;
-    case GgufValueType::kFloat64: value.data = load(double{}); break;
-    case GgufValueType::kBool: value.data = (*p != 0); break;
+    case GgufValueType::kUint8:
+      value.data = uint64_t{load(uint8_t{})};
+      break;
+    case GgufValueType::kInt8:
+      value.data = int64_t{load(int8_t{})};
+      break;
+    case GgufValueType::kUint16:
+      value.data = uint64_t{load(uint16_t{})};
+      break;
+    case GgufValueType::kInt16:
+      value.data = int64_t{load(int16_t{})};
+      break;
+    case GgufValueType::kUint32:
+      value.data = uint64_t{load(uint32_t{})};
+      break;
+    case GgufValueType::kInt32:
+      value.data = int64_t{load(int32_t{})};
+      break;
+    case GgufValueType::kUint64:
+      value.data = load(uint64_t{});
+      break;
+    case GgufValueType::kInt64:
+      value.data = load(int64_t{});
+      break;
+    case GgufValueType::kFloat32:
+      value.data = double{load(float{})};
+      break;
+    case GgufValueType::kFloat64:
+      value.data = load(double{});
+      break;
+    case GgufValueType::kBool:
+      value.data = (*p != 0);
+      break;
     case GgufValueType::kString:
-    case GgufValueType::kArray: break;  // not scalars; never passed here
+    case GgufValueType::kArray:
+      break;  // not scalars; never passed here
   }
   return value;
 }
@@ -110,8 +133,8 @@ class Cursor {
     const uint64_t start = offset_;
     ASSIGN_OR_RETURN(const uint64_t length, Read<uint64_t>(what));
     if (length > remaining()) {
-      return Corrupt(absl::StrCat(what, " at offset ", start, " claims ", length,
-                                  " bytes, only ", remaining(), " left"));
+      return Corrupt(absl::StrCat(what, " at offset ", start, " claims ", length, " bytes, only ",
+                                  remaining(), " left"));
     }
     ASSIGN_OR_RETURN(absl::Span<const uint8_t> span, Bytes(length, what));
     return absl::string_view(reinterpret_cast<const char*>(span.data()), span.size());
@@ -146,9 +169,8 @@ class GgufParser {
     }
     ASSIGN_OR_RETURN(const uint32_t magic, cursor_.Read<uint32_t>("magic"));
     if (magic != kMagic) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("not a GGUF file: magic is 0x%08x, want 0x%08x (\"GGUF\")", magic,
-                          kMagic));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "not a GGUF file: magic is 0x%08x, want 0x%08x (\"GGUF\")", magic, kMagic));
     }
     ASSIGN_OR_RETURN(const uint32_t version, cursor_.Read<uint32_t>("version"));
     RETURN_IF_ERROR(CheckVersion(version));
@@ -196,8 +218,7 @@ class GgufParser {
     return ReadValue(type, what, start, entry.value);
   }
 
-  absl::Status ReadValue(uint32_t type, absl::string_view what, uint64_t start,
-                         GgufValue& value) {
+  absl::Status ReadValue(uint32_t type, absl::string_view what, uint64_t start, GgufValue& value) {
     const int size = ScalarSize(type);
     if (size < 0) {
       return Corrupt(absl::StrCat(what, " at offset ", start, " has unknown value type ", type));
@@ -223,8 +244,8 @@ class GgufParser {
     ASSIGN_OR_RETURN(const uint64_t count, cursor_.Read<uint64_t>(what));
     const int size = ScalarSize(element_type);
     if (size < 0) {
-      return Corrupt(absl::StrCat(what, " at offset ", start,
-                                  " is an array of unknown value type ", element_type));
+      return Corrupt(absl::StrCat(what, " at offset ", start, " is an array of unknown value type ",
+                                  element_type));
     }
     array.element_type = static_cast<GgufValueType>(element_type);
     if (array.element_type == GgufValueType::kArray) {
@@ -234,8 +255,8 @@ class GgufParser {
     // Strings take at least their 8-byte length each.
     const uint64_t min_element_bytes = size == 0 ? 8 : size;
     if (count > cursor_.remaining() / min_element_bytes) {
-      return Corrupt(absl::StrCat(what, " at offset ", start, " claims ", count,
-                                  " elements, only ", cursor_.remaining(), " bytes left"));
+      return Corrupt(absl::StrCat(what, " at offset ", start, " claims ", count, " elements, only ",
+                                  cursor_.remaining(), " bytes left"));
     }
     array.size = count;
     if (array.element_type == GgufValueType::kString) {
@@ -288,8 +309,8 @@ class GgufParser {
       if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
           (dim != 0 && static_cast<uint64_t>(info.num_elements) >
                            static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / dim)) {
-        return Corrupt(absl::StrCat(what, ": dimension ", d, " (", dim,
-                                    ") makes the element count overflow"));
+        return Corrupt(
+            absl::StrCat(what, ": dimension ", d, " (", dim, ") makes the element count overflow"));
       }
       info.ne.push_back(static_cast<int64_t>(dim));
       info.num_elements *= static_cast<int64_t>(dim);
@@ -298,8 +319,7 @@ class GgufParser {
     ASSIGN_OR_RETURN(info.offset, cursor_.Read<uint64_t>(what));
     const std::optional<TensorTypeTraits> traits = TensorTypeFromId(type_id);
     if (!traits) {
-      return absl::UnimplementedError(
-          absl::StrCat(what, " has unknown ggml type id ", type_id));
+      return absl::UnimplementedError(absl::StrCat(what, " has unknown ggml type id ", type_id));
     }
     info.type = traits->type;
     RETURN_IF_ERROR(ComputeBytes(info, what));
@@ -387,19 +407,32 @@ std::string IntegerToString(absl::int128 v) {
 
 absl::string_view GgufValueTypeName(GgufValueType type) {
   switch (type) {
-    case GgufValueType::kUint8: return "uint8";
-    case GgufValueType::kInt8: return "int8";
-    case GgufValueType::kUint16: return "uint16";
-    case GgufValueType::kInt16: return "int16";
-    case GgufValueType::kUint32: return "uint32";
-    case GgufValueType::kInt32: return "int32";
-    case GgufValueType::kFloat32: return "float32";
-    case GgufValueType::kBool: return "bool";
-    case GgufValueType::kString: return "string";
-    case GgufValueType::kArray: return "array";
-    case GgufValueType::kUint64: return "uint64";
-    case GgufValueType::kInt64: return "int64";
-    case GgufValueType::kFloat64: return "float64";
+    case GgufValueType::kUint8:
+      return "uint8";
+    case GgufValueType::kInt8:
+      return "int8";
+    case GgufValueType::kUint16:
+      return "uint16";
+    case GgufValueType::kInt16:
+      return "int16";
+    case GgufValueType::kUint32:
+      return "uint32";
+    case GgufValueType::kInt32:
+      return "int32";
+    case GgufValueType::kFloat32:
+      return "float32";
+    case GgufValueType::kBool:
+      return "bool";
+    case GgufValueType::kString:
+      return "string";
+    case GgufValueType::kArray:
+      return "array";
+    case GgufValueType::kUint64:
+      return "uint64";
+    case GgufValueType::kInt64:
+      return "int64";
+    case GgufValueType::kFloat64:
+      return "float64";
   }
   return "unknown";
 }
@@ -428,8 +461,8 @@ absl::StatusOr<Int> GetInteger(const GgufFile& gguf, absl::string_view key,
   if (!integer) return WrongType(key, *value, want);
   if (*integer < absl::int128(std::numeric_limits<Int>::min()) ||
       *integer > absl::int128(std::numeric_limits<Int>::max())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metadata '", key, "' = ", IntegerToString(*integer), " does not fit ", want));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata '", key, "' = ", IntegerToString(*integer), " does not fit ", want));
   }
   return static_cast<Int>(*integer);
 }

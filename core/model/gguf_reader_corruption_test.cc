@@ -74,12 +74,13 @@ std::vector<CorruptionCase> Cases() {
       {"version 0", GgufBuilder().SetVersion(0).Build(), kDataLoss, "version 0"},
       {"version 4", GgufBuilder().SetVersion(4).Build(), kUnimplemented, "version 4"},
       {"big-endian", GgufBuilder().SetVersion(0x03000000).Build(), kUnimplemented, "big-endian"},
-      {"absurd metadata count", GgufBuilder().AddUint32("k", 1).OverrideMetadataCount(kHuge).Build(),
-       kDataLoss, "metadata count 4611686018427387904"},
+      {"absurd metadata count",
+       GgufBuilder().AddUint32("k", 1).OverrideMetadataCount(kHuge).Build(), kDataLoss,
+       "metadata count 4611686018427387904"},
       {"absurd tensor count", OneTensor().OverrideTensorCount(kMax).Build(), kDataLoss,
        "tensor count 18446744073709551615"},
-      {"metadata count one too many", GgufBuilder().AddUint32("a", 1).AddUint32("b", 2)
-                                          .OverrideMetadataCount(3).Build(),
+      {"metadata count one too many",
+       GgufBuilder().AddUint32("a", 1).AddUint32("b", 2).OverrideMetadataCount(3).Build(),
        kDataLoss, "metadata count 3"},
       {"key length past end",
        [&] {
@@ -89,8 +90,9 @@ std::vector<CorruptionCase> Cases() {
          return b;
        }(),
        kDataLoss, "key of metadata entry 0 at offset 24 claims 1000 bytes"},
-      {"string value length past end", GgufBuilder().AddRaw("s", kTypeString, U64Bytes(kMax)).Build(),
-       kDataLoss, "metadata 's' at offset 37 claims 18446744073709551615 bytes"},
+      {"string value length past end",
+       GgufBuilder().AddRaw("s", kTypeString, U64Bytes(kMax)).Build(), kDataLoss,
+       "metadata 's' at offset 37 claims 18446744073709551615 bytes"},
       {"unknown value type", GgufBuilder().AddRaw("k", 13, U32Bytes(0)).Build(), kDataLoss,
        "metadata 'k' at offset 24 has unknown value type 13"},
       {"array of unknown type",
@@ -101,15 +103,16 @@ std::vector<CorruptionCase> Cases() {
        kDataLoss, "metadata 'k' at offset 24 claims 4611686018427387904 elements"},
       {"string array shorter than its count",
        GgufBuilder()
-           .AddRaw("k", kTypeArray,
-                   U32Bytes(kTypeString) + U64Bytes(3) + GgufStringBytes("a") +
-                       GgufStringBytes("b"))
+           .AddRaw(
+               "k", kTypeArray,
+               U32Bytes(kTypeString) + U64Bytes(3) + GgufStringBytes("a") + GgufStringBytes("b"))
            .Build(),
        kDataLoss, "metadata 'k' at offset 24 claims 3 elements, only 18 bytes left"},
       {"string array element past end",
        GgufBuilder()
-           .AddRaw("k", kTypeArray, U32Bytes(kTypeString) + U64Bytes(2) + GgufStringBytes("a") +
-                                        U64Bytes(100) + std::string(8, 'x'))
+           .AddRaw("k", kTypeArray,
+                   U32Bytes(kTypeString) + U64Bytes(2) + GgufStringBytes("a") + U64Bytes(100) +
+                       std::string(8, 'x'))
            .Build(),
        kDataLoss, "metadata 'k' element 1 at offset"},
       {"array of arrays",
@@ -147,8 +150,8 @@ std::vector<CorruptionCase> Cases() {
       {"byte size overflows",
        GgufBuilder().AddTensorInfo("w", kF32, {uint64_t{1} << 40, uint64_t{1} << 22}, 0).Build(),
        kDataLoss, "tensor 'w' at offset 24: byte size overflows"},
-      {"unknown tensor type", GgufBuilder().AddTensorInfo("w", 99, {4}, 0).Build(),
-       kUnimplemented, "tensor 'w' at offset 24 has unknown ggml type id 99"},
+      {"unknown tensor type", GgufBuilder().AddTensorInfo("w", 99, {4}, 0).Build(), kUnimplemented,
+       "tensor 'w' at offset 24 has unknown ggml type id 99"},
       {"removed tensor type", GgufBuilder().AddTensorInfo("w", 4, {4}, 0).Build(), kUnimplemented,
        "unknown ggml type id 4"},
       {"row not whole blocks",
@@ -161,7 +164,10 @@ std::vector<CorruptionCase> Cases() {
        GgufBuilder().AddTensorInfo("w", kF32, {4}, 32).AppendData(std::string(40, '\0')).Build(),
        kDataLoss, "tensor 'w' (16 bytes at data offset 32) runs past the end of the file"},
       {"data offset near 2^64",
-       GgufBuilder().AddTensorInfo("w", kF32, {4}, kMax - 31).AppendData(std::string(16, '\0')).Build(),
+       GgufBuilder()
+           .AddTensorInfo("w", kF32, {4}, kMax - 31)
+           .AppendData(std::string(16, '\0'))
+           .Build(),
        kDataLoss, "runs past the end of the file"},
       {"no data section at all", GgufBuilder().AddTensorInfo("w", kF32, {1}, 0).Build(), kDataLoss,
        "tensor 'w' (4 bytes at data offset 0) runs past the end"},
@@ -172,8 +178,8 @@ std::vector<CorruptionCase> Cases() {
            .Build(),
        kDataLoss, "duplicate tensor 'w'"},
       {"tensor name past end",
-       GgufBuilder().AddRawTensorInfo(U64Bytes(500) + std::string(16, 'x')).Build(),
-       kDataLoss, "name of tensor 0 at offset 24 claims 500 bytes"},
+       GgufBuilder().AddRawTensorInfo(U64Bytes(500) + std::string(16, 'x')).Build(), kDataLoss,
+       "name of tensor 0 at offset 24 claims 500 bytes"},
   };
 }
 
@@ -193,9 +199,11 @@ TEST(GgufCorruptionTest, ErrorsNameTheFile) {
 TEST(GgufCorruptionTest, EveryTruncationOfABuiltFileIsDataLoss) {
   const std::vector<uint8_t> full =
       GgufBuilder()
-          .AddString("general.architecture", "llama").AddUint32("general.alignment", 32)
+          .AddString("general.architecture", "llama")
+          .AddUint32("general.alignment", 32)
           .AddStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "hello"})
-          .AddFloat32Array("tokenizer.ggml.scores", {0, -1, -2}).AddBool("b", true)
+          .AddFloat32Array("tokenizer.ggml.scores", {0, -1, -2})
+          .AddBool("b", true)
           .AddTensor("a", TensorType::kF32, {3}, F32Bytes({1, 2, 3}))
           .AddTensor("q", TensorType::kQ8_0, {32, 2}, std::string(68, '\1'))
           .Build();

@@ -70,8 +70,7 @@ TEST(GgufReaderTest, Stories260KTokenizerArrays) {
   ASSERT_EQ(scores.size(), 512u);
   EXPECT_EQ(scores[259], 0.0f);
   EXPECT_EQ(scores[511], -252.0f);
-  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> types,
-                       gguf.GetInt32Array("tokenizer.ggml.token_type"));
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> types, gguf.GetInt32Array("tokenizer.ggml.token_type"));
   ASSERT_EQ(types.size(), 512u);
   std::map<int32_t, int> type_counts;
   for (int32_t t : types) ++type_counts[t];
@@ -119,13 +118,22 @@ TEST(GgufReaderTest, EverySharedGgufParses) {
   using T = TensorType;
   const SharedFileCase cases[] = {
       {"stories260K/stories260K.gguf", 48, {{T::kF32, 48}}, "llama", 512},
-      {"stories260K/derived/stories260K-Q8_0.gguf", 48,
-       {{T::kQ8_0, 32}, {T::kF16, 5}, {T::kF32, 11}}, "llama", 512},
-      {"stories260K/derived/stories260K-Q4_0.gguf", 48,
-       {{T::kQ4_0, 32}, {T::kF16, 5}, {T::kF32, 11}}, "llama", 512},
+      {"stories260K/derived/stories260K-Q8_0.gguf",
+       48,
+       {{T::kQ8_0, 32}, {T::kF16, 5}, {T::kF32, 11}},
+       "llama",
+       512},
+      {"stories260K/derived/stories260K-Q4_0.gguf",
+       48,
+       {{T::kQ4_0, 32}, {T::kF16, 5}, {T::kF32, 11}},
+       "llama",
+       512},
       {"stories260K/derived/stories260K-first4layers.gguf", 39, {{T::kF32, 39}}, "llama", 512},
       {"stories260K/derived/stories-draft-distilled.gguf", 39, {{T::kF32, 39}}, "llama", 512},
-      {"llama-2-tiny-random/llama-2-tiny-random.gguf", 12, {{T::kF16, 9}, {T::kF32, 3}}, "llama",
+      {"llama-2-tiny-random/llama-2-tiny-random.gguf",
+       12,
+       {{T::kF16, 9}, {T::kF32, 3}},
+       "llama",
        32000},
       {"vocab/ggml-vocab-llama-spm.gguf", 0, {}, "llama", 32000},
       {"vocab/ggml-vocab-baichuan.gguf", 0, {}, "llama", 64000},
@@ -171,9 +179,9 @@ std::vector<float> Dequantize(const TensorView& view) {
   std::vector<float> out(static_cast<size_t>(view.num_elements));
   const size_t row_bytes = view.num_bytes / static_cast<size_t>(view.num_rows());
   for (int64_t r = 0; r < view.num_rows(); ++r) {
-    const absl::Status status = DequantizeRow(
-        view.type, absl::MakeConstSpan(view.data + r * row_bytes, row_bytes),
-        absl::MakeSpan(out.data() + r * view.row_length(), view.row_length()));
+    const absl::Status status =
+        DequantizeRow(view.type, absl::MakeConstSpan(view.data + r * row_bytes, row_bytes),
+                      absl::MakeSpan(out.data() + r * view.row_length(), view.row_length()));
     EXPECT_OK(status);
   }
   return out;
@@ -206,16 +214,25 @@ TEST(GgufReaderTest, Q8_0WeightsAreWithinHalfAScaleOfTheF32Original) {
 }
 
 TEST(GgufReaderTest, ReadsEveryValueTypeFromBuilder) {
-  const std::vector<uint8_t> bytes =
-      GgufBuilder()
-          .AddUint8("u8", 200).AddInt8("i8", -100).AddUint16("u16", 60000)
-          .AddInt16("i16", -30000).AddUint32("u32", 4000000000u).AddInt32("i32", -2000000000)
-          .AddUint64("u64", 18000000000000000000ull).AddInt64("i64", -9000000000000000000ll)
-          .AddFloat32("f32", 0.25f).AddFloat64("f64", 1e300).AddBool("yes", true)
-          .AddBool("no", false).AddString("s", "héllo").AddString("empty", "")
-          .AddStringArray("strs", {"a", "", "ccc"}).AddFloat32Array("floats", {1.5f, -2.0f})
-          .AddInt32Array("ints", {7, -8, 9})
-          .Build();
+  const std::vector<uint8_t> bytes = GgufBuilder()
+                                         .AddUint8("u8", 200)
+                                         .AddInt8("i8", -100)
+                                         .AddUint16("u16", 60000)
+                                         .AddInt16("i16", -30000)
+                                         .AddUint32("u32", 4000000000u)
+                                         .AddInt32("i32", -2000000000)
+                                         .AddUint64("u64", 18000000000000000000ull)
+                                         .AddInt64("i64", -9000000000000000000ll)
+                                         .AddFloat32("f32", 0.25f)
+                                         .AddFloat64("f64", 1e300)
+                                         .AddBool("yes", true)
+                                         .AddBool("no", false)
+                                         .AddString("s", "héllo")
+                                         .AddString("empty", "")
+                                         .AddStringArray("strs", {"a", "", "ccc"})
+                                         .AddFloat32Array("floats", {1.5f, -2.0f})
+                                         .AddInt32Array("ints", {7, -8, 9})
+                                         .Build();
   ASSERT_OK_AND_ASSIGN(GgufFile gguf, GgufFile::Parse(MappedFile::FromBuffer(bytes)));
   EXPECT_EQ(gguf.metadata().size(), 17u);
   EXPECT_EQ(gguf.metadata()[0].key, "u8");
@@ -235,8 +252,7 @@ TEST(GgufReaderTest, ReadsEveryValueTypeFromBuilder) {
   EXPECT_THAT(gguf.GetBool("no"), IsOkAndHolds(false));
   EXPECT_THAT(gguf.GetString("s"), IsOkAndHolds("héllo"));
   EXPECT_THAT(gguf.GetString("empty"), IsOkAndHolds(""));
-  EXPECT_THAT(gguf.GetStringArray("strs"),
-              IsOkAndHolds(ElementsAre("a", "", "ccc")));
+  EXPECT_THAT(gguf.GetStringArray("strs"), IsOkAndHolds(ElementsAre("a", "", "ccc")));
   EXPECT_THAT(gguf.GetFloat32Array("floats"), IsOkAndHolds(ElementsAre(1.5f, -2.0f)));
   EXPECT_THAT(gguf.GetInt32Array("ints"), IsOkAndHolds(ElementsAre(7, -8, 9)));
   ASSERT_OK_AND_ASSIGN(const GgufArray* ints, gguf.GetArray("ints"));
@@ -247,8 +263,10 @@ TEST(GgufReaderTest, ReadsEveryValueTypeFromBuilder) {
 
 TEST(GgufReaderTest, GettersNameTheKeyOnMissingOrWrongType) {
   const std::vector<uint8_t> bytes = GgufBuilder()
-                                         .AddInt32("neg", -1).AddUint64("big", 1ull << 40)
-                                         .AddString("s", "x").AddFloat64("f64", 0.5)
+                                         .AddInt32("neg", -1)
+                                         .AddUint64("big", 1ull << 40)
+                                         .AddString("s", "x")
+                                         .AddFloat64("f64", 0.5)
                                          .AddFloat32Array("floats", {1.0f})
                                          .AddStringArray("strs", {"a"})
                                          .Build();
@@ -256,8 +274,8 @@ TEST(GgufReaderTest, GettersNameTheKeyOnMissingOrWrongType) {
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
   EXPECT_THAT(gguf.GetUint32("missing.key"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing.key")));
-  EXPECT_THAT(gguf.GetUint32("neg"), StatusIs(kInvalid, AllOf(HasSubstr("'neg' = -1"),
-                                                              HasSubstr("uint32"))));
+  EXPECT_THAT(gguf.GetUint32("neg"),
+              StatusIs(kInvalid, AllOf(HasSubstr("'neg' = -1"), HasSubstr("uint32"))));
   EXPECT_THAT(gguf.GetInt32("big"), StatusIs(kInvalid, HasSubstr("'big' = 1099511627776")));
   EXPECT_THAT(gguf.GetUint64("big"), IsOkAndHolds(1ull << 40));
   EXPECT_THAT(gguf.GetUint32("s"),

@@ -100,8 +100,7 @@ GgufBuilder& GgufBuilder::AddBool(absl::string_view key, bool v) {
 GgufBuilder& GgufBuilder::AddString(absl::string_view key, absl::string_view v) {
   return AddKey(key, GgufValueType::kString, GgufStringBytes(v));
 }
-GgufBuilder& GgufBuilder::AddStringArray(absl::string_view key,
-                                         const std::vector<std::string>& v) {
+GgufBuilder& GgufBuilder::AddStringArray(absl::string_view key, const std::vector<std::string>& v) {
   std::string bytes = U32Bytes(static_cast<uint32_t>(GgufValueType::kString)) + U64Bytes(v.size());
   for (const std::string& s : v) bytes += GgufStringBytes(s);
   return AddKey(key, GgufValueType::kArray, bytes);

@@ -30,8 +30,7 @@ class MappedFile {
   // Wraps `bytes` without copying; the caller keeps them alive and unchanged for as long as
   // this object and every view into it live. `name` stands in for the path in messages.
   // For fuzzers and for tests of hostile inputs.
-  static MappedFile FromBuffer(absl::Span<const uint8_t> bytes,
-                               std::string name = "<memory>");
+  static MappedFile FromBuffer(absl::Span<const uint8_t> bytes, std::string name = "<memory>");
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

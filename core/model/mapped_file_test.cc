@@ -1,5 +1,7 @@
 #include "core/model/mapped_file.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +22,7 @@ using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          (name + "." + std::to_string(::getpid())))
+  return (std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid())))
       .string();
 }
 

@@ -18,8 +18,8 @@ namespace {
 
 struct Dtype {
   absl::string_view name;
-  int64_t size;                      // bytes per element
-  std::optional<TensorType> type;    // set when the readers can compute with it
+  int64_t size;                    // bytes per element
+  std::optional<TensorType> type;  // set when the readers can compute with it
 };
 
 // The dtypes of the safetensors format. Ones missing here are refused when requested.
@@ -53,8 +53,8 @@ absl::StatusOr<std::vector<int64_t>> Naturals(const json::Value* value, absl::st
   std::vector<int64_t> result;
   for (const json::Value& element : value->as_array()) {
     if (!element.is_int() || element.as_int() < 0) {
-      return Corrupt(absl::StrCat(what, " holds ", json::Serialize(element),
-                                  ", not a non-negative integer"));
+      return Corrupt(
+          absl::StrCat(what, " holds ", json::Serialize(element), ", not a non-negative integer"));
     }
     result.push_back(element.as_int());
   }
@@ -80,8 +80,8 @@ class SafetensorsHeaderParser {
                                   SafetensorsFile::kMaxHeaderBytes));
     }
     if (header_bytes > size - 8) {
-      return Corrupt(absl::StrCat("header length ", header_bytes, " runs past the end of the file (",
-                                  size, " bytes)"));
+      return Corrupt(absl::StrCat("header length ", header_bytes,
+                                  " runs past the end of the file (", size, " bytes)"));
     }
     file_.data_offset_ = 8 + header_bytes;
     const absl::string_view text(reinterpret_cast<const char*>(file_.file_.data()) + 8,
@@ -190,8 +190,8 @@ absl::StatusOr<TensorView> SafetensorsFile::GetTensor(absl::string_view name) co
   }
   const Dtype* dtype = FindDtype(info->dtype);
   if (dtype == nullptr || !dtype->type.has_value()) {
-    return absl::UnimplementedError(absl::StrCat("tensor '", name, "' in ", path(),
-                                                 " has dtype ", info->dtype,
+    return absl::UnimplementedError(absl::StrCat("tensor '", name, "' in ", path(), " has dtype ",
+                                                 info->dtype,
                                                  ", which is not supported (F32, F16, BF16 are)"));
   }
   TensorView view;
@@ -222,8 +222,8 @@ absl::StatusOr<SafetensorsModel> SafetensorsModel::Open(const std::string& path)
     if (fs::exists(index, error)) return OpenIndex(index.string());
     const fs::path single = fs::path(path) / "model.safetensors";
     if (!fs::exists(single, error)) {
-      return absl::NotFoundError(absl::StrCat(
-          "no model.safetensors or model.safetensors.index.json in ", path));
+      return absl::NotFoundError(
+          absl::StrCat("no model.safetensors or model.safetensors.index.json in ", path));
     }
     return Open(single.string());
   }
@@ -237,14 +237,13 @@ absl::StatusOr<SafetensorsModel> SafetensorsModel::Open(const std::string& path)
 
 absl::StatusOr<SafetensorsModel> SafetensorsModel::OpenIndex(const std::string& index_path) {
   ASSIGN_OR_RETURN(MappedFile index_file, MappedFile::Open(index_path));
-  const absl::string_view text(reinterpret_cast<const char*>(index_file.data()),
-                               index_file.size());
+  const absl::string_view text(reinterpret_cast<const char*>(index_file.data()), index_file.size());
   absl::StatusOr<json::Value> index = json::Parse(text);
   if (!index.ok()) {
     return Corrupt(absl::StrCat(index_path, ": not valid JSON: ", index.status().message()));
   }
-  const json::Value* weight_map = index->is_object() ? index->as_object().Find("weight_map")
-                                                     : nullptr;
+  const json::Value* weight_map =
+      index->is_object() ? index->as_object().Find("weight_map") : nullptr;
   if (weight_map == nullptr || !weight_map->is_object()) {
     return Corrupt(absl::StrCat(index_path, ": no weight_map object"));
   }

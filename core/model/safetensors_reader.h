@@ -39,7 +39,7 @@ struct SafetensorsTensorInfo {
   std::string dtype;           // as written: "F32", "BF16", "I64", ...
   std::vector<int64_t> shape;  // row-major, outermost first
   int64_t num_elements = 0;
-  uint64_t begin = 0;          // byte range inside the data buffer
+  uint64_t begin = 0;  // byte range inside the data buffer
   uint64_t end = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "core/model/safetensors_reader.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -77,8 +79,7 @@ TEST(SafetensorsReaderTest, ReadsF16AndBf16AndRefusesOtherDtypesByName) {
       R"("i":{"dtype":"I64","shape":[1],"data_offsets":[8,16]},)"
       R"("f4":{"dtype":"F4","shape":[3],"data_offsets":[16,18]},)"
       R"("s":{"dtype":"F32","shape":[],"data_offsets":[20,24]}})",
-      std::string("\x00\x3C\x00\xC0\x80\x3F\x40\xC0", 8) + std::string(12, '\0') +
-          F32Bytes({5}));
+      std::string("\x00\x3C\x00\xC0\x80\x3F\x40\xC0", 8) + std::string(12, '\0') + F32Bytes({5}));
   ASSERT_OK_AND_ASSIGN(SafetensorsFile file, ParseBytes(bytes));
   ASSERT_OK_AND_ASSIGN(TensorView h, file.GetTensor("h"));
   EXPECT_EQ(h.type, TensorType::kF16);
@@ -130,21 +131,26 @@ TEST(SafetensorsReaderTest, HostileHeadersAreDataLossNamingTheCulprit) {
        "tensor 'w' shape is missing or not an array"},
       {"negative dim", Header(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})"),
        "tensor 'w' shape holds -1, not a non-negative integer"},
-      {"fractional dim", Header(R"({"w": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})"),
+      {"fractional dim",
+       Header(R"({"w": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})"),
        "tensor 'w' shape holds 1.5"},
       {"huge dim", Header(R"({"w": {"dtype": "F32", "shape": [1e30], "data_offsets": [0, 4]}})"),
        "tensor 'w' shape holds"},
-      {"offsets wrong length", Header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})"),
+      {"offsets wrong length",
+       Header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})"),
        "tensor 'w' data_offsets is not [begin, end]"},
-      {"offsets reversed", Header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})"),
+      {"offsets reversed",
+       Header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})"),
        "tensor 'w' data_offsets is not [begin, end] with begin <= end"},
-      {"offsets past end", Header(R"({"w": {"dtype": "F32", "shape": [5], "data_offsets": [0, 20]}})"),
+      {"offsets past end",
+       Header(R"({"w": {"dtype": "F32", "shape": [5], "data_offsets": [0, 20]}})"),
        "tensor 'w' data_offsets [0, 20] run past the end of the data (16 bytes)"},
       {"size disagrees with shape",
        Header(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 16]}})"),
        "tensor 'w': 6 F32 elements do not take the 16 bytes of its data_offsets"},
       {"shape overflows",
-       Header(R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 4]}})"),
+       Header(
+           R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 4]}})"),
        "tensor 'w' shape overflows the element count"},
       {"bytes overflow",
        Header(R"({"w": {"dtype": "F64", "shape": [4611686018427387904], "data_offsets": [0, 0]}})"),

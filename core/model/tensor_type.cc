@@ -84,8 +84,8 @@ void DequantizeQ4_0(const uint8_t* src, int64_t n, float* dst) {
     const float d = Fp16ToF32(LoadU16(src));
     for (int j = 0; j < 16; ++j) {
       const uint8_t q = src[2 + j];
-      dst[j] = ((q & 0x0F) - 8) * d;       // low nibbles: elements 0..15
-      dst[j + 16] = ((q >> 4) - 8) * d;    // high nibbles: elements 16..31
+      dst[j] = ((q & 0x0F) - 8) * d;     // low nibbles: elements 0..15
+      dst[j + 16] = ((q >> 4) - 8) * d;  // high nibbles: elements 16..31
     }
   }
 }
@@ -117,13 +117,14 @@ absl::Status CheckSupported(TensorType type, absl::string_view tensor_name) {
 absl::StatusOr<int64_t> RowBytes(TensorType type, int64_t n) {
   const TensorTypeTraits& traits = GetTraits(type);
   if (n < 0 || n % traits.block_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("row of ", n, " elements is not a whole number of ",
+    return absl::InvalidArgumentError(absl::StrCat("row of ", n,
+                                                   " elements is not a whole number of ",
                                                    traits.name, " blocks of ", traits.block_size));
   }
   const int64_t blocks = n / traits.block_size;
   if (blocks > std::numeric_limits<int64_t>::max() / traits.bytes_per_block) {
-    return absl::OutOfRangeError(absl::StrCat("row of ", n, " ", traits.name,
-                                              " elements overflows a byte count"));
+    return absl::OutOfRangeError(
+        absl::StrCat("row of ", n, " ", traits.name, " elements overflows a byte count"));
   }
   return blocks * traits.bytes_per_block;
 }
@@ -157,7 +158,7 @@ uint16_t F32ToFp16(float f) {
   // everything above round (ties to even) to infinity.
   if (magnitude >= 0x477FF000) return sign | 0x7C00;
   const uint32_t exponent = magnitude >> 23;
-  if (exponent < 113) {  // below 2^-14: a half subnormal (units of 2^-24) or zero
+  if (exponent < 113) {               // below 2^-14: a half subnormal (units of 2^-24) or zero
     if (exponent < 102) return sign;  // below 2^-25: rounds to zero
     const uint32_t mantissa = (magnitude & 0x7FFFFF) | 0x800000;
     // value = mantissa * 2^(exponent - 150) = (mantissa >> (126 - exponent)) * 2^-24.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/base/status_matchers.h"
@@ -29,11 +30,10 @@ struct LayoutCase {
 
 TEST(TensorTypeTest, KnowsGgmlIdsNamesAndBlockLayouts) {
   const LayoutCase cases[] = {
-      {0, "F32", 1, 4, true},      {1, "F16", 1, 2, true},     {2, "Q4_0", 32, 18, true},
-      {8, "Q8_0", 32, 34, true},   {30, "BF16", 1, 2, true},   {3, "Q4_1", 32, 20, false},
-      {12, "Q4_K", 256, 144, false}, {14, "Q6_K", 256, 210, false},
-      {15, "Q8_K", 256, 292, false}, {23, "IQ4_XS", 256, 136, false},
-      {28, "F64", 1, 8, false},    {39, "MXFP4", 32, 17, false},
+      {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},        {2, "Q4_0", 32, 18, true},
+      {8, "Q8_0", 32, 34, true},       {30, "BF16", 1, 2, true},      {3, "Q4_1", 32, 20, false},
+      {12, "Q4_K", 256, 144, false},   {14, "Q6_K", 256, 210, false}, {15, "Q8_K", 256, 292, false},
+      {23, "IQ4_XS", 256, 136, false}, {28, "F64", 1, 8, false},      {39, "MXFP4", 32, 17, false},
   };
   for (const LayoutCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -66,8 +66,8 @@ TEST(TensorTypeTest, RowBytesCountsWholeBlocks) {
   EXPECT_THAT(RowBytes(TensorType::kQ8_0, 64), IsOkAndHolds(68));
   EXPECT_THAT(RowBytes(TensorType::kQ4_0, 96), IsOkAndHolds(54));
   EXPECT_THAT(RowBytes(TensorType::kQ4_K, 512), IsOkAndHolds(288));
-  EXPECT_THAT(RowBytes(TensorType::kQ8_0, 172), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                         HasSubstr("Q8_0")));
+  EXPECT_THAT(RowBytes(TensorType::kQ8_0, 172),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Q8_0")));
   EXPECT_THAT(RowBytes(TensorType::kF32, -1), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(RowBytes(TensorType::kF64, std::numeric_limits<int64_t>::max()),
               StatusIs(absl::StatusCode::kOutOfRange));
@@ -79,9 +79,13 @@ TEST(Fp16Test, ConvertsHandComputedHalvesExactly) {
     float value;
   };
   const Case cases[] = {
-      {0x0000, 0.0f},       {0x3C00, 1.0f},          {0xC000, -2.0f},
-      {0x3800, 0.5f},       {0x3555, 0.333251953125f}, {0x7BFF, 65504.0f},
-      {0x0400, 6.103515625e-05f},  // 2^-14, smallest normal
+      {0x0000, 0.0f},
+      {0x3C00, 1.0f},
+      {0xC000, -2.0f},
+      {0x3800, 0.5f},
+      {0x3555, 0.333251953125f},
+      {0x7BFF, 65504.0f},
+      {0x0400, 6.103515625e-05f},         // 2^-14, smallest normal
       {0x0001, 5.9604644775390625e-08f},  // 2^-24, smallest subnormal
       {0x03FF, 6.097555160522461e-05f},   // largest subnormal, 1023 * 2^-24
       {0x7C00, std::numeric_limits<float>::infinity()},
@@ -112,18 +116,18 @@ TEST(F32ToFp16Test, RoundsToNearestEven) {
   const Case cases[] = {
       {1.0f, 0x3C00},
       {-2.0f, 0xC000},
-      {1.0f + 1.0f / 2048, 0x3C00},      // halfway between 1 and 1+2^-10: to even (1)
-      {1.0f + 3.0f / 2048, 0x3C02},      // halfway between 1+2^-10 and 1+2^-9: to even
+      {1.0f + 1.0f / 2048, 0x3C00},                 // halfway between 1 and 1+2^-10: to even (1)
+      {1.0f + 3.0f / 2048, 0x3C02},                 // halfway between 1+2^-10 and 1+2^-9: to even
       {1.0f + 1.0f / 2048 + 1.0f / 65536, 0x3C01},  // just above halfway: up
       {65504.0f, 0x7BFF},
-      {65519.0f, 0x7BFF},                // below the halfway point 65520
-      {65520.0f, 0x7C00},                // halfway to 2^16: ties to even = infinity
+      {65519.0f, 0x7BFF},  // below the halfway point 65520
+      {65520.0f, 0x7C00},  // halfway to 2^16: ties to even = infinity
       {1e10f, 0x7C00},
       {-1e10f, 0xFC00},
       {tiny, 0x0001},
-      {tiny / 2, 0x0000},                // halfway between 0 and 2^-24: to even (0)
-      {tiny * 1.5f, 0x0002},             // halfway between 1 and 2 units: to even (2)
-      {tiny * 2.5f, 0x0002},             // halfway between 2 and 3 units: to even (2)
+      {tiny / 2, 0x0000},     // halfway between 0 and 2^-24: to even (0)
+      {tiny * 1.5f, 0x0002},  // halfway between 1 and 2 units: to even (2)
+      {tiny * 2.5f, 0x0002},  // halfway between 2 and 3 units: to even (2)
       {tiny * 0.75f, 0x0001},
       {6.103515625e-05f, 0x0400},        // 2^-14
       {6.097555160522461e-05f, 0x03FF},  // largest subnormal
@@ -163,7 +167,7 @@ TEST(DequantizeRowTest, Q8_0MultipliesInt8ByBlockScale) {
   ASSERT_OK(DequantizeRow(TensorType::kQ8_0, block, absl::MakeSpan(out)));
   EXPECT_EQ(out[0], -64.0f);
   EXPECT_EQ(out[1], 63.5f);
-  EXPECT_EQ(out[2], -7.0f);   // (2 - 16) * 0.5
+  EXPECT_EQ(out[2], -7.0f);  // (2 - 16) * 0.5
   EXPECT_EQ(out[16], 0.0f);
   EXPECT_EQ(out[31], 7.5f);
 }
@@ -172,8 +176,8 @@ TEST(DequantizeRowTest, Q4_0LowNibblesFirstThenHighNibbles) {
   // Two blocks: d = 2 (0x4000) and d = -0.25 (0xB400).
   std::vector<uint8_t> row = Bytes({0x00, 0x40});
   for (int j = 0; j < 16; ++j) row.push_back(static_cast<uint8_t>((15 - j) << 4 | j));
-  const std::vector<uint8_t> second = Bytes({0x00, 0xB4, 0x8F, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0x08});
+  const std::vector<uint8_t> second =
+      Bytes({0x00, 0xB4, 0x8F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x08});
   row.insert(row.end(), second.begin(), second.end());
   std::vector<float> out(64);
   ASSERT_OK(DequantizeRow(TensorType::kQ4_0, row, absl::MakeSpan(out)));

@@ -17,8 +17,8 @@ namespace tandem {
 struct TensorView {
   absl::string_view name;
   TensorType type = TensorType::kF32;
-  std::vector<int64_t> ne;   // 1..4 dimensions, ne[0] contiguous
-  int64_t num_elements = 0;  // product of ne
+  std::vector<int64_t> ne;        // 1..4 dimensions, ne[0] contiguous
+  int64_t num_elements = 0;       // product of ne
   const uint8_t* data = nullptr;  // little-endian, no alignment promised beyond the file's
   size_t num_bytes = 0;
 

@@ -8,8 +8,8 @@
 #include "core/model/safetensors_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  absl::StatusOr<tandem::SafetensorsFile> file = tandem::SafetensorsFile::Parse(
-      tandem::MappedFile::FromBuffer({data, size}, "fuzz-input"));
+  absl::StatusOr<tandem::SafetensorsFile> file =
+      tandem::SafetensorsFile::Parse(tandem::MappedFile::FromBuffer({data, size}, "fuzz-input"));
   if (!file.ok()) return 0;
   uint32_t checksum = 0;
   for (const tandem::SafetensorsTensorInfo& info : file->tensors()) {

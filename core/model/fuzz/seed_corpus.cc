@@ -27,10 +27,11 @@ void Overwrite(Input& input, size_t offset, T value) {
 // One random corruption of `input`.
 void Corrupt(Input& input, std::mt19937& rng) {
   auto offset = [&] {
-    return input.empty() ? size_t{0} : std::uniform_int_distribution<size_t>(0, input.size() - 1)(rng);
+    return input.empty() ? size_t{0}
+                         : std::uniform_int_distribution<size_t>(0, input.size() - 1)(rng);
   };
-  constexpr uint64_t kU64Extremes[] = {0, 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000,
-                                       0xFFFFFFFFFFFFFFFF, 1ull << 32, 100 << 20};
+  constexpr uint64_t kU64Extremes[] = {
+      0, 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 1ull << 32, 100 << 20};
   constexpr uint32_t kU32Extremes[] = {0, 1, 4, 5, 9, 13, 30, 99, 0xFFFFFFFF, 0x80000000};
   switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
     case 0:
@@ -62,7 +63,8 @@ void Corrupt(Input& input, std::mt19937& rng) {
 std::vector<Input> GgufSeeds() {
   return {
       GgufBuilder()
-          .AddString("general.architecture", "llama").AddUint32("llama.embedding_length", 32)
+          .AddString("general.architecture", "llama")
+          .AddUint32("llama.embedding_length", 32)
           .AddFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
           .AddStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"})
           .AddFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1})
@@ -74,9 +76,18 @@ std::vector<Input> GgufSeeds() {
           .AddTensor("q4", TensorType::kQ4_0, {64}, Repeat('\x22', 36))
           .Build(),
       GgufBuilder()
-          .SetVersion(2).SetAlignment(64).AddUint8("u8", 1).AddInt8("i8", -1)
-          .AddUint16("u16", 2).AddInt16("i16", -2).AddInt32("i32", -3).AddUint64("u64", 4)
-          .AddInt64("i64", -5).AddFloat64("f64", 0.5).AddBool("b", true).AddString("s", "x")
+          .SetVersion(2)
+          .SetAlignment(64)
+          .AddUint8("u8", 1)
+          .AddInt8("i8", -1)
+          .AddUint16("u16", 2)
+          .AddInt16("i16", -2)
+          .AddInt32("i32", -3)
+          .AddUint64("u64", 4)
+          .AddInt64("i64", -5)
+          .AddFloat64("f64", 0.5)
+          .AddBool("b", true)
+          .AddString("s", "x")
           .AddTensor("k", TensorType::kQ4_K, {256}, Repeat('\0', 144))
           .AddTensor("s", TensorType::kF32, {1, 1, 1, 1}, F32Bytes({3}))
           .Build(),
@@ -86,13 +97,12 @@ std::vector<Input> GgufSeeds() {
 
 std::vector<Input> SafetensorsSeeds() {
   return {
-      SafetensorsBytes(
-          R"({"__metadata__":{"format":"pt"},)"
-          R"("a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
-          R"("b":{"dtype":"F16","shape":[2],"data_offsets":[16,20]},)"
-          R"("c":{"dtype":"BF16","shape":[],"data_offsets":[20,22]},)"
-          R"("d":{"dtype":"I64","shape":[1],"data_offsets":[22,30]}})",
-          F32Bytes({1, 2, 3, 4}) + Repeat('\x3C', 14)),
+      SafetensorsBytes(R"({"__metadata__":{"format":"pt"},)"
+                       R"("a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
+                       R"("b":{"dtype":"F16","shape":[2],"data_offsets":[16,20]},)"
+                       R"("c":{"dtype":"BF16","shape":[],"data_offsets":[20,22]},)"
+                       R"("d":{"dtype":"I64","shape":[1],"data_offsets":[22,30]}})",
+                       F32Bytes({1, 2, 3, 4}) + Repeat('\x3C', 14)),
       SafetensorsBytes(R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})", ""),
       SafetensorsBytes("{}", ""),
   };
