@@ -2,7 +2,21 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TANDEM_CPU_RELAX() _mm_pause()
+#else
+#define TANDEM_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace tandem {
+namespace {
+
+// Spins before a worker sleeps: long enough to bridge the gap between the kernels of one
+// forward pass, short enough not to burn a core between requests.
+constexpr int kSpinsBeforeSleep = 1 << 14;
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
   workers_.reserve(num_threads_ - 1);
@@ -14,7 +28,8 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads))
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   work_ready_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -35,17 +50,22 @@ void ThreadPool::RunChunk(int index) {
 void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
   while (true) {
-    {
+    uint64_t now = generation_.load(std::memory_order_acquire);
+    for (int spin = 0; now == seen && spin < kSpinsBeforeSleep; ++spin) {
+      TANDEM_CPU_RELAX();
+      now = generation_.load(std::memory_order_acquire);
+    }
+    if (now == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      work_ready_.wait(lock, [&] {
+        return generation_.load(std::memory_order_acquire) != seen;
+      });
+      now = generation_.load(std::memory_order_acquire);
     }
+    if (stopping_.load(std::memory_order_acquire)) return;
+    seen = now;
     RunChunk(index);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) work_done_.notify_one();
-    }
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -57,18 +77,18 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)
     fn(0, n);
     return;
   }
+  job_ = &fn;
+  job_n_ = n;
+  job_grain_ = grain;
+  pending_.store(num_threads_ - 1, std::memory_order_relaxed);
   {
+    // Publishing under the mutex means a worker about to sleep cannot miss the new job.
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_n_ = n;
-    job_grain_ = grain;
-    pending_ = num_threads_ - 1;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   work_ready_.notify_all();
   RunChunk(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  work_done_.wait(lock, [&] { return pending_ == 0; });
+  while (pending_.load(std::memory_order_acquire) != 0) TANDEM_CPU_RELAX();
   job_ = nullptr;
 }
 

@@ -2,11 +2,15 @@
 // singleton). ParallelFor splits a range into contiguous, deterministic chunks: chunk c of
 // [0, n) is the same for a given (n, threads), and the caller's thread runs chunk 0.
 //
+// A forward pass issues hundreds of short ParallelFor calls, so idle workers spin briefly on
+// an atomic before sleeping on a condition variable, and the caller spins for completion.
+//
 // Thread-safety: ParallelFor may be called from one thread at a time (it is the inference
 // thread's tool); the pool is not re-entrant. ParallelFor allocates nothing.
 #ifndef TANDEM_CORE_KERNELS_THREAD_POOL_H_
 #define TANDEM_CORE_KERNELS_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -40,14 +44,13 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
-  std::condition_variable work_done_;
-  // The current job, valid while pending_ > 0.
+  // The current job, published by bumping generation_ and valid while pending_ > 0.
   const absl::FunctionRef<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int64_t job_grain_ = 1;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace tandem

@@ -1,0 +1,195 @@
+#include "tools/bench/bench.h"
+
+#include <sys/resource.h>
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/base/status_macros.h"
+#include "core/decoder/decoder.h"
+#include "core/decoder/model.h"
+#include "core/kernels/matmul.h"
+#include "core/kernels/thread_pool.h"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Deterministic in-vocabulary tokens; the benchmark needs no tokenizer.
+std::vector<int32_t> SyntheticTokens(int64_t n, int64_t vocab) {
+  std::vector<int32_t> ids(n);
+  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 17) % vocab);
+  return ids;
+}
+
+int64_t MatrixBytes(const WeightMatrix& m) { return m.rows * m.row_bytes; }
+
+// Bytes of weights a decode step reads: every layer matrix and the output projection.
+int64_t WeightBytesPerToken(const Model& model) {
+  int64_t bytes = MatrixBytes(model.output());
+  for (int64_t i = 0; i < model.config().n_layers; ++i) {
+    const LayerWeights& l = model.layer(i);
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      bytes += MatrixBytes(*m);
+    }
+  }
+  return bytes;
+}
+
+std::string Fixed(double v, int digits) { return absl::StrFormat("%.*f", digits, v); }
+
+}  // namespace
+
+namespace {
+
+// OR-reduces [begin, end) of `data` with four independent 256-bit accumulators, so the loads
+// and not the arithmetic bound the loop.
+__attribute__((target("avx2"))) uint64_t SweepAvx2(const uint64_t* data, int64_t begin,
+                                                    int64_t end) {
+  __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                    _mm256_setzero_si256()};
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm256_or_si256(
+          acc[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 4 * k)));
+    }
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_or_si256(_mm256_or_si256(acc[0], acc[1]),
+                                     _mm256_or_si256(acc[2], acc[3])));
+  uint64_t result = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+  for (; i < end; ++i) result |= data[i];
+  return result;
+}
+
+uint64_t SweepScalar(const uint64_t* data, int64_t begin, int64_t end) {
+  uint64_t acc[4] = {};
+  int64_t i = begin;
+  for (; i + 4 <= end; i += 4) {
+    for (int k = 0; k < 4; ++k) acc[k] |= data[i + k];
+  }
+  for (; i < end; ++i) acc[0] |= data[i];
+  return acc[0] | acc[1] | acc[2] | acc[3];
+}
+
+}  // namespace
+
+double MeasureReadBandwidth(int threads) {
+  const int64_t n = int64_t{1} << 26;  // 512 MiB of 8-byte words
+  std::vector<uint64_t> buffer(n);
+  for (int64_t i = 0; i < n; ++i) buffer[i] = static_cast<uint64_t>(i);
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  ThreadPool pool(threads);
+  std::atomic<uint64_t> sink{0};
+  double best = 0;
+  for (int pass = 0; pass < 5; ++pass) {
+    const auto start = Clock::now();
+    pool.ParallelFor(
+        n,
+        [&](int64_t begin, int64_t end) {
+          sink |= avx2 ? SweepAvx2(buffer.data(), begin, end)
+                       : SweepScalar(buffer.data(), begin, end);
+        },
+        1 << 16);
+    const double seconds = Seconds(start);
+    best = std::max(best, n * sizeof(uint64_t) / seconds / 1e9);
+  }
+  return best;  // (the atomic sink keeps the sweeps from being optimised away)
+}
+
+absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
+  if (o.prompt_tokens < 1 || o.decode_tokens < 1 || o.reps < 1 || o.threads < 1) {
+    return absl::InvalidArgumentError("-p, -n, --reps and --threads must be >= 1");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path));
+  const ModelConfig& c = model->config();
+  ThreadPool pool(o.threads);
+  Decoder decoder(*model, pool);
+  int64_t max_batch = 1;
+  for (int64_t b : o.batches) max_batch = std::max(max_batch, b);
+  const int64_t context = o.prompt_tokens + std::max(o.decode_tokens, max_batch) + 1;
+  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, decoder.NewCache(context, o.kv));
+  const std::vector<int32_t> prompt = SyntheticTokens(o.prompt_tokens, c.vocab_size);
+  const std::vector<int32_t> extra = SyntheticTokens(std::max(o.decode_tokens, max_batch) + 1,
+                                                     c.vocab_size);
+
+  // Warm-up: fault the weights in and grow the scratch buffers.
+  RETURN_IF_ERROR(decoder.Forward(*cache, prompt, 0, LogitsMode::kLast).status());
+  RETURN_IF_ERROR(decoder.Forward(*cache, absl::MakeConstSpan(extra).subspan(0, max_batch),
+                                  o.prompt_tokens, LogitsMode::kAll).status());
+
+  std::vector<double> prefill, decode;
+  for (int r = 0; r < o.reps; ++r) {
+    auto start = Clock::now();
+    RETURN_IF_ERROR(decoder.Forward(*cache, prompt, 0, LogitsMode::kLast).status());
+    prefill.push_back(o.prompt_tokens / Seconds(start));
+    start = Clock::now();
+    for (int64_t i = 0; i < o.decode_tokens; ++i) {
+      RETURN_IF_ERROR(decoder.Forward(*cache, {extra[i]}, o.prompt_tokens + i,
+                                      LogitsMode::kLast).status());
+    }
+    decode.push_back(o.decode_tokens / Seconds(start));
+  }
+
+  // One forward pass over b tokens after the prompt, as a verify pass runs (all logits).
+  auto pass_seconds = [&](int64_t b) -> absl::StatusOr<double> {
+    std::vector<double> times;
+    for (int r = 0; r < std::max(o.reps, 5); ++r) {
+      const auto start = Clock::now();
+      RETURN_IF_ERROR(decoder.Forward(*cache, absl::MakeConstSpan(extra).subspan(0, b),
+                                      o.prompt_tokens, LogitsMode::kAll).status());
+      times.push_back(Seconds(start));
+    }
+    return Median(times);
+  };
+  ASSIGN_OR_RETURN(double one_step, pass_seconds(1));
+
+  const double decode_tok_s = Median(decode);
+  const double bandwidth = MeasureReadBandwidth(o.threads);
+  const int64_t weight_bytes = WeightBytesPerToken(*model);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+
+  BenchReport report;
+  report.emplace_back("model", model->path());
+  report.emplace_back("weight_type", model->weight_type());
+  report.emplace_back("parameters", absl::StrCat(model->parameter_count()));
+  report.emplace_back("kernel_isa", std::string(KernelIsaName(DetectKernelIsa())));
+  report.emplace_back("threads", absl::StrCat(o.threads));
+  report.emplace_back("kv_type", std::string(KvTypeName(o.kv)));
+  report.emplace_back("prefill_tok_s", Fixed(Median(prefill), 2));
+  report.emplace_back("decode_tok_s", Fixed(decode_tok_s, 2));
+  for (int64_t b : o.batches) {
+    ASSIGN_OR_RETURN(double seconds, pass_seconds(b));
+    report.emplace_back(absl::StrCat("batch_", b, "_cost_ratio"), Fixed(seconds / one_step, 3));
+  }
+  report.emplace_back("weight_bytes_per_token", absl::StrCat(weight_bytes));
+  report.emplace_back("bandwidth_gb_s", Fixed(bandwidth, 2));
+  report.emplace_back("decode_limit_tok_s", Fixed(bandwidth * 1e9 / weight_bytes, 2));
+  report.emplace_back("decode_fraction_of_limit",
+                      Fixed(decode_tok_s * weight_bytes / (bandwidth * 1e9), 3));
+  report.emplace_back("peak_rss_bytes", absl::StrCat(int64_t{usage.ru_maxrss} * 1024));
+  return report;
+}
+
+}  // namespace tandem

@@ -1,0 +1,65 @@
+// tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64] [--batch 1,2,5,9]
+//                    [--reps R]
+// Prints one `key value` line per figure.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "tools/bench/bench.h"
+
+ABSL_FLAG(int, threads, 2, "threads for the forward pass");
+ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(int, p, 128, "prompt tokens for the prefill measurement");
+ABSL_FLAG(int, n, 64, "tokens for the decode measurement");
+ABSL_FLAG(std::string, batch, "1,2,5,9", "batch sizes for the verify cost ratio");
+ABSL_FLAG(int, reps, 3, "repetitions; each figure is the median");
+
+int main(int argc, char** argv) {
+  absl::FlagsUsageConfig config;
+  config.version_string = [] { return std::string("tandem-bench 0.1.0\n"); };
+  absl::SetFlagsUsageConfig(config);
+  absl::SetProgramUsageMessage(
+      "measures prefill/decode speed and verify cost of a model.\n"
+      "usage: tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64] "
+      "[--batch 1,2,5,9] [--reps R]");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() != 2) {
+    std::fprintf(stderr, "tandem-bench: expected one MODEL argument (see --help)\n");
+    return 2;
+  }
+  tandem::BenchOptions options;
+  options.model_path = args[1];
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.prompt_tokens = absl::GetFlag(FLAGS_p);
+  options.decode_tokens = absl::GetFlag(FLAGS_n);
+  options.reps = absl::GetFlag(FLAGS_reps);
+  absl::StatusOr<tandem::KvType> kv = tandem::ParseKvType(absl::GetFlag(FLAGS_kv));
+  if (!kv.ok()) {
+    std::fprintf(stderr, "tandem-bench: --kv: %s\n", std::string(kv.status().message()).c_str());
+    return 2;
+  }
+  options.kv = *kv;
+  options.batches.clear();
+  for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_batch), ',')) {
+    int64_t b;
+    if (!absl::SimpleAtoi(part, &b) || b < 1 || b > 512) {
+      std::fprintf(stderr, "tandem-bench: --batch: '%s' is not a size in [1, 512]\n",
+                   std::string(part).c_str());
+      return 2;
+    }
+    options.batches.push_back(b);
+  }
+  absl::StatusOr<tandem::BenchReport> report = tandem::RunBench(options);
+  if (!report.ok()) {
+    std::fprintf(stderr, "tandem-bench: %s\n", report.status().ToString().c_str());
+    return 1;
+  }
+  for (const auto& [key, value] : *report) std::printf("%s %s\n", key.c_str(), value.c_str());
+  return 0;
+}
