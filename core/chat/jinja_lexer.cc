@@ -1,5 +1,6 @@
 #include "core/chat/jinja_lexer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -61,7 +62,7 @@ class Lexer {
     while (pos < src_.size()) {
       size_t tag = FindTagStart(pos);
       if (tag == std::string::npos) {
-        EmitText(pos, src_.size(), src_.size());
+        EmitText(pos, src_.size());
         break;
       }
       char kind = src_[tag + 1];
@@ -72,7 +73,7 @@ class Lexer {
       } else if (kind != '{' && modifier != '+' && options_.lstrip_blocks) {
         text_end = LstripEnd(pos, tag);
       }
-      EmitText(pos, text_end, tag);
+      EmitText(pos, text_end);
       size_t body = tag + 2 + (modifier == '-' || modifier == '+' ? 1 : 0);
       absl::StatusOr<size_t> next = kind == '#'   ? SkipComment(tag, body)
                                     : kind == '{' ? LexTag(tag, body, /*block=*/false)
@@ -117,7 +118,7 @@ class Lexer {
     return line_start;
   }
 
-  void EmitText(size_t begin, size_t end, size_t /*tag*/) {
+  void EmitText(size_t begin, size_t end) {
     if (end <= begin) return;
     tokens_.push_back(Token{Token::Type::kText, src_.substr(begin, end - begin), 0, 0,
                             PositionOf(begin)});
@@ -195,7 +196,7 @@ class Lexer {
       if (open_modifier == '-') {
         while (text_end > pos && IsSpace(src_[text_end - 1])) --text_end;
       }
-      EmitText(pos, text_end, i);
+      EmitText(pos, text_end);
       return AfterTag(j + 2, close_modifier == '+' || close_modifier == '-' ? close_modifier
                                                                              : '\0',
                       /*trim=*/true);
