@@ -57,6 +57,9 @@ struct GoldenCase {
   std::string golden_key;  // entry in golden.json
   std::string model_path;  // relative to the shared folder
   KvType kv = KvType::kF32;
+  // Tokens that must equal the reference; -1: all. An i8 cache moves logits by ~0.1-0.3,
+  // which flips the near-ties (gaps of 0.04-0.1) that stories260K meets after 38-118 tokens.
+  int64_t must_match = -1;
 };
 
 void PrintTo(const GoldenCase& c, std::ostream* os) {
@@ -121,7 +124,15 @@ TEST_P(DecoderGoldenTest, GreedyContinuationAndLogitsMatchTheReference) {
       ASSERT_OK_AND_ASSIGN(logits, decoder.Forward(*cache, {next}, position++, LogitsMode::kLast));
       ASSERT_EQ(logits.size(), static_cast<size_t>(vocab));
     }
-    EXPECT_EQ(generated, expected);
+    size_t same = 0;
+    while (same < generated.size() && same < expected.size() && generated[same] == expected[same]) {
+      ++same;
+    }
+    if (param.must_match < 0) {
+      EXPECT_EQ(generated, expected) << "first difference at generated token " << same;
+    } else {
+      EXPECT_GE(same, static_cast<size_t>(param.must_match));
+    }
   }
 }
 
@@ -131,6 +142,7 @@ INSTANTIATE_TEST_SUITE_P(
         GoldenCase{"stories260K", "stories260K/stories260K.gguf"},
         GoldenCase{"stories260K", "stories260K/hf"},
         GoldenCase{"stories260K", "stories260K/stories260K.gguf", KvType::kF16},
+        GoldenCase{"stories260K", "stories260K/stories260K.gguf", KvType::kI8, 32},
         GoldenCase{"derived/stories260K-Q8_0.gguf", "stories260K/derived/stories260K-Q8_0.gguf"},
         GoldenCase{"derived/stories260K-Q4_0.gguf", "stories260K/derived/stories260K-Q4_0.gguf"},
         GoldenCase{"derived/stories260K-first4layers.gguf",

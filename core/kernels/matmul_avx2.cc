@@ -117,7 +117,13 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
 
 void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
                  int tile, int64_t cols, float* out) {
-  static_assert(kMaxTile == 4, "one case per tile size");
+  // Sixteen ymm registers hold four rows' accumulators: larger tiles run as groups of up to
+  // four (each row's arithmetic is the same in any group).
+  if (tile > 4) {
+    DotTileAvx2(type, row, x, x_stride, 4, cols, out);
+    DotTileAvx2(type, row, x + 4 * x_stride, x_stride, tile - 4, cols, out + 4);
+    return;
+  }
   switch (tile) {
     case 1:
       return DotTile<1>(type, row, x, x_stride, cols, out);

@@ -1,6 +1,7 @@
 // The AVX-512 path. Each x row has kAcc vector accumulators; the 16-element chunk starting at
-// element 16c always goes to accumulator c % kAcc, and the accumulators are summed in a fixed
-// order at the end, so a row's result does not depend on the tile it is computed in.
+// element 16c (for quantized types: block b) always goes to accumulator c % kAcc (b % kAcc),
+// and the accumulators are summed in a fixed order at the end, so a row's result does not
+// depend on the tile it is computed in. Tiles of up to 8 rows share each weight load.
 // GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -24,7 +25,7 @@
 namespace tandem::internal {
 namespace {
 
-constexpr int kAcc = 4;
+constexpr int kAcc = 2;
 
 // Sixteen weights starting at element `c` of a plain-typed row, as floats.
 inline __m512 LoadPlain16(TensorType type, const uint8_t* row, int64_t c, __mmask16 mask) {
@@ -57,14 +58,12 @@ void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_str
       acc[t][a] = _mm512_fmadd_ps(w, xv, acc[t][a]);
     }
   }
-  for (int t = 0; t < kTile; ++t) {
-    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
-                                     _mm512_add_ps(acc[t][2], acc[t][3]));
-    out[t] = _mm512_reduce_add_ps(sum);
-  }
+  for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
-// Q8_0 and Q4_0: 32-element blocks (two chunks), weight = q * d, exact in float.
+// Q8_0 and Q4_0: 32-element blocks. The integer weights q are exact in float; a block's
+// products q·x are summed unscaled and then scaled once by the block's d, into accumulator
+// b % kAcc.
 template <int kTile>
 void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
               int64_t cols, float* out) {
@@ -78,35 +77,30 @@ void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     uint16_t d_bits;
     std::memcpy(&d_bits, block, sizeof(d_bits));
     const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
-    __m512 w[2];
+    __m512 w0, w1;  // elements 0..15 and 16..31, unscaled
     if (q8) {
-      for (int h = 0; h < 2; ++h) {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + 16 * h));
-        w[h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d);
-      }
+      w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))));
+      w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))));
     } else {
       const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-      const __m128i low = _mm_and_si128(q, _mm_set1_epi8(0x0F));
-      const __m128i high = _mm_and_si128(_mm_srli_epi16(q, 4), _mm_set1_epi8(0x0F));
+      const __m128i mask = _mm_set1_epi8(0x0F);
       const __m512i eight = _mm512_set1_epi32(8);
-      w[0] = _mm512_mul_ps(
-          _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(low), eight)), d);
-      w[1] = _mm512_mul_ps(
-          _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(high), eight)), d);
+      w0 = _mm512_cvtepi32_ps(
+          _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(q, mask)), eight));
+      w1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(
+          _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(q, 4), mask)), eight));
     }
-    for (int h = 0; h < 2; ++h) {
-      const int a = static_cast<int>((2 * b + h) % kAcc);
-      for (int t = 0; t < kTile; ++t) {
-        const __m512 xv = _mm512_loadu_ps(x + t * x_stride + 32 * b + 16 * h);
-        acc[t][a] = _mm512_fmadd_ps(w[h], xv, acc[t][a]);
-      }
+    const int a = static_cast<int>(b % kAcc);
+    for (int t = 0; t < kTile; ++t) {
+      const float* xt = x + t * x_stride + 32 * b;
+      const __m512 sum = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16),
+                                         _mm512_mul_ps(w0, _mm512_loadu_ps(xt)));
+      acc[t][a] = _mm512_fmadd_ps(d, sum, acc[t][a]);
     }
   }
-  for (int t = 0; t < kTile; ++t) {
-    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
-                                     _mm512_add_ps(acc[t][2], acc[t][3]));
-    out[t] = _mm512_reduce_add_ps(sum);
-  }
+  for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
 template <int kTile>
@@ -123,7 +117,7 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
 
 void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
                    int tile, int64_t cols, float* out) {
-  static_assert(kMaxTile == 4, "one case per tile size");
+  static_assert(kMaxTile == 8, "one case per tile size");
   switch (tile) {
     case 1:
       return DotTile<1>(type, row, x, x_stride, cols, out);
@@ -131,8 +125,16 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
       return DotTile<2>(type, row, x, x_stride, cols, out);
     case 3:
       return DotTile<3>(type, row, x, x_stride, cols, out);
-    default:
+    case 4:
       return DotTile<4>(type, row, x, x_stride, cols, out);
+    case 5:
+      return DotTile<5>(type, row, x, x_stride, cols, out);
+    case 6:
+      return DotTile<6>(type, row, x, x_stride, cols, out);
+    case 7:
+      return DotTile<7>(type, row, x, x_stride, cols, out);
+    default:
+      return DotTile<8>(type, row, x, x_stride, cols, out);
   }
 }
 

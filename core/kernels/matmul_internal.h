@@ -10,7 +10,7 @@
 
 namespace tandem::internal {
 
-inline constexpr int kMaxTile = 4;
+inline constexpr int kMaxTile = 8;
 
 // out[t] = dot(row, x + t * x_stride) for t < tile; `row` holds `cols` elements of `type`.
 using DotTileFn = void (*)(TensorType type, const uint8_t* row, const float* x,
