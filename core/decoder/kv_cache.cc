@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/kernels/vector_ops.h"
 #include "core/model/tensor_type.h"
 
 namespace tandem {
@@ -93,10 +94,7 @@ void KvCache::Write(std::vector<uint8_t>& data, std::vector<float>& scales, int6
       std::memcpy(dst, values, n * sizeof(float));
       break;
     case KvType::kF16:
-      for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = F32ToFp16(values[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
+      ConvertF32ToF16(values, reinterpret_cast<uint16_t*>(dst), n);
       break;
     case KvType::kI8: {
       // Symmetric per-row quantization: q = round(x / s), s = max|x| / 127.
@@ -125,26 +123,15 @@ float KvCache::DotK(int64_t layer, int64_t kv_head, int64_t position, const floa
   const int64_t row = RowIndex(layer, kv_head, position);
   const uint8_t* src = k_.data() + row * row_bytes_;
   const int64_t n = shape_.head_dim;
-  float sum = 0.0f;
   switch (type_) {
-    case KvType::kF32: {
-      const float* k = reinterpret_cast<const float*>(src);
-      for (int64_t i = 0; i < n; ++i) sum += q[i] * k[i];
-      break;
-    }
-    case KvType::kF16: {
-      const uint16_t* k = reinterpret_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) sum += q[i] * Fp16ToF32(k[i]);
-      break;
-    }
-    case KvType::kI8: {
-      const int8_t* k = reinterpret_cast<const int8_t*>(src);
-      for (int64_t i = 0; i < n; ++i) sum += q[i] * static_cast<float>(k[i]);
-      sum *= k_scale_[row];
-      break;
-    }
+    case KvType::kF32:
+      return DotF32(q, reinterpret_cast<const float*>(src), n);
+    case KvType::kF16:
+      return DotF16(q, reinterpret_cast<const uint16_t*>(src), n);
+    case KvType::kI8:
+      return DotI8(q, reinterpret_cast<const int8_t*>(src), n) * k_scale_[row];
   }
-  return sum;
+  return 0.0f;
 }
 
 void KvCache::AccumulateV(int64_t layer, int64_t kv_head, int64_t position, float weight,
@@ -153,22 +140,12 @@ void KvCache::AccumulateV(int64_t layer, int64_t kv_head, int64_t position, floa
   const uint8_t* src = v_.data() + row * row_bytes_;
   const int64_t n = shape_.head_dim;
   switch (type_) {
-    case KvType::kF32: {
-      const float* v = reinterpret_cast<const float*>(src);
-      for (int64_t i = 0; i < n; ++i) out[i] += weight * v[i];
-      break;
-    }
-    case KvType::kF16: {
-      const uint16_t* v = reinterpret_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) out[i] += weight * Fp16ToF32(v[i]);
-      break;
-    }
-    case KvType::kI8: {
-      const int8_t* v = reinterpret_cast<const int8_t*>(src);
-      const float w = weight * v_scale_[row];
-      for (int64_t i = 0; i < n; ++i) out[i] += w * static_cast<float>(v[i]);
-      break;
-    }
+    case KvType::kF32:
+      return AxpyF32(weight, reinterpret_cast<const float*>(src), out, n);
+    case KvType::kF16:
+      return AxpyF16(weight, reinterpret_cast<const uint16_t*>(src), out, n);
+    case KvType::kI8:
+      return AxpyI8(weight * v_scale_[row], reinterpret_cast<const int8_t*>(src), out, n);
   }
 }
 
