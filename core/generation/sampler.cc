@@ -1,0 +1,175 @@
+#include "core/generation/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/check.h"
+
+namespace tandem {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view requirement, double value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("sampler ", field, " must be ", requirement, ", got ", value));
+}
+
+absl::Status Validate(const SamplerConfig& c, int64_t vocab_size) {
+  if (!std::isfinite(c.temperature) || c.temperature < 0) {
+    return Invalid("temperature", "finite and >= 0", c.temperature);
+  }
+  if (c.top_k < 0) return Invalid("top_k", ">= 0", c.top_k);
+  if (!(c.top_p > 0 && c.top_p <= 1)) return Invalid("top_p", "in (0, 1]", c.top_p);
+  if (!(c.min_p >= 0 && c.min_p < 1)) return Invalid("min_p", "in [0, 1)", c.min_p);
+  if (!std::isfinite(c.repetition_penalty) || c.repetition_penalty <= 0) {
+    return Invalid("repetition_penalty", "finite and > 0", c.repetition_penalty);
+  }
+  if (c.penalty_window < 0) return Invalid("penalty_window", ">= 0", c.penalty_window);
+  if (vocab_size <= 0) return Invalid("vocab_size", "> 0", static_cast<double>(vocab_size));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Sampler> Sampler::Create(const SamplerConfig& config, int64_t vocab_size) {
+  if (absl::Status status = Validate(config, vocab_size); !status.ok()) return status;
+  return Sampler(config, vocab_size);
+}
+
+Sampler::Sampler(const SamplerConfig& config, int64_t vocab_size)
+    : config_(config),
+      vocab_size_(vocab_size),
+      logits_(vocab_size),
+      weights_(vocab_size),
+      order_(vocab_size) {}
+
+int32_t Sampler::Sample(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                        int64_t position, RandomPurpose purpose) {
+  return SampleWithUniform(logits, context, CounterUniform(config_.seed, position, purpose));
+}
+
+int32_t Sampler::SampleWithUniform(absl::Span<const float> logits,
+                                   absl::Span<const int32_t> context, double uniform) {
+  Filter(logits, context);
+  const int64_t index = Draw(weights_, uniform);
+  TANDEM_CHECK(index >= 0);  // the best candidate always keeps weight 1
+  return static_cast<int32_t>(index);
+}
+
+void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                           absl::Span<float> probabilities) {
+  TANDEM_CHECK(static_cast<int64_t>(probabilities.size()) == vocab_size_);
+  const double total = Filter(logits, context);
+  for (int64_t i = 0; i < vocab_size_; ++i) {
+    probabilities[i] = static_cast<float>(weights_[i] / total);
+  }
+}
+
+void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                           SparseDistribution* out) {
+  const double total = Filter(logits, context);
+  out->ids.clear();
+  out->probabilities.clear();
+  for (int64_t i = 0; i < vocab_size_; ++i) {
+    if (weights_[i] > 0) {
+      out->ids.push_back(static_cast<int32_t>(i));
+      out->probabilities.push_back(static_cast<float>(weights_[i] / total));
+    }
+  }
+}
+
+int64_t Sampler::Draw(absl::Span<const float> weights, double uniform) {
+  double total = 0;
+  for (float w : weights) total += w;
+  if (!(total > 0)) return -1;
+  const double threshold = uniform * total;
+  // The same summation order as `total`, so the running total ends exactly at it.
+  double running = 0;
+  int64_t last = -1;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] <= 0) continue;
+    running += weights[i];
+    last = static_cast<int64_t>(i);
+    if (running > threshold) return last;
+  }
+  return last;  // uniform * total rounded up to total
+}
+
+void Sampler::ApplyPenalty(absl::Span<const float> logits, absl::Span<const int32_t> context) {
+  if (config_.repetition_penalty == 1.0f || config_.penalty_window == 0) return;
+  const size_t window = std::min(context.size(), static_cast<size_t>(config_.penalty_window));
+  // Writing logits_[id] from the untouched logit is idempotent, so a token that occurs
+  // several times in the window is penalised once (as Hugging Face does).
+  const float penalty = config_.repetition_penalty;
+  for (int32_t id : context.subspan(context.size() - window)) {
+    if (id < 0 || id >= vocab_size_) continue;  // a foreign id has no logit here
+    const float logit = logits[id];
+    logits_[id] = logit > 0 ? logit / penalty : logit * penalty;
+  }
+}
+
+double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t> context) {
+  TANDEM_CHECK(static_cast<int64_t>(logits.size()) == vocab_size_);
+  std::copy(logits.begin(), logits.end(), logits_.begin());
+  ApplyPenalty(logits, context);
+
+  int64_t best = 0;
+  for (int64_t i = 1; i < vocab_size_; ++i) {
+    if (logits_[i] > logits_[best]) best = i;  // strict: ties keep the lower id
+  }
+  if (greedy()) {
+    std::fill(weights_.begin(), weights_.end(), 0.0f);
+    weights_[best] = 1.0f;
+    return 1.0;
+  }
+  const float best_logit = logits_[best];
+  const float temperature = config_.temperature;
+  for (int64_t i = 0; i < vocab_size_; ++i) {
+    weights_[i] = std::exp((logits_[i] - best_logit) / temperature);  // best gets exactly 1
+  }
+
+  std::iota(order_.begin(), order_.end(), 0);
+  int64_t kept = vocab_size_;
+  if (config_.top_k > 0 && config_.top_k < kept) {
+    std::nth_element(order_.begin(), order_.begin() + config_.top_k, order_.end(), RanksHigher());
+    kept = config_.top_k;
+  }
+  if (config_.top_p < 1.0f) kept = TopP(kept);
+  if (config_.min_p > 0.0f) {
+    // Relative to the best, whose weight is exactly 1: a plain comparison.
+    int64_t out = 0;
+    for (int64_t j = 0; j < kept; ++j) {
+      if (weights_[order_[j]] >= config_.min_p) {
+        order_[out++] = order_[j];
+      } else {
+        weights_[order_[j]] = 0.0f;
+      }
+    }
+    kept = out;
+  }
+  for (int64_t j = kept; j < vocab_size_; ++j) weights_[order_[j]] = 0.0f;
+
+  double total = 0;
+  for (int64_t j = 0; j < kept; ++j) total += weights_[order_[j]];
+  return total;
+}
+
+int64_t Sampler::TopP(int64_t kept) {
+  double mass = 0;
+  for (int64_t j = 0; j < kept; ++j) mass += weights_[order_[j]];
+  const double needed = static_cast<double>(config_.top_p) * mass;
+  // Rank only as many candidates as the mass needs: sort the best m, widen if short.
+  for (int64_t m = std::min<int64_t>(kept, 64);; m = std::min(kept, 4 * m)) {
+    std::partial_sort(order_.begin(), order_.begin() + m, order_.begin() + kept, RanksHigher());
+    double running = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      running += weights_[order_[j]];
+      if (running >= needed) return j + 1;  // the smallest prefix reaching top_p
+    }
+    if (m == kept) return kept;  // rounding kept the total just below `needed`
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,107 @@
+// The sampler: turns one position's logits into a token, in Hugging Face's order on a copy of
+// the logits: (1) repetition penalty over the last `penalty_window` context tokens,
+// (2) temperature, (3) top-k, (4) top-p, (5) min-p; then a draw from what is left.
+//
+//   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab_size));
+//   int32_t token = sampler.Sample(logits, context, position);
+//
+// Probabilities stay unnormalised relative to the best candidate, which gets exactly 1:
+// w = exp((logit - best) / T). Min-p is then a plain comparison with `min_p`, and a draw needs
+// only the running total. Ranking (top-k, top-p) compares logits and breaks ties by the lower
+// token id. Temperature 0 is greedy: the arg max, lowest id on ties, whatever the filters.
+//
+// For speculation, Distribution() gives the filtered, normalised probabilities densely over
+// the vocabulary or sparsely (the surviving ids in increasing order, as on the wire), and
+// Draw() samples from any non-negative weights. Sample() is Draw() over the same weights.
+//
+// All scratch is sized to the vocabulary by Create(): Sample() allocates nothing.
+// Thread-safety: a Sampler is used by one thread at a time (it owns mutable scratch).
+#ifndef TANDEM_CORE_GENERATION_SAMPLER_H_
+#define TANDEM_CORE_GENERATION_SAMPLER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/generation/random.h"
+
+namespace tandem {
+
+// Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
+struct SamplerConfig {
+  float temperature = 1.0f;         // >= 0 and finite; 0 is greedy
+  int32_t top_k = 0;                // keep the k best; 0 disables; >= 0
+  float top_p = 1.0f;               // keep the smallest set reaching this mass; in (0, 1]
+  float min_p = 0.0f;               // drop w < min_p (relative to the best); in [0, 1)
+  float repetition_penalty = 1.0f;  // > 0; 1 disables
+  int32_t penalty_window = 64;      // context tokens the penalty looks at; >= 0
+  uint64_t seed = 0;                // keys the counter-based random stream
+};
+
+// A distribution in sparse form: the ids that survived the filters, strictly increasing, and
+// their normalised probabilities (one entry with 1 when greedy). Mirrors the wire's
+// tandem.v1.SparseDistribution, float probabilities included.
+struct SparseDistribution {
+  std::vector<int32_t> ids;
+  std::vector<float> probabilities;
+};
+
+class Sampler {
+ public:
+  // kInvalidArgument naming the field: a negative or non-finite temperature, a negative
+  // top_k, top_p outside (0, 1], min_p outside [0, 1), a non-positive or non-finite
+  // repetition_penalty, a negative penalty_window, or a non-positive vocab_size.
+  static absl::StatusOr<Sampler> Create(const SamplerConfig& config, int64_t vocab_size);
+
+  const SamplerConfig& config() const { return config_; }
+  int64_t vocab_size() const { return vocab_size_; }
+  bool greedy() const { return config_.temperature == 0.0f; }
+
+  // The token for `logits` [vocab] given the tokens before this position (`context`, for the
+  // repetition penalty), drawn with CounterUniform(config().seed, position, purpose).
+  int32_t Sample(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                 int64_t position, RandomPurpose purpose = RandomPurpose::kSample);
+  // The same with an explicit uniform number in [0, 1).
+  int32_t SampleWithUniform(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                            double uniform);
+
+  // The filtered, normalised distribution, densely into `probabilities` [vocab] (zero for
+  // every filtered token; all mass on the arg max when greedy).
+  void Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                    absl::Span<float> probabilities);
+  // The same in sparse form; reuses `out`'s capacity.
+  void Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                    SparseDistribution* out);
+
+  // The index drawn from non-negative `weights` (any scale) with `uniform` in [0, 1): the
+  // first i whose running total exceeds uniform * total. -1 if no weight is positive.
+  static int64_t Draw(absl::Span<const float> weights, double uniform);
+
+ private:
+  Sampler(const SamplerConfig& config, int64_t vocab_size);
+
+  // Runs the five steps, leaving the unnormalised weights in weights_ (0 for filtered
+  // tokens); returns their total.
+  double Filter(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // logits_ = the penalised copy of `logits`.
+  void ApplyPenalty(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // Orders candidate ids by penalised logit, ties by the lower id.
+  auto RanksHigher() const {
+    return [this](int32_t a, int32_t b) {
+      return logits_[a] > logits_[b] || (logits_[a] == logits_[b] && a < b);
+    };
+  }
+  // Top-p over the first `kept` candidates of order_; returns how many it keeps.
+  int64_t TopP(int64_t kept);
+
+  SamplerConfig config_;
+  int64_t vocab_size_;
+  std::vector<float> logits_;   // [vocab] penalised logits
+  std::vector<float> weights_;  // [vocab] exp((logit - best) / T), 0 when filtered
+  std::vector<int32_t> order_;  // [vocab] candidate ids; kept ones first
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_SAMPLER_H_

@@ -1,0 +1,118 @@
+// One conversation decoded speculatively: a small draft model guesses, the target verifies.
+//
+//   ASSIGN_OR_RETURN(auto session, SpeculativeSession::Create(target, draft, pool, options));
+//   ASSIGN_OR_RETURN(GenerationResult r, session->Generate(context, 256, on_token));
+//
+// The last context token starts as the *pending* token (known, not yet run by the target).
+// Each round (DESIGN.md §2):
+//   1. the draft syncs its cache to the sequence + pending, samples up to k guesses g1..gk
+//      from its filtered distributions q1..qk (sparse), feeding each back;
+//   2. the target runs [pending, g1..gk] as one batched forward pass (LogitsMode::kAll),
+//      filters each row with the same sampler into p1..p(k+1), and AcceptGuesses keeps a
+//      prefix of the guesses and yields the next pending token;
+//   3. the kept guesses and the pending token are reported under the stop rules.
+// Both caches sync by position: before running, each is cut to the longest prefix it shares
+// with the sequence (the decoder truncates to the start position), so rolling back rejected
+// guesses is implicit. Every position is sampled with its own history (earlier guesses of the
+// round included) and keyed random numbers, so greedy output equals the target's alone token
+// for token and sampled output is distributed exactly as the target's (lossless).
+//
+// Prefix reuse, stop rules, errors and GenerationStats are as in Session; SpeculationStats
+// count the rounds.
+//
+// Thread-safety: not thread-safe; runs on one inference thread (it owns two Decoders that
+// share `pool`). The models and the pool must outlive the session.
+#ifndef TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
+#define TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/decoder/decoder.h"
+#include "core/decoder/kv_cache.h"
+#include "core/decoder/model.h"
+#include "core/generation/acceptance.h"
+#include "core/generation/generation_result.h"
+#include "core/generation/sampler.h"
+#include "core/generation/session.h"
+#include "core/generation/stop_rules.h"
+#include "core/kernels/thread_pool.h"
+
+namespace tandem {
+
+struct SpeculativeOptions {
+  SessionOptions session;    // sampler, context size, stop ids, KV type (both models)
+  int32_t draft_tokens = 4;  // k: guesses per round, in [1, max_draft_tokens]
+  bool adaptive = false;     // grow k after a fully kept round, shrink it after a poor one
+  int32_t max_draft_tokens = 16;
+};
+
+class SpeculativeSession {
+ public:
+  // kFailedPrecondition if the vocabularies differ (vocab_compatibility.h); kInvalidArgument
+  // for a bad sampler config, context size or draft_tokens; cache errors as is.
+  static absl::StatusOr<std::unique_ptr<SpeculativeSession>> Create(
+      const Model& target, const Model& draft, ThreadPool& pool, const SpeculativeOptions& options);
+
+  // As Session::Generate.
+  absl::StatusOr<GenerationResult> Generate(absl::Span<const int32_t> context, int64_t max_tokens,
+                                            TokenCallback on_token);
+
+  // Forgets the cached conversation (both caches).
+  void Reset();
+
+  // The guesses the next round will ask for (changes between rounds when adaptive).
+  int32_t draft_tokens() const { return k_; }
+  int64_t context_size() const { return target_.cache->shape().context_size; }
+  // The tokens each cache holds, in order.
+  absl::Span<const int32_t> target_cached_tokens() const { return target_.cached; }
+  absl::Span<const int32_t> draft_cached_tokens() const { return draft_.cached; }
+
+ private:
+  // One model's decoder, sampler and cache.
+  struct Side {
+    Side(const Model& model, ThreadPool& pool, Sampler sampler);
+    Decoder decoder;
+    Sampler sampler;
+    std::unique_ptr<KvCache> cache;
+    std::vector<int32_t> cached;  // the tokens in `cache`
+  };
+  // Logits of the tokens a Run call ran, and how many leading tokens it reused.
+  struct RunResult {
+    absl::Span<const float> logits;
+    int64_t reused = 0;
+  };
+
+  SpeculativeSession(const Model& target, const Model& draft, ThreadPool& pool,
+                     const SpeculativeOptions& options, Sampler target_sampler,
+                     Sampler draft_sampler);
+
+  // Brings `side`'s cache to `tokens`, reusing at most `max_reuse` cached ones and running
+  // the rest (nothing when all are reused: empty logits).
+  static absl::StatusOr<RunResult> Run(Side& side, absl::Span<const int32_t> tokens,
+                                       int64_t max_reuse, LogitsMode mode);
+  // Step 1: fills guesses_ and q_ with up to k guesses after sequence_ (pending last).
+  absl::Status Draft(int32_t k);
+  // Step 2: returns the verdict on guesses_.
+  absl::StatusOr<AcceptanceResult> Verify();
+  void RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats);
+
+  SpeculativeOptions options_;
+  Side target_;
+  Side draft_;
+  int32_t k_;
+  // The round's state: the sequence so far with the pending token last, the guesses with
+  // their q, and the target's dense p rows [k + 1, vocab].
+  std::vector<int32_t> sequence_;
+  std::vector<int32_t> guesses_;
+  std::vector<SparseDistribution> q_;
+  std::vector<float> p_;
+  std::vector<int32_t> batch_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_

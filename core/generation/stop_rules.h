@@ -1,0 +1,58 @@
+// The rules shared by Session and SpeculativeSession for checking a Generate request and for
+// ending it, so both sessions stop at exactly the same token.
+//
+// For each new token, in order: a stop id ends the call before the token is counted or
+// reported; then the callback (which may say stop); then the token limit; then a full cache.
+// A token that ends the call by the limit or the cache is reported but never run.
+//
+// Thread-safety: a StopRules lives inside one Generate call.
+#ifndef TANDEM_CORE_GENERATION_STOP_RULES_H_
+#define TANDEM_CORE_GENERATION_STOP_RULES_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/generation/generation_result.h"
+
+namespace tandem {
+
+// Receives each generated token; returns false to end the call after it.
+using TokenCallback = absl::FunctionRef<bool(int32_t token)>;
+
+// kInvalidArgument for an empty context or a non-positive max_tokens; kOutOfRange for a
+// context longer than the cache's `context_size`.
+absl::Status ValidateGenerateRequest(absl::Span<const int32_t> context, int64_t max_tokens,
+                                     int64_t context_size);
+
+// The length of the longest common prefix of `a` and `b`.
+int64_t CommonPrefixLength(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
+
+class StopRules {
+ public:
+  StopRules(absl::Span<const int32_t> stop_ids, int64_t max_tokens, int64_t context_size,
+            TokenCallback on_token)
+      : stop_ids_(stop_ids),
+        max_tokens_(max_tokens),
+        context_size_(context_size),
+        on_token_(on_token) {}
+
+  // Applies the rules to `token`, which would be run at absolute `position`. Returns why the
+  // call ends, or nullopt if the token is to be run and generation goes on.
+  std::optional<StopReason> Emit(int32_t token, int64_t position);
+
+  int64_t generated() const { return generated_; }
+
+ private:
+  absl::Span<const int32_t> stop_ids_;
+  int64_t max_tokens_;
+  int64_t context_size_;
+  TokenCallback on_token_;
+  int64_t generated_ = 0;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_STOP_RULES_H_
