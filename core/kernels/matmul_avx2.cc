@@ -76,7 +76,9 @@ template <int kTile>
 void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
              int64_t cols, float* out) {
   __m256 acc[kTile][kAcc];
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
+    #pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm256_setzero_ps();
   const bool quant = type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
   const int64_t block_bytes = type == TensorType::kQ8_0 ? 34 : 18;
@@ -106,10 +108,12 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
       w = LoadPlain8(type, row, c, count);
     }
     const int a = static_cast<int>(chunk % kAcc);
+    #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       acc[t][a] = _mm256_fmadd_ps(w, LoadX8(x + t * x_stride + c, count), acc[t][a]);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) out[t] = HorizontalSum(_mm256_add_ps(acc[t][0], acc[t][1]));
 }
 

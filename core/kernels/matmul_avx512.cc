@@ -1,5 +1,5 @@
 // The AVX-512 path. Each x row has kAcc vector accumulators; the 16-element chunk starting at
-// element 16c (for quantized types: block b) always goes to accumulator c % kAcc (b % kAcc),
+// element 16c always goes to accumulator c % kAcc,
 // and the accumulators are summed in a fixed order at the end, so a row's result does not
 // depend on the tile it is computed in. Tiles of up to 8 rows share each weight load.
 // GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
@@ -25,7 +25,7 @@
 namespace tandem::internal {
 namespace {
 
-constexpr int kAcc = 2;
+constexpr int kAcc = 2;  // DotQuant relies on this: one accumulator per half-block
 
 // Sixteen weights starting at element `c` of a plain-typed row, as floats.
 inline __m512 LoadPlain16(TensorType type, const uint8_t* row, int64_t c, __mmask16 mask) {
@@ -45,7 +45,9 @@ template <int kTile>
 void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
               int64_t cols, float* out) {
   __m512 acc[kTile][kAcc];
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
+    #pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
   int64_t chunk = 0;
   for (int64_t c = 0; c < cols; c += 16, ++chunk) {
@@ -53,22 +55,26 @@ void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
     const __m512 w = LoadPlain16(type, row, c, mask);
     const int a = static_cast<int>(chunk % kAcc);
+    #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + t * x_stride + c);
       acc[t][a] = _mm512_fmadd_ps(w, xv, acc[t][a]);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
-// Q8_0 and Q4_0: 32-element blocks. The integer weights q are exact in float; a block's
-// products q·x are summed unscaled and then scaled once by the block's d, into accumulator
-// b % kAcc.
+// Q8_0 and Q4_0: 32-element blocks, two chunks each; weight = q · d, exact in float, computed
+// once per block and shared by the tile's rows. Chunk c (elements 16c..16c+15) goes to
+// accumulator c % kAcc.
 template <int kTile>
 void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
               int64_t cols, float* out) {
   __m512 acc[kTile][kAcc];
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
+    #pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
   const bool q8 = type == TensorType::kQ8_0;
   const int64_t block_bytes = q8 ? 34 : 18;
@@ -77,7 +83,7 @@ void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     uint16_t d_bits;
     std::memcpy(&d_bits, block, sizeof(d_bits));
     const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
-    __m512 w0, w1;  // elements 0..15 and 16..31, unscaled
+    __m512 w0, w1;  // elements 0..15 and 16..31
     if (q8) {
       w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))));
@@ -92,14 +98,17 @@ void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_str
       w1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(
           _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(q, 4), mask)), eight));
     }
-    const int a = static_cast<int>(b % kAcc);
+    w0 = _mm512_mul_ps(w0, d);
+    w1 = _mm512_mul_ps(w1, d);
+    // kAcc == 2: the block's two chunks go to accumulators 0 and 1.
+    #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const float* xt = x + t * x_stride + 32 * b;
-      const __m512 sum = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16),
-                                         _mm512_mul_ps(w0, _mm512_loadu_ps(xt)));
-      acc[t][a] = _mm512_fmadd_ps(d, sum, acc[t][a]);
+      acc[t][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt), acc[t][0]);
+      acc[t][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16), acc[t][1]);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 

@@ -15,6 +15,7 @@ namespace {
 // Spins before a worker sleeps: long enough to bridge the gap between the kernels of one
 // forward pass, short enough not to burn a core between requests.
 constexpr int kSpinsBeforeSleep = 1 << 14;
+constexpr int kSpinsBeforeYield = 1 << 10;
 
 }  // namespace
 
@@ -88,7 +89,15 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)
   }
   work_ready_.notify_all();
   RunChunk(0);
-  while (pending_.load(std::memory_order_acquire) != 0) TANDEM_CPU_RELAX();
+  // Spin for the other chunks, yielding after a while so that a worker waiting for a core
+  // (other processes on a busy machine) gets this one.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinsBeforeYield) {
+      TANDEM_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   job_ = nullptr;
 }
 
