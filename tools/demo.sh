@@ -28,12 +28,29 @@ if [ -z "$model" ] && [ -f "$shared/models/stories260K/stories260K.gguf" ]; then
   model=$shared/models/stories260K/stories260K.gguf
   draft=${draft:-$shared/models/stories260K/derived/stories-draft-distilled.gguf}
 fi
-
-echo "tandem demo: built $(ls "$bin" 2>/dev/null | tr '\n' ' ')"
 if [ -z "$model" ]; then
-  echo "tandem demo: no model given and no shared models found; pass --model FILE.gguf" >&2
-  exit 2
+  # A fresh machine without models: a small random-weight target/draft pair, so the whole
+  # path still runs. Its text is noise.
+  demo_models=${TANDEM_BUILD_DIR:-$root/build}/demo-models
+  mkdir -p "$demo_models"
+  if [ ! -f "$demo_models/target.gguf" ]; then
+    "$root/tools/make_fixture_model" --dim 128 --layers 4 --heads 4 --kv-heads 2 --ffn 256 \
+      --seed 1 --name demo-target --out-gguf "$demo_models/target.gguf"
+    "$root/tools/make_fixture_model" --dim 64 --layers 2 --heads 2 --kv-heads 1 --ffn 128 \
+      --seed 2 --name demo-draft --out-gguf "$demo_models/draft.gguf"
+  fi
+  model=$demo_models/target.gguf
+  draft=$demo_models/draft.gguf
+  echo "tandem demo: no models given and none in $shared/models: using a random-weight pair" \
+       "($model). Its text will be noise; run 'tools/demo.sh --model YOUR.gguf [--draft" \
+       "SMALL.gguf]' or set TANDEM_MODEL/TANDEM_DRAFT for real output." >&2
 fi
-echo "tandem demo: target $model${draft:+, draft $draft}"
-echo "tandem demo: the engine, workers and coordinator are not built yet (issues 3-6);" \
-     "nothing more to run." >&2
+
+echo "tandem demo: target $model${draft:+, draft $draft}" >&2
+if [ -x "$bin/tandem-chat" ]; then
+  exec "$bin/tandem-chat" "$model" ${draft:+--draft "$draft"} --format raw -p "$prompt" \
+    --temp 0 --max-tokens 64
+fi
+# Until the chat client lands, run the engine on the target: load it, prefill, decode.
+echo "tandem demo: tandem-chat is not built yet; measuring the engine on the target" >&2
+"$bin/tandem-bench" "$model" -p 32 -n 32 --reps 1 --batch 1,5
