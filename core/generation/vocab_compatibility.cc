@@ -30,7 +30,9 @@ std::string MetadataText(const GgufFile& gguf, absl::string_view key) {
   return "(not a string or integer)";
 }
 
-absl::Status CompareGguf(const GgufFile& target, const GgufFile& draft) {
+}  // namespace
+
+absl::Status CheckGgufVocabulariesCompatible(const GgufFile& target, const GgufFile& draft) {
   for (absl::string_view key :
        {"tokenizer.ggml.model", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"}) {
     const std::string t = MetadataText(target, key);
@@ -59,8 +61,6 @@ absl::Status CompareGguf(const GgufFile& target, const GgufFile& draft) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::Status CheckDraftCompatible(const Model& target, const Model& draft) {
   const int64_t t_vocab = target.config().vocab_size;
   const int64_t d_vocab = draft.config().vocab_size;
@@ -70,7 +70,7 @@ absl::Status CheckDraftCompatible(const Model& target, const Model& draft) {
                                      kMaxVocabSizeDifference, " apart)"));
   }
   if (target.gguf() != nullptr && draft.gguf() != nullptr) {
-    return CompareGguf(*target.gguf(), *draft.gguf());
+    return CheckGgufVocabulariesCompatible(*target.gguf(), *draft.gguf());
   }
   return absl::OkStatus();
 }

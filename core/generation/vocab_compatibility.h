@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "core/decoder/model.h"
+#include "core/model/gguf_reader.h"
 
 namespace tandem {
 
@@ -23,6 +24,10 @@ inline constexpr int64_t kMaxVocabSizeDifference = 128;
 // texts) for every format once core/tokenizer lands; the coordinator needs the same check
 // from two workers' Describe replies.
 absl::Status CheckDraftCompatible(const Model& target, const Model& draft);
+
+// The GGUF part of the check: tokenizer.ggml.model, the BOS and EOS ids, and the texts of
+// tokenizer.ggml.tokens over the ids both files have.
+absl::Status CheckGgufVocabulariesCompatible(const GgufFile& target, const GgufFile& draft);
 
 }  // namespace tandem
 

@@ -1,0 +1,68 @@
+// Sample allocates nothing: this binary counts every operator new.
+// The replacement operators pair malloc with free, which GCC cannot see through.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "core/generation/sampler.h"
+#include "gtest/gtest.h"
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++g_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace tandem {
+namespace {
+
+SamplerConfig Config(float temperature, int32_t top_k, float top_p, float min_p, float penalty) {
+  SamplerConfig c;
+  c.temperature = temperature;
+  c.top_k = top_k;
+  c.top_p = top_p;
+  c.min_p = min_p;
+  c.repetition_penalty = penalty;
+  c.penalty_window = 64;
+  return c;
+}
+
+TEST(SamplerAllocationTest, SampleAllocatesNothing) {
+  constexpr int64_t kVocab = 32000;
+  std::vector<float> logits(kVocab);
+  for (int64_t i = 0; i < kVocab; ++i) logits[i] = std::sin(0.01f * i) * 8.0f;
+  std::vector<int32_t> context(200);
+  for (size_t i = 0; i < context.size(); ++i) context[i] = static_cast<int32_t>(i * 97 % kVocab);
+
+  for (const SamplerConfig& config :
+       {Config(0, 0, 1, 0, 1), Config(1, 0, 1, 0, 1), Config(0.7f, 40, 0.95f, 0.05f, 1.1f),
+        Config(1, 0, 0.9f, 0, 1.3f), Config(1.5f, 0, 1, 0.1f, 1)}) {
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, kVocab));
+    const int64_t before = g_allocations.load();
+    ASSERT_GT(before, 0);  // the counter sees allocations (Create made some)
+    int64_t checksum = 0;
+    for (int64_t position = 0; position < 20; ++position) {
+      checksum += sampler.Sample(logits, context, position);
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0) << "temperature " << config.temperature;
+    EXPECT_GE(checksum, 0);
+  }
+}
+
+}  // namespace
+}  // namespace tandem

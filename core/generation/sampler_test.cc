@@ -1,0 +1,355 @@
+#include "core/generation/sampler.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "core/generation/random.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::IsOk;
+using ::tandem::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr float kTolerance = 1e-6f;
+
+// softmax(values) over the listed ids, zero elsewhere: the expected distribution after the
+// filters kept exactly `ids` with (penalised, tempered) logits `values`.
+std::vector<float> Kept(int64_t vocab, const std::vector<int>& ids,
+                        const std::vector<double>& values) {
+  double total = 0;
+  for (double v : values) total += std::exp(v);
+  std::vector<float> p(vocab, 0.0f);
+  for (size_t i = 0; i < ids.size(); ++i)
+    p[ids[i]] = static_cast<float>(std::exp(values[i]) / total);
+  return p;
+}
+
+std::vector<float> DenseDistribution(const SamplerConfig& config, const std::vector<float>& logits,
+                                     const std::vector<int32_t>& context) {
+  absl::StatusOr<Sampler> sampler = Sampler::Create(config, logits.size());
+  EXPECT_THAT(sampler, IsOk());
+  std::vector<float> p(logits.size());
+  if (sampler.ok()) sampler->Distribution(logits, context, absl::MakeSpan(p));
+  return p;
+}
+
+void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], kTolerance) << "token " << i;
+  }
+}
+
+struct ValidationCase {
+  std::string name;
+  SamplerConfig config;
+  std::string field;
+};
+
+TEST(SamplerCreateTest, RejectsEachInvalidFieldByName) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto with = [](auto set) {
+    SamplerConfig c;
+    set(c);
+    return c;
+  };
+  const std::vector<ValidationCase> cases = {
+      {"negative temperature", with([](SamplerConfig& c) { c.temperature = -0.1f; }),
+       "temperature"},
+      {"nan temperature", with([&](SamplerConfig& c) { c.temperature = nan; }), "temperature"},
+      {"infinite temperature", with([&](SamplerConfig& c) { c.temperature = inf; }), "temperature"},
+      {"negative top_k", with([](SamplerConfig& c) { c.top_k = -1; }), "top_k"},
+      {"zero top_p", with([](SamplerConfig& c) { c.top_p = 0.0f; }), "top_p"},
+      {"top_p above 1", with([](SamplerConfig& c) { c.top_p = 1.01f; }), "top_p"},
+      {"nan top_p", with([&](SamplerConfig& c) { c.top_p = nan; }), "top_p"},
+      {"negative min_p", with([](SamplerConfig& c) { c.min_p = -0.01f; }), "min_p"},
+      {"min_p of 1", with([](SamplerConfig& c) { c.min_p = 1.0f; }), "min_p"},
+      {"nan min_p", with([&](SamplerConfig& c) { c.min_p = nan; }), "min_p"},
+      {"zero penalty", with([](SamplerConfig& c) { c.repetition_penalty = 0.0f; }),
+       "repetition_penalty"},
+      {"negative penalty", with([](SamplerConfig& c) { c.repetition_penalty = -1.1f; }),
+       "repetition_penalty"},
+      {"infinite penalty", with([&](SamplerConfig& c) { c.repetition_penalty = inf; }),
+       "repetition_penalty"},
+      {"negative window", with([](SamplerConfig& c) { c.penalty_window = -1; }), "penalty_window"},
+  };
+  for (const ValidationCase& c : cases) {
+    EXPECT_THAT(Sampler::Create(c.config, 8),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
+        << c.name;
+  }
+  EXPECT_THAT(Sampler::Create(SamplerConfig(), 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("vocab_size")));
+}
+
+TEST(SamplerCreateTest, AcceptsBoundaryValues) {
+  SamplerConfig config;
+  config.temperature = 0.0f;
+  config.top_k = 0;
+  config.top_p = 1.0f;
+  config.min_p = 0.0f;
+  config.repetition_penalty = 0.5f;
+  config.penalty_window = 0;
+  EXPECT_THAT(Sampler::Create(config, 1), IsOk());
+}
+
+// The worked example, exactly.
+TEST(SamplerTest, WorkedExampleKeepsThreeTokens) {
+  SamplerConfig config;
+  config.temperature = 1.0f;
+  config.top_p = 0.9f;
+  config.min_p = 0.05f;
+  const std::vector<float> p = DenseDistribution(config, {2, 1, 0, -1}, {});
+  EXPECT_NEAR(p[0], 0.665, 5e-4);
+  EXPECT_NEAR(p[1], 0.245, 5e-4);
+  EXPECT_NEAR(p[2], 0.090, 5e-4);
+  EXPECT_EQ(p[3], 0.0f);
+  ExpectNear(p, Kept(4, {0, 1, 2}, {2, 1, 0}));
+}
+
+TEST(SamplerTest, WorkedExamplePenaltyDividesPositiveAndMultipliesNegativeLogits) {
+  SamplerConfig config;
+  config.repetition_penalty = 1.1f;
+  // Token 0 (logit 2) becomes 2 / 1.1 = 1.82; token 3 (logit -1) becomes -1.1.
+  ExpectNear(DenseDistribution(config, {2, 1, 0, -1}, {0}),
+             Kept(4, {0, 1, 2, 3}, {2 / 1.1, 1, 0, -1}));
+  ExpectNear(DenseDistribution(config, {2, 1, 0, -1}, {0, 3}),
+             Kept(4, {0, 1, 2, 3}, {2 / 1.1, 1, 0, -1.1}));
+}
+
+struct StepCase {
+  std::string name;
+  SamplerConfig config;
+  std::vector<float> logits;
+  std::vector<int32_t> context;
+  std::vector<float> expected;
+};
+
+SamplerConfig Config(float temperature, int32_t top_k, float top_p, float min_p,
+                     float penalty = 1.0f, int32_t window = 64) {
+  SamplerConfig c;
+  c.temperature = temperature;
+  c.top_k = top_k;
+  c.top_p = top_p;
+  c.min_p = min_p;
+  c.repetition_penalty = penalty;
+  c.penalty_window = window;
+  return c;
+}
+
+TEST(SamplerTest, EachStepAloneAndCombined) {
+  const std::vector<float> l = {2, 1, 0, -1};
+  const std::vector<StepCase> cases = {
+      {"no filter is the softmax", Config(1, 0, 1, 0), l, {}, Kept(4, {0, 1, 2, 3}, {2, 1, 0, -1})},
+      {"temperature 0.5 sharpens",
+       Config(0.5, 0, 1, 0),
+       l,
+       {},
+       Kept(4, {0, 1, 2, 3}, {4, 2, 0, -2})},
+      {"temperature 2 flattens",
+       Config(2, 0, 1, 0),
+       l,
+       {},
+       Kept(4, {0, 1, 2, 3}, {1, 0.5, 0, -0.5})},
+      {"top_k 2 keeps the two best", Config(1, 2, 1, 0), l, {}, Kept(4, {0, 1}, {2, 1})},
+      {"top_k beyond the vocabulary keeps all",
+       Config(1, 9, 1, 0),
+       l,
+       {},
+       Kept(4, {0, 1, 2, 3}, {2, 1, 0, -1})},
+      {"top_p 0.5 keeps the best alone", Config(1, 0, 0.5, 0), l, {}, Kept(4, {0}, {0})},
+      {"top_p 0.7 keeps the smallest set reaching the mass",
+       Config(1, 0, 0.7, 0),
+       l,
+       {},
+       Kept(4, {0, 1}, {2, 1})},
+      {"top_p 0.9", Config(1, 0, 0.9, 0), l, {}, Kept(4, {0, 1, 2}, {2, 1, 0})},
+      {"min_p 0.2 drops weights below 0.2 of the best",
+       Config(1, 0, 1, 0.2),
+       l,
+       {},
+       Kept(4, {0, 1}, {2, 1})},
+      {"min_p 0.05 drops exp(-3)", Config(1, 0, 1, 0.05), l, {}, Kept(4, {0, 1, 2}, {2, 1, 0})},
+      {"penalty changes the ranking",
+       Config(1, 0, 1, 0, 2.5),
+       {2, 1, 0, -1},
+       {0},
+       Kept(4, {0, 1, 2, 3}, {0.8, 1, 0, -1})},
+      {"penalty applies once to a repeated token",
+       Config(1, 0, 1, 0, 2),
+       l,
+       {0, 0, 0},
+       Kept(4, {0, 1, 2, 3}, {1, 1, 0, -1})},
+      {"penalty looks only at the window",
+       Config(1, 0, 1, 0, 2, 1),
+       l,
+       {0, 3},
+       Kept(4, {0, 1, 2, 3}, {2, 1, 0, -2})},
+      {"penalty window 0 disables it",
+       Config(1, 0, 1, 0, 2, 0),
+       l,
+       {0, 3},
+       Kept(4, {0, 1, 2, 3}, {2, 1, 0, -1})},
+      {"penalty ignores ids outside the vocabulary",
+       Config(1, 0, 1, 0, 2),
+       l,
+       {7, -1},
+       Kept(4, {0, 1, 2, 3}, {2, 1, 0, -1})},
+      // Penalty: token 0 3 -> 2; T 0.5: [4, 5, 4, 2, 0, -2]; top-k 3: ids 1, 0, 2 (0 beats 2
+      // on the tie); top-p 0.7 of {1, e^-1, e^-1}: 1 then 0; min-p 0.3 keeps e^-1 = 0.37.
+      {"all five steps in order",
+       Config(0.5, 3, 0.7, 0.3, 1.5),
+       {3, 2.5, 2, 1, 0, -1},
+       {0},
+       Kept(6, {0, 1}, {4, 5})},
+      {"min_p after top_p drops the survivor",
+       Config(0.5, 3, 0.7, 0.4, 1.5),
+       {3, 2.5, 2, 1, 0, -1},
+       {0},
+       Kept(6, {1}, {0})},
+  };
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(c.config, c.logits, c.context), c.expected);
+  }
+}
+
+TEST(SamplerTest, TiesRankTheLowerIdFirst) {
+  const std::vector<StepCase> cases = {
+      {"greedy", Config(0, 0, 1, 0), {1, 3, 3, 0}, {}, {0, 1, 0, 0}},
+      {"top_k 1", Config(1, 1, 1, 0), {1, 3, 3, 0}, {}, {0, 1, 0, 0}},
+      {"top_k 2 of a three-way tie", Config(1, 2, 1, 0), {3, 3, 3}, {}, {0.5, 0.5, 0}},
+      {"top_p 0.5 of a three-way tie", Config(1, 0, 0.5, 0), {3, 3, 3, -50}, {}, {0.5, 0.5, 0, 0}},
+  };
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(c.config, c.logits, c.context), c.expected);
+  }
+}
+
+TEST(SamplerTest, GreedyIsTheArgMaxWhateverTheFiltersAndUniform) {
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(Config(0, 1, 0.1, 0.9), 3));
+  const std::vector<float> logits = {0, 5, 1};
+  for (double u : {0.0, 0.5, 0.999999}) {
+    EXPECT_EQ(sampler.SampleWithUniform(logits, {}, u), 1) << u;
+  }
+  std::vector<float> dense(3);
+  sampler.Distribution(logits, {}, absl::MakeSpan(dense));
+  EXPECT_THAT(dense, ElementsAre(0.0f, 1.0f, 0.0f));
+  SparseDistribution sparse;
+  sampler.Distribution(logits, {}, &sparse);
+  EXPECT_THAT(sparse.ids, ElementsAre(1));
+  EXPECT_THAT(sparse.probabilities, ElementsAre(1.0f));
+}
+
+TEST(SamplerTest, GreedyAppliesThePenaltyFirst) {
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(Config(0, 0, 1, 0, 1.1), 2));
+  // 2 / 1.1 = 1.82 < 1.9.
+  EXPECT_EQ(sampler.SampleWithUniform({2, 1.9}, {0}, 0.5), 1);
+  EXPECT_EQ(sampler.SampleWithUniform({2, 1.9}, {}, 0.5), 0);
+}
+
+TEST(SamplerTest, SampleDrawsByTokenIdOverTheKeptMass) {
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(Config(1, 0, 0.9, 0.05), 4));
+  const std::vector<float> logits = {-1, 0, 1, 2};  // keeps 1, 2, 3
+  std::vector<float> p(4);
+  sampler.Distribution(logits, {}, absl::MakeSpan(p));
+  // The midpoint of each kept token's interval of the cumulative distribution draws it.
+  double below = 0;
+  for (int32_t id = 1; id < 4; ++id) {
+    EXPECT_EQ(sampler.SampleWithUniform(logits, {}, below + p[id] / 2), id);
+    below += p[id];
+  }
+  EXPECT_EQ(sampler.SampleWithUniform(logits, {}, 0.0), 1);
+  EXPECT_EQ(sampler.SampleWithUniform(logits, {}, std::nextafter(1.0, 0.0)), 3);
+}
+
+TEST(SamplerTest, SampleUsesTheCounterBasedUniformOfSeedPositionAndPurpose) {
+  SamplerConfig config = Config(1, 0, 1, 0);
+  config.seed = 1234;
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 16));
+  std::vector<float> logits(16);
+  for (int i = 0; i < 16; ++i) logits[i] = static_cast<float>(i % 5) * 0.3f;
+  for (int64_t position = 0; position < 50; ++position) {
+    for (RandomPurpose purpose : {RandomPurpose::kSample, RandomPurpose::kDraftDraw}) {
+      const double u = CounterUniform(1234, position, purpose);
+      EXPECT_EQ(sampler.Sample(logits, {}, position, purpose),
+                sampler.SampleWithUniform(logits, {}, u));
+    }
+  }
+}
+
+TEST(SamplerTest, SparseFormHasIncreasingIdsAndTheDenseProbabilities) {
+  SamplerConfig config = Config(0.8, 40, 0.95, 0.02, 1.1);
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 512));
+  std::vector<float> logits(512);
+  for (int i = 0; i < 512; ++i) logits[i] = std::sin(i * 0.37f) * 4.0f;
+  const std::vector<int32_t> context = {5, 17, 300, 5};
+  std::vector<float> dense(512);
+  sampler.Distribution(logits, context, absl::MakeSpan(dense));
+  SparseDistribution sparse;
+  sampler.Distribution(logits, context, &sparse);
+  ASSERT_EQ(sparse.ids.size(), sparse.probabilities.size());
+  ASSERT_GE(sparse.ids.size(), 2u);
+  ASSERT_LE(sparse.ids.size(), 40u);
+  double total = 0;
+  size_t next = 0;
+  for (int32_t id = 0; id < 512; ++id) {
+    if (dense[id] == 0.0f) continue;
+    ASSERT_LT(next, sparse.ids.size());
+    EXPECT_EQ(sparse.ids[next], id);
+    EXPECT_EQ(sparse.probabilities[next], dense[id]);
+    total += dense[id];
+    ++next;
+  }
+  EXPECT_EQ(next, sparse.ids.size());
+  EXPECT_NEAR(total, 1.0, 1e-6);
+}
+
+TEST(SamplerTest, TopPWidensItsPartialSortWhenTheMassNeedsManyTokens) {
+  // A flat distribution over 1000 ids: top-p 0.9 needs 900 of them, past the first partial
+  // sort's 64 and its 256.
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(Config(1, 0, 0.9, 0), 1000));
+  std::vector<float> logits(1000, 0.0f);
+  SparseDistribution sparse;
+  sampler.Distribution(logits, {}, &sparse);
+  ASSERT_EQ(sparse.ids.size(), 900u);
+  EXPECT_EQ(sparse.ids.front(), 0);
+  EXPECT_EQ(sparse.ids.back(), 899);
+}
+
+struct DrawCase {
+  std::vector<float> weights;
+  double uniform;
+  int64_t expected;
+};
+
+TEST(SamplerDrawTest, PicksTheFirstIndexWhoseRunningTotalExceedsTheThreshold) {
+  const std::vector<DrawCase> cases = {
+      {{0, 1, 0, 3}, 0.0, 1},
+      {{0, 1, 0, 3}, 0.2499, 1},
+      {{0, 1, 0, 3}, 0.25, 3},
+      {{0, 1, 0, 3}, 0.9999, 3},
+      {{2}, 0.7, 0},
+      {{5, 5}, 0.5, 1},
+      {{0.5, 0.5, 0}, 0.999999999, 1},
+      {{0, 0, 0}, 0.5, -1},
+      {{}, 0.5, -1},
+  };
+  for (const DrawCase& c : cases) {
+    EXPECT_EQ(Sampler::Draw(c.weights, c.uniform), c.expected)
+        << "weights " << ::testing::PrintToString(c.weights) << " u " << c.uniform;
+  }
+}
+
+}  // namespace
+}  // namespace tandem
