@@ -1,0 +1,63 @@
+// Test-only helpers shared by the session tests: shared models and golden.json.
+#ifndef TANDEM_CORE_GENERATION_GENERATION_TEST_UTIL_H_
+#define TANDEM_CORE_GENERATION_GENERATION_TEST_UTIL_H_
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/base/test_data.h"
+#include "core/decoder/model.h"
+
+namespace tandem::testing {
+
+inline constexpr char kTargetPath[] = "models/stories260K/stories260K.gguf";
+inline constexpr int32_t kEos = 2;
+
+// A shared model, loaded once per test binary (nullptr if missing: the caller fails).
+inline absl::StatusOr<const Model*> SharedModel(const std::string& relative) {
+  static auto* models = new std::vector<std::pair<std::string, std::unique_ptr<Model>>>();
+  for (const auto& [path, model] : *models) {
+    if (path == relative) return model.get();
+  }
+  ASSIGN_OR_RETURN(std::string path, SharedFile(relative));
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(path));
+  models->emplace_back(relative, std::move(model));
+  return models->back().second.get();
+}
+
+struct GoldenCase {
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> greedy_ids;
+};
+
+// The stories260K cases of golden.json (greedy continuations of 128 tokens).
+inline absl::StatusOr<std::vector<GoldenCase>> StoriesGoldenCases() {
+  ASSIGN_OR_RETURN(std::string path, SharedFile("models/golden.json"));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSIGN_OR_RETURN(json::Value golden, json::Parse(text.str()));
+  const auto ids = [](const json::Value& array) {
+    std::vector<int32_t> out;
+    for (const json::Value& v : array.as_array()) out.push_back(static_cast<int32_t>(v.as_int()));
+    return out;
+  };
+  std::vector<GoldenCase> cases;
+  const json::Value* entry = golden.as_object().Find("stories260K");
+  if (entry == nullptr) return absl::NotFoundError("golden.json has no stories260K entry");
+  for (const json::Value& c : entry->as_object().Find("cases")->as_array()) {
+    cases.push_back(
+        {ids(*c.as_object().Find("prompt_ids")), ids(*c.as_object().Find("greedy_ids"))});
+  }
+  return cases;
+}
+
+}  // namespace tandem::testing
+
+#endif  // TANDEM_CORE_GENERATION_GENERATION_TEST_UTIL_H_
