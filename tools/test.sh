@@ -34,6 +34,34 @@ if [ "${TANDEM_SANITIZE:-0}" = 1 ]; then
   TANDEM_CMAKE_ARGS="-DTANDEM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug ${TANDEM_CMAKE_ARGS:-}"
 fi
 
+if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
+  # The model-file parsers under clang's libFuzzer with ASan + UBSan, for a bounded time,
+  # and their unit and broken-file tests under the same sanitizers.
+  echo "== libFuzzer + ASan/UBSan: model file parsers (${TANDEM_FUZZ_SECONDS:-20} s each)"
+  fuzz_build=$root/build-fuzz
+  fuzz_targets="gguf_fuzzer safetensors_fuzzer make_seed_corpus mapped_file_test
+                tensor_type_test gguf_reader_test gguf_reader_corruption_test
+                safetensors_reader_test"
+  if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
+         -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
+         -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
+     cmake --build "$fuzz_build" -j "$(nproc)" --target $fuzz_targets >/dev/null; then
+    fuzz_log=$(mktemp)
+    if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \
+         -R '^(gguf_fuzzer_smoke|safetensors_fuzzer_smoke|MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest|SafetensorsReaderTest)' \
+         >"$fuzz_log" 2>&1; then
+      grep -E 'tests passed|Total Test time' "$fuzz_log"
+    else
+      cat "$fuzz_log"
+      status=1
+    fi
+    rm -f "$fuzz_log"
+  else
+    echo "tandem test: fuzz build failed" >&2
+    status=1
+  fi
+fi
+
 echo "== CMake build"
 if ! TANDEM_CMAKE_ARGS="-DTANDEM_SHARED=$TANDEM_SHARED ${TANDEM_CMAKE_ARGS:-}" \
      "$root/tools/build.sh"; then
