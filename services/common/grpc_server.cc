@@ -1,0 +1,104 @@
+#include "services/common/grpc_server.h"
+
+#include <signal.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace tandem {
+namespace {
+
+std::string HostOf(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  return std::string(colon == absl::string_view::npos ? address : address.substr(0, colon));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
+    const GrpcServerOptions& options, const std::vector<grpc::Service*>& services,
+    std::shared_ptr<prometheus::Registry> registry) {
+  if (options.listen.find(':') == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen address '", options.listen, "' is not HOST:PORT"));
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::unique_ptr<GrpcServer> server(new GrpcServer());
+  server->host_ = HostOf(options.listen);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen, " (address in use or invalid?)"));
+  }
+  server->SetServing(false);
+  if (!options.metrics_listen.empty()) {
+    // civetweb reports a failed bind by throwing; check the address shape first.
+    if (options.metrics_listen.find(':') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metrics address '", options.metrics_listen, "' is not HOST:PORT"));
+    }
+    server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+    server->exposer_->RegisterCollectable(registry);
+    const std::vector<int> ports = server->exposer_->GetListeningPorts();
+    server->metrics_port_ = ports.empty() ? 0 : ports[0];
+  }
+  return server;
+}
+
+GrpcServer::~GrpcServer() { Drain(absl::ZeroDuration()); }
+
+std::string GrpcServer::address() const { return absl::StrCat(host_, ":", port_); }
+
+void GrpcServer::SetServing(bool serving) {
+  if (server_ == nullptr) return;
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(serving);
+  }
+}
+
+void GrpcServer::Drain(absl::Duration timeout) {
+  if (drained_ || server_ == nullptr) return;
+  drained_ = true;
+  SetServing(false);
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  server_->Wait();
+}
+
+namespace {
+
+sigset_t TerminationSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  const sigset_t signals = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+
+void WaitForTerminationSignal() {
+  const sigset_t signals = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int received = 0;
+  sigwait(&signals, &received);
+}
+
+}  // namespace tandem

@@ -1,0 +1,74 @@
+// Runs a gRPC server the way every Tandem process does: the given services plus standard
+// health checking (grpc.health.v1) and server reflection, an optional Prometheus /metrics
+// endpoint, and a graceful drain.
+//
+//   ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}, registry));
+//   server->SetServing(true);             // after the model has loaded
+//   WaitForTerminationSignal();           // SIGTERM or SIGINT
+//   server->Drain(absl::Seconds(10));     // stop accepting, finish in-flight calls
+//
+// Thread-safe.
+#ifndef TANDEM_SERVICES_COMMON_GRPC_SERVER_H_
+#define TANDEM_SERVICES_COMMON_GRPC_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "grpcpp/impl/codegen/service_type.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+
+namespace tandem {
+
+struct GrpcServerOptions {
+  std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
+  std::string metrics_listen;          // empty: no /metrics endpoint
+  int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
+};
+
+class GrpcServer {
+ public:
+  // kInvalidArgument / kUnavailable naming the address when it cannot listen.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
+      const GrpcServerOptions& options, const std::vector<grpc::Service*>& services,
+      std::shared_ptr<prometheus::Registry> registry);
+  ~GrpcServer();
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }  // 0 without metrics
+  std::string address() const;                        // host:port actually bound
+
+  // The overall health status (service ""), NOT_SERVING until set.
+  void SetServing(bool serving);
+
+  // Marks NOT_SERVING, stops accepting calls and waits up to `timeout` for in-flight calls
+  // to finish, then cancels what is left. Idempotent.
+  void Drain(absl::Duration timeout);
+
+  grpc::Server* server() { return server_.get(); }
+
+ private:
+  GrpcServer() = default;
+
+  std::string host_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  bool drained_ = false;
+};
+
+// Call first thing in main(), before any thread starts: blocks SIGTERM and SIGINT in every
+// thread so that WaitForTerminationSignal alone receives them.
+void BlockTerminationSignals();
+
+// Blocks the calling thread until the process receives SIGTERM or SIGINT.
+void WaitForTerminationSignal();
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COMMON_GRPC_SERVER_H_
