@@ -1,0 +1,100 @@
+#include "core/tokenizer/gguf_vocabulary.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/base/status_macros.h"
+#include "core/base/status_matchers.h"
+#include "core/model/gguf_reader.h"
+#include "core/model/gguf_test_builder.h"
+#include "core/model/mapped_file.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::GgufBuilder;
+using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+
+absl::StatusOr<Vocabulary> FromBuilder(GgufBuilder& builder) {
+  const std::vector<uint8_t> bytes = builder.Build();
+  ASSIGN_OR_RETURN(GgufFile gguf,
+                   GgufFile::Parse(MappedFile::FromBuffer(bytes, "test.gguf")));
+  return VocabularyFromGguf(gguf);
+}
+
+GgufBuilder Gpt2() {
+  GgufBuilder b;
+  b.AddString("tokenizer.ggml.model", "gpt2")
+      .AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"})
+      .AddStringArray("tokenizer.ggml.merges", {"a b"});
+  return b;
+}
+
+TEST(GgufVocabularyTest, ReadsByteLevelDefaults) {
+  GgufBuilder b = Gpt2();
+  b.AddUint32("tokenizer.ggml.padding_token_id", 0xFFFFFFFFu)
+      .AddUint32("tokenizer.ggml.eos_token_id", 2)
+      .AddString("tokenizer.ggml.pre", "llama-bpe");
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, FromBuilder(b));
+  EXPECT_EQ(vocab.encoding, TextEncoding::kByteLevel);
+  EXPECT_EQ(vocab.pad_id, std::nullopt);
+  EXPECT_EQ(vocab.eos_id, 2);
+  EXPECT_TRUE(vocab.ignore_merges);
+  EXPECT_FALSE(vocab.add_bos);
+}
+
+TEST(GgufVocabularyTest, ReadsSentencePieceDefaults) {
+  GgufBuilder b;
+  b.AddString("tokenizer.ggml.model", "llama")
+      .AddStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"})
+      .AddFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1})
+      .AddInt32Array("tokenizer.ggml.token_type", {2, 3, 3, 1})
+      .AddBool("tokenizer.ggml.add_space_prefix", false);
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, FromBuilder(b));
+  EXPECT_EQ(vocab.model, MergeModel::kScores);
+  EXPECT_EQ(vocab.space_prefix, SpacePrefix::kNever);
+  EXPECT_TRUE(vocab.add_bos);
+  EXPECT_EQ(vocab.bos_id, 1);
+  EXPECT_EQ(vocab.types[0], TokenType::kUnknown);
+}
+
+struct ErrorCase {
+  const char* name;
+  GgufBuilder builder;
+  absl::StatusCode code;
+  const char* message;
+};
+
+TEST(GgufVocabularyTest, BadMetadataNamesTheKey) {
+  GgufBuilder no_model;
+  no_model.AddStringArray("tokenizer.ggml.tokens", {"a"});
+  GgufBuilder t5;
+  t5.AddString("tokenizer.ggml.model", "t5").AddStringArray("tokenizer.ggml.tokens", {"a"});
+  GgufBuilder no_tokens;
+  no_tokens.AddString("tokenizer.ggml.model", "gpt2");
+  GgufBuilder unknown_pre = Gpt2();
+  unknown_pre.AddString("tokenizer.ggml.pre", "martian");
+  GgufBuilder bad_bos = Gpt2();
+  bad_bos.AddUint32("tokenizer.ggml.bos_token_id", 3);
+  GgufBuilder bad_types = Gpt2();
+  bad_types.AddInt32Array("tokenizer.ggml.token_type", {1, 1});
+  std::vector<ErrorCase> cases = {
+      {"no model", no_model, absl::StatusCode::kDataLoss, "'tokenizer.ggml.model'"},
+      {"t5", t5, absl::StatusCode::kUnimplemented, "'t5'"},
+      {"no tokens", no_tokens, absl::StatusCode::kDataLoss, "'tokenizer.ggml.tokens'"},
+      {"unknown pre", unknown_pre, absl::StatusCode::kUnimplemented, "'martian'"},
+      {"bos out of range", bad_bos, absl::StatusCode::kDataLoss, "BOS token id 3"},
+      {"types size", bad_types, absl::StatusCode::kDataLoss, "'tokenizer.ggml.token_type'"},
+  };
+  for (ErrorCase& c : cases) {
+    EXPECT_THAT(FromBuilder(c.builder), StatusIs(c.code, HasSubstr(c.message))) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace tandem

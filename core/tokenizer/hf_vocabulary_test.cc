@@ -1,0 +1,109 @@
+#include "core/tokenizer/hf_vocabulary.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/status_matchers.h"
+#include "core/tokenizer/tokenizer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::IsOkAndHolds;
+using ::tandem::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A byte-level BPE: Ġ = ' ', with an added special token and a user-defined one.
+constexpr char kByteLevel[] = R"({
+  "added_tokens": [{"id": 5, "content": "<|im_start|>", "special": true},
+                   {"id": 6, "content": "<tool>", "special": false}],
+  "normalizer": null,
+  "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex": "\\s?\\p{L}+|\\s+"}, "behavior": "Isolated",
+       "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]},
+  "post_processor": {"type": "ByteLevel"},
+  "model": {"type": "BPE", "ignore_merges": false,
+            "vocab": {"a": 0, "b": 1, "ab": 2, "\u0120": 3, "\u0120ab": 4},
+            "merges": [["a", "b"], "\u0120 ab"]}
+})";
+
+TEST(HfVocabularyTest, ByteLevelWithSplitRegexAndAddedTokens) {
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(kByteLevel, ""));
+  EXPECT_EQ(vocab.encoding, TextEncoding::kByteLevel);
+  EXPECT_EQ(vocab.types[5], TokenType::kControl);
+  EXPECT_EQ(vocab.types[6], TokenType::kUserDefined);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("<|im_start|>ab ab<tool>", {.parse_special = true}),
+              IsOkAndHolds(ElementsAre(5, 2, 4, 6)));
+  EXPECT_THAT(tok.Decode({5, 2, 4, 6}, {.render_special = true}),
+              IsOkAndHolds("<|im_start|>ab ab<tool>"));
+}
+
+TEST(HfVocabularyTest, ConfigDecidesBosAndEos) {
+  const std::string config =
+      R"({"add_bos_token": true, "add_eos_token": true, "bos_token": {"content": "<|im_start|>"},
+          "eos_token": "<tool>"})";
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(kByteLevel, config));
+  EXPECT_EQ(vocab.bos_id, 5);
+  EXPECT_EQ(vocab.eos_id, 6);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("ab", {.add_special = true}), IsOkAndHolds(ElementsAre(5, 2, 6)));
+}
+
+TEST(HfVocabularyTest, MetaspacePreTokenizerPrependsOnlyFirst) {
+  const std::string json = R"({
+    "added_tokens": [{"id": 0, "content": "<s>", "special": true}],
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                      "split": false},
+    "model": {"type": "BPE", "byte_fallback": false, "unk_token": "<s>",
+              "vocab": {"<s>": 0, "\u2581": 1, "a": 2, "\u2581a": 3},
+              "merges": ["\u2581 a"]}})";
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(json, ""));
+  EXPECT_EQ(vocab.space_prefix, SpacePrefix::kFirst);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("a<s>a", {.parse_special = true}), IsOkAndHolds(ElementsAre(3, 0, 2)));
+}
+
+struct ErrorCase {
+  const char* name;
+  std::string json;
+  absl::StatusCode code;
+  const char* message;
+};
+
+TEST(HfVocabularyTest, MalformedOrUnsupportedFilesNameTheCulprit) {
+  const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
+  const std::vector<ErrorCase> cases = {
+      {"not json", "{", absl::StatusCode::kDataLoss, "malformed tokenizer.json"},
+      {"no model", "{}", absl::StatusCode::kDataLoss, "no 'model'"},
+      {"unigram", R"({"model": {"type": "Unigram", "vocab": []}})",
+       absl::StatusCode::kUnimplemented, "'Unigram'"},
+      {"id gap", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 2}, "merges": []},
+                     "pre_tokenizer": {"type": "ByteLevel"}})",
+       absl::StatusCode::kDataLoss, "no token has id 1"},
+      {"bad merge", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]},
+                        "pre_tokenizer": {"type": "ByteLevel"}})",
+       absl::StatusCode::kDataLoss, "merge 0"},
+      {"lowercase", absl::StrCat(R"({"normalizer": {"type": "Lowercase"}, )", model, "}"),
+       absl::StatusCode::kUnimplemented, "'Lowercase'"},
+      {"whitespace split", absl::StrCat(R"({"pre_tokenizer": {"type": "WhitespaceSplit"}, )",
+                                        model, "}"),
+       absl::StatusCode::kUnimplemented, "'WhitespaceSplit'"},
+      {"no normalisation", absl::StrCat("{", model, "}"), absl::StatusCode::kUnimplemented,
+       "neither byte-level nor Metaspace"},
+  };
+  for (const ErrorCase& c : cases) {
+    EXPECT_THAT(VocabularyFromTokenizerJson(c.json, ""), StatusIs(c.code, HasSubstr(c.message)))
+        << c.name;
+  }
+  EXPECT_THAT(VocabularyFromTokenizerJson(kByteLevel, R"({"bos_token": "<nope>"})"),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("'<nope>'")));
+}
+
+}  // namespace
+}  // namespace tandem
