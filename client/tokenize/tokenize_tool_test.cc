@@ -1,6 +1,7 @@
 #include "client/tokenize/tokenize_tool.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -151,10 +152,12 @@ TEST(TokenizeToolTest, DecodingAnIdOutsideTheVocabularyExitsOne) {
 }
 
 int RunBinary(const std::string& args) {
-  // CTest sets TANDEM_BIN; run by hand, the test binary sits in build/tests beside build/bin.
+  // CTest sets TANDEM_BIN; Bazel runs tests in the runfiles tree; run by hand, the test
+  // binary sits in build/tests beside build/bin.
   const char* bin = std::getenv("TANDEM_BIN");
-  const std::string binary = bin != nullptr ? absl::StrCat(bin, "/tandem-tokenize")
-                                            : std::string("../bin/tandem-tokenize");
+  std::string binary = bin != nullptr ? absl::StrCat(bin, "/tandem-tokenize")
+                                      : std::string("client/tokenize/tandem-tokenize");
+  if (access(binary.c_str(), X_OK) != 0) binary = "../bin/tandem-tokenize";
   const int status = std::system(absl::StrCat(binary, " ", args, " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
