@@ -1,0 +1,197 @@
+#include "client/chat/chat_engine.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/chat/builtin_formats.h"
+#include "core/tokenizer/streaming_detokenizer.h"
+#include "core/tokenizer/tokenizer_loader.h"
+
+namespace tandem {
+namespace {
+
+// Texts of the tokens that end an assistant turn in common chat formats.
+constexpr const char* kEndOfTurnTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",
+                                           "<end_of_turn>", "<|endoftext|>", "<|eom_id|>"};
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
+  if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
+  return tokenizer.vocabulary().tokens[*id];
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::string>> ModelChatTemplate(const Model& model) {
+  if (const GgufFile* gguf = model.gguf()) {
+    if (!gguf->HasKey("tokenizer.chat_template")) return std::nullopt;
+    ASSIGN_OR_RETURN(absl::string_view source, gguf->GetString("tokenizer.chat_template"));
+    return std::string(source);
+  }
+  const std::string config_path =
+      (std::filesystem::path(model.path()) / "tokenizer_config.json").string();
+  std::error_code error;
+  if (!std::filesystem::exists(config_path, error)) return std::nullopt;
+  ASSIGN_OR_RETURN(std::string text, ReadFile(config_path));
+  absl::StatusOr<json::Value> config = json::Parse(text);
+  if (!config.ok() || !config->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a JSON object"));
+  }
+  const json::Value* chat_template = config->as_object().Find("chat_template");
+  if (chat_template == nullptr || chat_template->is_null()) return std::nullopt;
+  if (chat_template->is_string()) return chat_template->as_string();
+  if (chat_template->is_array()) {  // [{"name": "default", "template": "..."}, ...]
+    for (const json::Value& entry : chat_template->as_array()) {
+      if (!entry.is_object()) continue;
+      const json::Value* name = entry.as_object().Find("name");
+      const json::Value* source = entry.as_object().Find("template");
+      if (name != nullptr && name->is_string() && name->as_string() == "default" &&
+          source != nullptr && source->is_string()) {
+        return source->as_string();
+      }
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(config_path, ": chat_template is neither a string nor a named list"));
+}
+
+absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions& options) {
+  std::unique_ptr<ChatEngine> engine(new ChatEngine());
+  engine->options_ = options;
+  engine->pool_ = std::make_unique<ThreadPool>(std::max(1, options.threads));
+  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path));
+  ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(options.model_path));
+  engine->tokenizer_.emplace(std::move(tokenizer));
+  RETURN_IF_ERROR(engine->LoadFormat(options));
+
+  SessionOptions session;
+  session.sampler = options.sampler;
+  session.context_size =
+      std::min<int64_t>(options.context_size, engine->model_->config().context_length);
+  session.kv_type = options.kv_type;
+  const Tokenizer& tok = *engine->tokenizer_;
+  if (tok.vocabulary().eos_id.has_value()) session.stop_ids.push_back(*tok.vocabulary().eos_id);
+  for (const char* text : kEndOfTurnTexts) {
+    if (std::optional<int32_t> id = tok.TokenId(text); id.has_value()) {
+      if (std::find(session.stop_ids.begin(), session.stop_ids.end(), *id) ==
+          session.stop_ids.end()) {
+        session.stop_ids.push_back(*id);
+      }
+    }
+  }
+  if (options.draft_path.empty()) {
+    ASSIGN_OR_RETURN(engine->session_, Session::Create(*engine->model_, *engine->pool_, session));
+  } else {
+    ASSIGN_OR_RETURN(engine->draft_, Model::Load(options.draft_path));
+    SpeculativeOptions speculative;
+    speculative.session = session;
+    speculative.draft_tokens = options.draft_tokens;
+    speculative.adaptive = options.adaptive_draft;
+    ASSIGN_OR_RETURN(engine->speculative_,
+                     SpeculativeSession::Create(*engine->model_, *engine->draft_,
+                                                *engine->pool_, speculative));
+  }
+  return engine;
+}
+
+absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
+  chat::ChatTemplateOptions template_options;
+  template_options.bos_token = TokenText(*tokenizer_, tokenizer_->vocabulary().bos_id);
+  template_options.eos_token = TokenText(*tokenizer_, tokenizer_->vocabulary().eos_id);
+  if (!options.format.empty()) {
+    format_name_ = options.format;
+    if (options.format == "raw") {
+      // Validate the name through the same table, but render raw ourselves (text = prompt).
+      RETURN_IF_ERROR(chat::BuiltinFormatSource("raw").status());
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::BuiltinFormat(options.format, template_options));
+    template_.emplace(std::move(t));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> source, ModelChatTemplate(*model_));
+  if (!source.has_value()) {
+    format_name_ = "raw";
+    notices_.push_back("the model has no chat template: using the raw format (the text is "
+                       "the prompt); choose another with --format");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::ChatTemplate::Create(*source, template_options));
+  template_.emplace(std::move(t));
+  format_name_ = "model";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int32_t>> ChatEngine::EncodeConversation() const {
+  if (!template_.has_value()) {
+    // raw: the turns' text, concatenated, is the prompt; BOS as the vocabulary says.
+    std::string text;
+    for (const chat::ChatMessage& m : conversation_) {
+      if (m.content.is_string()) text += m.content.as_string();
+    }
+    return tokenizer_->Encode(text, {.add_special = true, .parse_special = false});
+  }
+  ASSIGN_OR_RETURN(std::string prompt, template_->Render(conversation_, true));
+  // The template writes BOS and the other control tokens itself.
+  return tokenizer_->Encode(prompt, {.add_special = false, .parse_special = true});
+}
+
+absl::StatusOr<TurnResult> ChatEngine::Turn(
+    absl::string_view user_text, const std::function<void(absl::string_view)>& on_text) {
+  if (conversation_.empty() && !options_.system.empty() && template_.has_value()) {
+    conversation_.push_back({"system", json::Value(options_.system), {}});
+  }
+  conversation_.push_back({"user", json::Value(std::string(user_text)), {}});
+  absl::StatusOr<std::vector<int32_t>> context = EncodeConversation();
+  if (!context.ok()) {
+    conversation_.pop_back();
+    return context.status();
+  }
+  // A continuation of the prompt text keeps its leading space.
+  StreamingDetokenizer detokenizer(&*tokenizer_, {.strip_leading_space = false});
+  TurnResult turn;
+  absl::Status stream_status = absl::OkStatus();
+  auto on_token = [&](int32_t id) {
+    absl::StatusOr<std::string> text = detokenizer.Add(id);
+    if (!text.ok()) {
+      stream_status = text.status();
+      return false;
+    }
+    turn.reply += *text;
+    if (!text->empty()) on_text(*text);
+    return true;
+  };
+  absl::StatusOr<GenerationResult> result =
+      speculative_ ? speculative_->Generate(*context, options_.max_tokens, on_token)
+                   : session_->Generate(*context, options_.max_tokens, on_token);
+  if (!result.ok() || !stream_status.ok()) {
+    conversation_.pop_back();
+    return result.ok() ? stream_status : result.status();
+  }
+  const std::string rest = detokenizer.Flush();
+  turn.reply += rest;
+  if (!rest.empty()) on_text(rest);
+  turn.generation = *result;
+  conversation_.push_back({"assistant", json::Value(turn.reply), {}});
+  return turn;
+}
+
+void ChatEngine::Reset() {
+  conversation_.clear();
+  if (session_) session_->Reset();
+  if (speculative_) speculative_->Reset();
+}
+
+}  // namespace tandem

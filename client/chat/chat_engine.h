@@ -1,0 +1,96 @@
+// The logic behind tandem-chat, with no flags and no printing: loads a model (and optional
+// draft), its tokenizer and chat format, and answers conversation turns with a Session or a
+// SpeculativeSession that keeps the KV cache between turns.
+//
+// Each turn renders the whole conversation and encodes it again; the session's prefix match
+// then runs only the new tokens.
+//
+// Not thread-safe: one conversation.
+#ifndef TANDEM_CLIENT_CHAT_CHAT_ENGINE_H_
+#define TANDEM_CLIENT_CHAT_CHAT_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/chat/chat_template.h"
+#include "core/decoder/model.h"
+#include "core/generation/generation_result.h"
+#include "core/generation/sampler.h"
+#include "core/generation/session.h"
+#include "core/generation/speculative_session.h"
+#include "core/kernels/thread_pool.h"
+#include "core/tokenizer/tokenizer.h"
+
+namespace tandem {
+
+struct ChatOptions {
+  std::string model_path;
+  std::string draft_path;       // empty: no speculation
+  std::string format;           // built-in format name; empty: the model's own template
+  std::string system;           // optional system message
+  SamplerConfig sampler;
+  int64_t context_size = 4096;  // capped at the model's context length
+  KvType kv_type = KvType::kF16;
+  int64_t max_tokens = 512;
+  int threads = 2;
+  int32_t draft_tokens = 4;
+  bool adaptive_draft = false;
+};
+
+struct TurnResult {
+  std::string reply;
+  GenerationResult generation;
+};
+
+class ChatEngine {
+ public:
+  // kNotFound for a missing model file; the loaders' codes for broken files;
+  // kFailedPrecondition for a draft whose vocabulary differs; kInvalidArgument for bad
+  // sampler values or an unknown format.
+  static absl::StatusOr<std::unique_ptr<ChatEngine>> Create(const ChatOptions& options);
+
+  // Adds a user turn, generates the reply (calling on_text with each piece of text as it
+  // completes) and adds it to the conversation.
+  absl::StatusOr<TurnResult> Turn(absl::string_view user_text,
+                                  const std::function<void(absl::string_view)>& on_text);
+
+  // Forgets the conversation and the cache.
+  void Reset();
+
+  // Notes for stderr at start-up (e.g. "no chat template: using raw").
+  const std::vector<std::string>& notices() const { return notices_; }
+  bool speculative() const { return speculative_ != nullptr; }
+  const std::string& format_name() const { return format_name_; }
+
+ private:
+  ChatEngine() = default;
+  absl::Status LoadFormat(const ChatOptions& options);
+  absl::StatusOr<std::vector<int32_t>> EncodeConversation() const;
+
+  ChatOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Model> draft_;
+  std::optional<Tokenizer> tokenizer_;
+  std::optional<chat::ChatTemplate> template_;  // absent for raw
+  std::string format_name_;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<SpeculativeSession> speculative_;
+  std::vector<chat::ChatMessage> conversation_;
+  std::vector<std::string> notices_;
+};
+
+// The model's own chat template: GGUF `tokenizer.chat_template`, or `chat_template` in a
+// Hugging Face folder's tokenizer_config.json (a string, or the "default" of a named list).
+// nullopt when the model has none.
+absl::StatusOr<std::optional<std::string>> ModelChatTemplate(const Model& model);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CLIENT_CHAT_CHAT_ENGINE_H_

@@ -1,0 +1,142 @@
+// tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME]
+//      [--temp 0.7] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
+//      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
+//      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
+//
+// With -p: answers once, the reply alone on stdout. Otherwise each line of stdin is a user
+// turn; "/reset" starts over; an empty line or end of input quits. Statistics go to stderr.
+// Exit status 2 for bad flags, missing files or incompatible models; 1 for a failed turn.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "client/chat/chat_engine.h"
+#include "core/base/command_line.h"
+
+ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
+ABSL_FLAG(std::string, system, "", "system message");
+ABSL_FLAG(std::string, format, "",
+          "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
+          "(default: the model's own template, else raw)");
+ABSL_FLAG(double, temp, 0.7, "temperature; 0 is greedy");
+ABSL_FLAG(int, top_k, 40, "keep the k most likely tokens; 0 disables");
+ABSL_FLAG(double, top_p, 0.95, "nucleus mass in (0, 1]");
+ABSL_FLAG(double, min_p, 0.05, "drop tokens below min_p times the best, in [0, 1)");
+ABSL_FLAG(double, repeat_penalty, 1.0, "repetition penalty > 0; 1 disables");
+ABSL_FLAG(int, repeat_last_n, 64, "tokens the repetition penalty looks back at");
+ABSL_FLAG(uint64_t, seed, 0, "random seed");
+ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
+ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(int, max_tokens, 512, "most tokens per reply");
+ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
+ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
+ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+
+namespace {
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "tandem-chat: %s\n", message.c_str());
+  return code;
+}
+
+void PrintStats(const tandem::TurnResult& turn, bool speculative) {
+  const tandem::GenerationStats& s = turn.generation.stats;
+  std::string line = absl::StrFormat(
+      "[prompt %d tokens (%d cached) | prefill %.1f tok/s | decode %d tokens, %.1f tok/s",
+      s.prompt_tokens + s.reused_tokens, s.reused_tokens, s.prefill_tokens_per_second(),
+      s.generated_tokens, s.decode_tokens_per_second());
+  if (speculative) {
+    const tandem::SpeculationStats& sp = turn.generation.speculation;
+    line += absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
+                            100 * sp.acceptance_rate(), sp.accepted, sp.drafted,
+                            sp.tokens_per_round());
+  }
+  std::fprintf(stderr, "%s]\n", line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
+      argc, argv,
+      {"tandem-chat", "0.1.0",
+       "Chat with a model in-process (GGUF file or Hugging Face folder).\n"
+       "usage: tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME] [--temp T]\n"
+       "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
+       "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
+       "       [--draft MODEL] [--draft-tokens K|auto]\n"
+       "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
+       "an empty line quits.",
+       "client/chat/main.cc"});
+  if (!args.ok()) return Fail(2, std::string(args.status().message()));
+  if (args->size() != 1) return Fail(2, "expected one MODEL argument (see --help)");
+
+  tandem::ChatOptions options;
+  options.model_path = (*args)[0];
+  options.draft_path = absl::GetFlag(FLAGS_draft);
+  options.format = absl::GetFlag(FLAGS_format);
+  options.system = absl::GetFlag(FLAGS_system);
+  options.sampler.temperature = static_cast<float>(absl::GetFlag(FLAGS_temp));
+  options.sampler.top_k = absl::GetFlag(FLAGS_top_k);
+  options.sampler.top_p = static_cast<float>(absl::GetFlag(FLAGS_top_p));
+  options.sampler.min_p = static_cast<float>(absl::GetFlag(FLAGS_min_p));
+  options.sampler.repetition_penalty = static_cast<float>(absl::GetFlag(FLAGS_repeat_penalty));
+  options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
+  options.sampler.seed = absl::GetFlag(FLAGS_seed);
+  options.context_size = absl::GetFlag(FLAGS_ctx);
+  options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  if (options.context_size < 1) return Fail(2, "--ctx must be >= 1");
+  if (options.max_tokens < 1) return Fail(2, "--max-tokens must be >= 1");
+  if (options.threads < 1) return Fail(2, "--threads must be >= 1");
+  absl::StatusOr<tandem::KvType> kv = tandem::ParseKvType(absl::GetFlag(FLAGS_kv));
+  if (!kv.ok()) return Fail(2, "--kv: " + std::string(kv.status().message()));
+  options.kv_type = *kv;
+  const std::string draft_tokens = absl::GetFlag(FLAGS_draft_tokens);
+  if (draft_tokens == "auto") {
+    options.adaptive_draft = true;
+  } else if (!absl::SimpleAtoi(draft_tokens, &options.draft_tokens) ||
+             options.draft_tokens < 1) {
+    return Fail(2, "--draft-tokens: '" + draft_tokens + "' is not a count >= 1 or 'auto'");
+  }
+
+  absl::StatusOr<std::unique_ptr<tandem::ChatEngine>> engine =
+      tandem::ChatEngine::Create(options);
+  if (!engine.ok()) return Fail(2, engine.status().ToString());
+  for (const std::string& notice : (*engine)->notices()) {
+    std::fprintf(stderr, "tandem-chat: %s\n", notice.c_str());
+  }
+  auto print = [](absl::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+
+  const std::string prompt = absl::GetFlag(FLAGS_p);
+  if (!prompt.empty()) {
+    absl::StatusOr<tandem::TurnResult> turn = (*engine)->Turn(prompt, print);
+    if (!turn.ok()) return Fail(1, turn.status().ToString());
+    std::fputc('\n', stdout);
+    PrintStats(*turn, (*engine)->speculative());
+    return 0;
+  }
+  std::string line;
+  while (std::getline(std::cin, line) && !line.empty()) {
+    if (line == "/reset") {
+      (*engine)->Reset();
+      std::fprintf(stderr, "[conversation reset]\n");
+      continue;
+    }
+    absl::StatusOr<tandem::TurnResult> turn = (*engine)->Turn(line, print);
+    if (!turn.ok()) {
+      std::fprintf(stderr, "tandem-chat: %s\n", turn.status().ToString().c_str());
+      continue;
+    }
+    std::fputc('\n', stdout);
+    PrintStats(*turn, (*engine)->speculative());
+  }
+  return 0;
+}

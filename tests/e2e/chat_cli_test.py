@@ -1,0 +1,79 @@
+"""tandem-chat as a user runs it: the golden continuation, speculation, and exit codes.
+
+Needs TANDEM_BIN (the folder with the binaries) and TANDEM_SHARED (set by CTest).
+"""
+import os
+import subprocess
+import sys
+
+BIN = os.environ["TANDEM_BIN"]
+MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
+GOLDEN_32 = (", there was a little girl named Lily. She loved to play outside in the park. "
+             "One day, she saw")
+
+
+def chat(*args, stdin=""):
+    return subprocess.run([os.path.join(BIN, "tandem-chat"), *args], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_greedy_prints_the_golden_continuation():
+    r = chat(os.path.join(MODELS, "stories260K.gguf"), "--format", "raw", "-p",
+             "Once upon a time", "--temp", "0", "--max-tokens", "32")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == GOLDEN_32 + "\n", repr(r.stdout)
+    assert "prefill" in r.stderr and "decode 32 tokens" in r.stderr, r.stderr
+
+
+def test_speculation_prints_the_same_text_and_an_acceptance_rate():
+    r = chat(os.path.join(MODELS, "stories260K.gguf"), "--format", "raw", "-p",
+             "Once upon a time", "--temp", "0", "--max-tokens", "32", "--draft",
+             os.path.join(MODELS, "derived", "stories260K-Q4_0.gguf"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == GOLDEN_32 + "\n", repr(r.stdout)
+    assert "draft acceptance" in r.stderr, r.stderr
+
+
+def test_interactive_turns_reuse_the_cache_and_reset():
+    r = chat(os.path.join(MODELS, "stories260K.gguf"), "--format", "chatml", "--temp", "0",
+             "--max-tokens", "8", stdin="Hello\nMore\n/reset\nHello\n\nignored\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 and lines[0] == lines[2], r.stdout
+    stats = [l for l in r.stderr.splitlines() if l.startswith("[prompt")]
+    assert len(stats) == 3 and "(0 cached)" in stats[0] and "(0 cached)" not in stats[1], stats
+    assert "conversation reset" in r.stderr
+
+
+def test_bad_input_exits_2_with_one_line():
+    cases = [
+        ["/no/such/model.gguf", "-p", "x"],
+        [os.path.join(MODELS, "stories260K.gguf"), "--top-p", "1.5", "-p", "x"],
+        [os.path.join(MODELS, "stories260K.gguf"), "--kv", "q4", "-p", "x"],
+        [os.path.join(MODELS, "stories260K.gguf"), "--draft-tokens", "zero", "-p", "x"],
+        [os.path.join(MODELS, "stories260K.gguf"), "--no-such-flag", "-p", "x"],
+    ]
+    for args in cases:
+        r = chat(*args)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert r.stderr.strip(), args
+        assert r.stdout == "", args
+
+
+def main():
+    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+    passed = failed = 0
+    for test in tests:
+        try:
+            test()
+            passed += 1
+            print(f"PASS {test.__name__}")
+        except Exception as e:  # report every failure, then the count
+            failed += 1
+            print(f"FAIL {test.__name__}: {e!r}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
