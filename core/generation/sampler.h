@@ -57,6 +57,8 @@ class Sampler {
   const SamplerConfig& config() const { return config_; }
   int64_t vocab_size() const { return vocab_size_; }
   bool greedy() const { return config_.temperature == 0.0f; }
+  // Keys later draws by `seed` (a new request on the same conversation).
+  void set_seed(uint64_t seed) { config_.seed = seed; }
 
   // The token for `logits` [vocab] given the tokens before this position (`context`, for the
   // repetition penalty), drawn with CounterUniform(config().seed, position, purpose).

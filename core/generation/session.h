@@ -60,6 +60,11 @@ class Session {
 
   // Forgets the cached conversation.
   void Reset() { cached_.clear(); }
+  // Keys later calls' random draws by `seed` (the cache is kept).
+  void set_seed(uint64_t seed) {
+    options_.sampler.seed = seed;
+    sampler_.set_seed(seed);
+  }
 
   // The tokens whose keys and values the cache holds, in order.
   absl::Span<const int32_t> cached_tokens() const { return cached_; }

@@ -61,6 +61,12 @@ void SpeculativeSession::Reset() {
   draft_.cached.clear();
 }
 
+void SpeculativeSession::set_seed(uint64_t seed) {
+  options_.session.sampler.seed = seed;
+  target_.sampler.set_seed(seed);
+  draft_.sampler.set_seed(seed);
+}
+
 absl::StatusOr<SpeculativeSession::RunResult> SpeculativeSession::Run(
     Side& side, absl::Span<const int32_t> tokens, int64_t max_reuse, LogitsMode mode) {
   RunResult result;

@@ -63,6 +63,8 @@ class SpeculativeSession {
 
   // Forgets the cached conversation (both caches).
   void Reset();
+  // Keys later calls' random draws by `seed` (the caches are kept).
+  void set_seed(uint64_t seed);
 
   // The guesses the next round will ask for (changes between rounds when adaptive).
   int32_t draft_tokens() const { return k_; }
