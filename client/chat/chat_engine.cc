@@ -1,14 +1,12 @@
 #include "client/chat/chat_engine.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/chat/builtin_formats.h"
+#include "core/chat/model_chat_template.h"
 #include "core/tokenizer/streaming_detokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
@@ -19,53 +17,12 @@ namespace {
 constexpr const char* kEndOfTurnTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",
                                            "<end_of_turn>", "<|endoftext|>", "<|eom_id|>"};
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
   if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
   return tokenizer.vocabulary().tokens[*id];
 }
 
 }  // namespace
-
-absl::StatusOr<std::optional<std::string>> ModelChatTemplate(const Model& model) {
-  if (const GgufFile* gguf = model.gguf()) {
-    if (!gguf->HasKey("tokenizer.chat_template")) return std::nullopt;
-    ASSIGN_OR_RETURN(absl::string_view source, gguf->GetString("tokenizer.chat_template"));
-    return std::string(source);
-  }
-  const std::string config_path =
-      (std::filesystem::path(model.path()) / "tokenizer_config.json").string();
-  std::error_code error;
-  if (!std::filesystem::exists(config_path, error)) return std::nullopt;
-  ASSIGN_OR_RETURN(std::string text, ReadFile(config_path));
-  absl::StatusOr<json::Value> config = json::Parse(text);
-  if (!config.ok() || !config->is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a JSON object"));
-  }
-  const json::Value* chat_template = config->as_object().Find("chat_template");
-  if (chat_template == nullptr || chat_template->is_null()) return std::nullopt;
-  if (chat_template->is_string()) return chat_template->as_string();
-  if (chat_template->is_array()) {  // [{"name": "default", "template": "..."}, ...]
-    for (const json::Value& entry : chat_template->as_array()) {
-      if (!entry.is_object()) continue;
-      const json::Value* name = entry.as_object().Find("name");
-      const json::Value* source = entry.as_object().Find("template");
-      if (name != nullptr && name->is_string() && name->as_string() == "default" &&
-          source != nullptr && source->is_string()) {
-        return source->as_string();
-      }
-    }
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(config_path, ": chat_template is neither a string nor a named list"));
-}
 
 absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions& options) {
   std::unique_ptr<ChatEngine> engine(new ChatEngine());
@@ -121,7 +78,7 @@ absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
     template_.emplace(std::move(t));
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> source, ModelChatTemplate(*model_));
+  ASSIGN_OR_RETURN(std::optional<std::string> source, chat::ModelChatTemplate(model_->path()));
   if (!source.has_value()) {
     format_name_ = "raw";
     notices_.push_back("the model has no chat template: using the raw format (the text is "

@@ -86,11 +86,6 @@ class ChatEngine {
   std::vector<std::string> notices_;
 };
 
-// The model's own chat template: GGUF `tokenizer.chat_template`, or `chat_template` in a
-// Hugging Face folder's tokenizer_config.json (a string, or the "default" of a named list).
-// nullopt when the model has none.
-absl::StatusOr<std::optional<std::string>> ModelChatTemplate(const Model& model);
-
 }  // namespace tandem
 
 #endif  // TANDEM_CLIENT_CHAT_CHAT_ENGINE_H_

@@ -1,0 +1,55 @@
+#include "core/chat/model_chat_template.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem::chat {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Optional;
+using ::tandem::testing::IsOkAndHolds;
+using ::tandem::testing::StatusIs;
+
+std::string TempFolderWithConfig(const std::string& name, const std::string& config) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tokenizer_config.json") << config;
+  return dir;
+}
+
+TEST(ModelChatTemplateTest, ModelsWithoutTemplatesHaveNone) {
+  ASSERT_OK_AND_ASSIGN(std::string gguf, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  EXPECT_THAT(ModelChatTemplate(gguf), IsOkAndHolds(std::nullopt));
+  ASSERT_OK_AND_ASSIGN(std::string hf, testing::SharedFile("models/stories260K/hf"));
+  EXPECT_THAT(ModelChatTemplate(hf), IsOkAndHolds(std::nullopt));
+}
+
+TEST(ModelChatTemplateTest, ReadsStringAndNamedListTemplates) {
+  EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig("plain", R"({"chat_template": "{{ x }}"})")),
+              IsOkAndHolds(Optional(std::string("{{ x }}"))));
+  EXPECT_THAT(
+      ModelChatTemplate(TempFolderWithConfig(
+          "named", R"({"chat_template": [{"name": "tool_use", "template": "T"},
+                                         {"name": "default", "template": "D"}]})")),
+      IsOkAndHolds(Optional(std::string("D"))));
+}
+
+TEST(ModelChatTemplateTest, MalformedConfigNamesTheFile) {
+  EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig("broken", "{not json")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tokenizer_config.json")));
+  EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig("number", R"({"chat_template": 7})")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("neither")));
+  EXPECT_THAT(ModelChatTemplate("/no/such/model.gguf"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+}  // namespace
+}  // namespace tandem::chat
