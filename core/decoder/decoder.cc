@@ -138,8 +138,11 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  // One task per (token, head); each attends causally to positions [0, start + i].
-  pool_.ParallelFor(n * c.n_heads, [&](int64_t begin, int64_t end) {
+  // One task per (token, head); each attends causally to positions [0, start + i]. Short
+  // contexts of small models run on this thread: waking another costs more than it saves.
+  const int64_t tasks = n * c.n_heads;
+  const int64_t work = tasks * (start + n) * c.head_dim;
+  pool_.ParallelFor(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t i = task / c.n_heads, h = task % c.n_heads;
       const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
@@ -163,7 +166,7 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
       const float inv = 1.0f / l;
       for (int64_t d = 0; d < c.head_dim; ++d) out[d] *= inv;
     }
-  });
+  }, work < (int64_t{1} << 15) ? tasks : 1);
 }
 
 }  // namespace tandem

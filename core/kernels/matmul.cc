@@ -16,6 +16,9 @@ using internal::kMaxTile;
 
 // Rows of W handled together: they stay in cache while every x tile passes over them.
 constexpr int64_t kRowBlock = 16;
+// Below this many multiply-adds a matmul runs on the calling thread: waking another thread
+// costs more than it saves.
+constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 
 DotTileFn DotTileFor(KernelIsa isa) {
   switch (isa) {
@@ -86,7 +89,7 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
           }
         }
       },
-      kRowBlock);
+      w.rows * w.cols * n < kMinParallelWork ? w.rows : kRowBlock);
 }
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
