@@ -1,0 +1,98 @@
+#include "core/generation/speculative_round.h"
+
+#include <algorithm>
+
+#include "core/base/status_macros.h"
+#include "core/generation/random.h"
+#include "core/generation/stop_rules.h"
+
+namespace tandem {
+
+absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
+                                    absl::Span<const int32_t> tokens, int64_t max_reuse,
+                                    LogitsMode mode) {
+  RunOutput result;
+  result.reused = std::min(CommonPrefixLength(state.cached, tokens), max_reuse);
+  // Positions below `reused` stay valid whatever Forward does, so shrink first.
+  state.cached.resize(result.reused);
+  if (result.reused == static_cast<int64_t>(tokens.size())) return result;
+  ASSIGN_OR_RETURN(result.logits, decoder.Forward(*state.cache, tokens.subspan(result.reused),
+                                                  result.reused, mode));
+  state.cached.insert(state.cached.end(), tokens.begin() + result.reused, tokens.end());
+  return result;
+}
+
+absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
+                          absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
+                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q) {
+  guesses->clear();
+  if (k <= 0) return absl::OkStatus();
+  if (static_cast<int32_t>(q->size()) < k) q->resize(k);
+  const int64_t pending_position = static_cast<int64_t>(sequence.size()) - 1;
+  ASSIGN_OR_RETURN(RunOutput run,
+                   RunTokens(decoder, state, sequence, pending_position, LogitsMode::kLast));
+  absl::Span<const float> logits = run.logits;
+  for (int32_t i = 0; i < k; ++i) {
+    const int64_t position = pending_position + 1 + i;
+    // The cache holds exactly this position's history: the sequence, then earlier guesses.
+    sampler.Distribution(logits, state.cached, &(*q)[i]);
+    const double u = CounterUniform(seed, position, RandomPurpose::kDraftDraw);
+    const int32_t guess = (*q)[i].ids[Sampler::Draw((*q)[i].probabilities, u)];
+    guesses->push_back(guess);
+    if (i + 1 == k) break;  // the last guess is verified, never run by the draft
+    ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1),
+                                             position, LogitsMode::kLast));
+    state.cached.push_back(guess);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
+                                               Sampler& sampler,
+                                               absl::Span<const int32_t> sequence,
+                                               std::vector<int32_t>* guesses,
+                                               absl::Span<const SparseDistribution> q,
+                                               uint64_t seed, VerifyScratch* scratch) {
+  const int64_t vocab = sampler.vocab_size();
+  const int64_t pending_position = static_cast<int64_t>(sequence.size()) - 1;
+  // The target runs guesses up to the first id outside its vocabulary; that guess is still
+  // tested (p = 0 rejects it for certain), so its p row is needed but not its successor's.
+  int64_t runnable = 0;
+  while (runnable < static_cast<int64_t>(guesses->size()) && (*guesses)[runnable] >= 0 &&
+         (*guesses)[runnable] < vocab) {
+    ++runnable;
+  }
+  const int64_t tested = std::min<int64_t>(runnable + 1, guesses->size());
+  guesses->resize(tested);
+  std::vector<int32_t>& batch = scratch->batch;
+  batch.assign(sequence.begin(), sequence.end());
+  batch.insert(batch.end(), guesses->begin(), guesses->begin() + runnable);
+  ASSIGN_OR_RETURN(RunOutput run,
+                   RunTokens(decoder, state, batch, pending_position, LogitsMode::kAll));
+  const int64_t first_row = pending_position - run.reused;  // the pending token's row
+
+  const int64_t rows = runnable + 1;
+  if (static_cast<int64_t>(scratch->p.size()) < rows * vocab) scratch->p.resize(rows * vocab);
+  std::vector<DistributionView> p_views;
+  std::vector<DistributionView> q_views;
+  for (int64_t i = 0; i < rows; ++i) {
+    // Row i predicts position pending + 1 + i from the history batch[0, pending + 1 + i).
+    absl::Span<float> p = absl::MakeSpan(scratch->p).subspan(i * vocab, vocab);
+    sampler.Distribution(run.logits.subspan((first_row + i) * vocab, vocab),
+                         absl::MakeConstSpan(batch).first(pending_position + 1 + i), p);
+    p_views.push_back(DistributionView::Dense(p));
+  }
+  // After an out-of-vocabulary guess the bonus row is never read: repeat the last row.
+  if (tested > runnable) p_views.push_back(p_views.back());
+  for (int64_t i = 0; i < tested; ++i) q_views.push_back(DistributionView::Sparse(q[i]));
+
+  AcceptanceInput input;
+  input.guesses = *guesses;
+  input.draft = q_views;
+  input.target = p_views;
+  input.seed = seed;
+  input.first_position = pending_position + 1;
+  return AcceptGuesses(input);
+}
+
+}  // namespace tandem

@@ -1,0 +1,68 @@
+// The two halves of a speculative round as plain functions over one model's decoder, cache
+// and sampler, shared by SpeculativeSession (both halves in one process) and the draft and
+// target workers (one half each, driven by the coordinator). Sharing them is what makes
+// distributed output equal in-process output for the same seed.
+//
+// `sequence` is the conversation so far with the pending token (sampled, not yet run by the
+// target) last. Caches sync by position: each call first reuses the longest prefix of
+// `sequence` the cache holds and runs the rest, so rolled-back guesses are simply overwritten.
+//
+// Not thread-safe: call from the inference thread that owns the Decoder.
+#ifndef TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
+#define TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/decoder/decoder.h"
+#include "core/decoder/kv_cache.h"
+#include "core/generation/acceptance.h"
+#include "core/generation/sampler.h"
+
+namespace tandem {
+
+// One model's cache and the tokens it holds.
+struct ModelState {
+  std::unique_ptr<KvCache> cache;
+  std::vector<int32_t> cached;  // the tokens in `cache`, in order
+};
+
+struct RunOutput {
+  absl::Span<const float> logits;  // of the tokens run; empty when all were reused
+  int64_t reused = 0;              // leading tokens of the request already in the cache
+};
+
+// Brings `state` to `tokens`, reusing at most `max_reuse` cached tokens and running the rest.
+absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
+                                    absl::Span<const int32_t> tokens, int64_t max_reuse,
+                                    LogitsMode mode);
+
+// Draft half: samples up to `k` guesses after `sequence` from the draft's filtered
+// distributions q (sparse), feeding each back except the last. Guess i sits at absolute
+// position sequence.size() + i and is drawn with CounterUniform(seed, position, kDraftDraw).
+absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
+                          absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
+                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q);
+
+// Reusable buffers of the target half.
+struct VerifyScratch {
+  std::vector<int32_t> batch;
+  std::vector<float> p;
+};
+
+// Target half: runs [pending, guesses that are in the vocabulary] as one batched pass,
+// filters each row with `sampler` into p and applies AcceptGuesses. `guesses` is cut to the
+// guesses tested (those up to and including the first outside the vocabulary).
+absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
+                                               Sampler& sampler,
+                                               absl::Span<const int32_t> sequence,
+                                               std::vector<int32_t>* guesses,
+                                               absl::Span<const SparseDistribution> q,
+                                               uint64_t seed, VerifyScratch* scratch);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
