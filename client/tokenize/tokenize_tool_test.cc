@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
@@ -151,13 +152,28 @@ TEST(TokenizeToolTest, DecodingAnIdOutsideTheVocabularyExitsOne) {
   EXPECT_THAT(r.err, HasSubstr("token id 600"));
 }
 
+// The tandem-tokenize binary: $TANDEM_BIN, Bazel's runfiles tree, or build/bin beside the
+// build/tests folder holding this test.
+std::string ToolBinary() {
+  std::vector<std::string> candidates;
+  if (const char* bin = std::getenv("TANDEM_BIN"); bin != nullptr) {
+    candidates.push_back(absl::StrCat(bin, "/tandem-tokenize"));
+  }
+  candidates.push_back("client/tokenize/tandem-tokenize");
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    const std::string self(exe, n);
+    candidates.push_back(self.substr(0, self.rfind('/')) + "/../bin/tandem-tokenize");
+  }
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "tandem-tokenize";
+}
+
 int RunBinary(const std::string& args) {
-  // CTest sets TANDEM_BIN; Bazel runs tests in the runfiles tree; run by hand, the test
-  // binary sits in build/tests beside build/bin.
-  const char* bin = std::getenv("TANDEM_BIN");
-  std::string binary = bin != nullptr ? absl::StrCat(bin, "/tandem-tokenize")
-                                      : std::string("client/tokenize/tandem-tokenize");
-  if (access(binary.c_str(), X_OK) != 0) binary = "../bin/tandem-tokenize";
+  const std::string binary = ToolBinary();
   const int status = std::system(absl::StrCat(binary, " ", args, " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
