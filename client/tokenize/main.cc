@@ -11,14 +11,13 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "client/tokenize/tokenize_tool.h"
 
 ABSL_FLAG(std::string, model, "", "GGUF file, Hugging Face folder, tokenizer.json/.model");
 ABSL_FLAG(bool, add_special, false, "add BOS/EOS as the model's metadata says");
-ABSL_FLAG(bool, parse_special, false,
-          "recognise control tokens in the text (decode: render them)");
+ABSL_FLAG(bool, parse_special, false, "recognise control tokens in the text (decode: render them)");
 ABSL_FLAG(bool, decode, false, "read token ids and print their text");
 ABSL_FLAG(bool, bench, false, "tokenise the input repeatedly and print MB/s");
 ABSL_FLAG(std::string, pre, "gpt-2",

@@ -86,8 +86,8 @@ ToolResult RenderChat(const TokenizeToolOptions& options) {
 
 absl::StatusOr<std::vector<int32_t>> ParseIds(absl::string_view input) {
   std::vector<int32_t> ids;
-  for (absl::string_view field : absl::StrSplit(input, absl::ByAnyChar(" \t\r\n"),
-                                                absl::SkipEmpty())) {
+  for (absl::string_view field :
+       absl::StrSplit(input, absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
     int32_t id = 0;
     if (!absl::SimpleAtoi(field, &id)) {
       return absl::InvalidArgumentError(absl::StrCat("'", field, "' is not a token id"));
@@ -97,8 +97,7 @@ absl::StatusOr<std::vector<int32_t>> ParseIds(absl::string_view input) {
   return ids;
 }
 
-ToolResult Bench(const Tokenizer& tokenizer, const EncodeOptions& encode,
-                 absl::string_view input) {
+ToolResult Bench(const Tokenizer& tokenizer, const EncodeOptions& encode, absl::string_view input) {
   using Clock = std::chrono::steady_clock;
   size_t tokens = 0;
   int rounds = 0;

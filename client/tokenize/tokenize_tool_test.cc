@@ -80,8 +80,7 @@ TEST(TokenizeToolTest, RendersChatTemplatesExactly) {
                        SharedFile("models/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja"));
   ASSERT_OK_AND_ASSIGN(json::Value renders, json::Parse(ReadFile(renders_path)));
   const json::Object& root = renders.as_object();
-  const json::Value& conversation =
-      *root.Find("conversations")->as_object().Find("system_user");
+  const json::Value& conversation = *root.Find("conversations")->as_object().Find("system_user");
   const json::Object& expected =
       root.Find("renders")->as_object().Find("Qwen-Qwen2.5-7B-Instruct.jinja")->as_object();
   TokenizeToolOptions options;
@@ -129,11 +128,12 @@ TEST(TokenizeToolTest, UsageErrorsExitTwoWithOneLine) {
   TokenizeToolOptions missing_template;
   missing_template.chat_template = "/nonexistent/t.jinja";
   missing_template.messages = "/nonexistent/m.json";
-  for (const UsageCase& c : {UsageCase{"nothing", {}, 2, "either --model"},
-                             UsageCase{"missing model", missing_model, 2, "/nonexistent/model.gguf"},
-                             UsageCase{"both modes", both, 2, "either --model"},
-                             UsageCase{"template only", template_only, 2, "go together"},
-                             UsageCase{"missing template", missing_template, 2, "t.jinja"}}) {
+  for (const UsageCase& c :
+       {UsageCase{"nothing", {}, 2, "either --model"},
+        UsageCase{"missing model", missing_model, 2, "/nonexistent/model.gguf"},
+        UsageCase{"both modes", both, 2, "either --model"},
+        UsageCase{"template only", template_only, 2, "go together"},
+        UsageCase{"missing template", missing_template, 2, "t.jinja"}}) {
     ToolResult r = RunTokenizeTool(c.options, "");
     EXPECT_EQ(r.exit_code, c.exit_code) << c.name;
     EXPECT_THAT(r.err, StartsWith("tandem-tokenize: ")) << c.name;

@@ -22,8 +22,7 @@ using ::testing::HasSubstr;
 
 absl::StatusOr<Vocabulary> FromBuilder(GgufBuilder& builder) {
   const std::vector<uint8_t> bytes = builder.Build();
-  ASSIGN_OR_RETURN(GgufFile gguf,
-                   GgufFile::Parse(MappedFile::FromBuffer(bytes, "test.gguf")));
+  ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::Parse(MappedFile::FromBuffer(bytes, "test.gguf")));
   return VocabularyFromGguf(gguf);
 }
 

@@ -47,7 +47,7 @@ std::string TypeOf(const json::Value& v) {
 // What the normaliser and pre-tokenizer amount to.
 struct Normalisation {
   bool byte_level = false;
-  bool byte_level_regex = false;    // ByteLevel's own (GPT-2) regex
+  bool byte_level_regex = false;  // ByteLevel's own (GPT-2) regex
   bool byte_prefix_space = false;
   bool metaspace = false;
   SpacePrefix space_prefix = SpacePrefix::kNever;
@@ -106,7 +106,7 @@ absl::Status ReadPreTokenizer(const json::Value& v, Normalisation* n) {
     n->metaspace_split = BoolMember(v, "split", true);
     const std::optional<std::string> scheme = StringMember(v, "prepend_scheme");
     if (scheme.has_value()) {
-      n->space_prefix = *scheme == "always" ? SpacePrefix::kAlways
+      n->space_prefix = *scheme == "always"  ? SpacePrefix::kAlways
                         : *scheme == "first" ? SpacePrefix::kFirst
                                              : SpacePrefix::kNever;
     } else {
@@ -210,8 +210,7 @@ std::optional<std::string> ConfigToken(const json::Value& config, absl::string_v
 }
 
 absl::Status ReadSpecials(const json::Object& root, const json::Value& config,
-                          const absl::flat_hash_map<std::string, int32_t>& ids,
-                          Vocabulary* vocab) {
+                          const absl::flat_hash_map<std::string, int32_t>& ids, Vocabulary* vocab) {
   const auto lookup = [&](const std::optional<std::string>& text,
                           absl::string_view key) -> absl::StatusOr<std::optional<int32_t>> {
     if (!text.has_value()) return std::optional<int32_t>();

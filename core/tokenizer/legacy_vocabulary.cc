@@ -26,8 +26,8 @@ enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 struct Field {
   uint32_t number = 0;
   WireType type = kVarint;
-  uint64_t varint = 0;           // kVarint, kFixed64, kFixed32 (raw bits)
-  absl::string_view bytes;       // kLengthDelimited
+  uint64_t varint = 0;      // kVarint, kFixed64, kFixed32 (raw bits)
+  absl::string_view bytes;  // kLengthDelimited
 };
 
 class WireReader {
@@ -136,8 +136,8 @@ absl::Status ReadTrainerSpec(absl::string_view bytes, Vocabulary* vocab) {
     switch (f.number) {
       case 3:
         if (f.varint != 2) {
-          return absl::UnimplementedError(absl::StrCat(
-              "SentencePiece model type ", f.varint, " is not supported (only BPE = 2)"));
+          return absl::UnimplementedError(absl::StrCat("SentencePiece model type ", f.varint,
+                                                       " is not supported (only BPE = 2)"));
         }
         break;
       case 35:

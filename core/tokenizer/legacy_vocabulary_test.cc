@@ -40,8 +40,11 @@ std::string Piece(const std::string& text, float score, int type) {
 std::string TinyModel(int model_type) {
   return Piece("<unk>", 0, 2) + Piece("<s>", 0, 3) + Piece("</s>", 0, 3) +
          Piece("\xE2\x96\x81", -1, 1) + Piece("a", -2, 1) + Piece("b", -3, 1) +
-         Piece("\xE2\x96\x81" "a", -4, 1) + Piece("ab", -0.5, 1) +
-         Bytes(2, VarintField(3, model_type));
+         Piece(
+             "\xE2\x96\x81"
+             "a",
+             -4, 1) +
+         Piece("ab", -0.5, 1) + Bytes(2, VarintField(3, model_type));
 }
 
 TEST(SentencePieceModelTest, ReadsPiecesScoresAndTypes) {

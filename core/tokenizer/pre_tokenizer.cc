@@ -47,7 +47,8 @@ constexpr absl::string_view kDeepSeekLetters =
     R"(\x{104D8}-\x{104FB}\x{10C80}-\x{10CB2}\x{10CC0}-\x{10CF2}\x{118A0}-\x{118DF})"
     R"(\x{1E900}-\x{1E943}]+)";
 // CJK ideographs, U+0800..U+4E00 and Hangul, as DeepSeek's tokenizers group them.
-constexpr absl::string_view kDeepSeekCjk = R"([\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
+constexpr absl::string_view kDeepSeekCjk =
+    R"([\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
 
 struct Family {
   std::vector<absl::string_view> names;
@@ -57,8 +58,7 @@ struct Family {
 
 const std::vector<Family>& Families() {
   static const auto* const families = new std::vector<Family>{
-      {{"gpt-2", "default", "gpt-neox", "mpt", "olmo", "phi-2", "roberta-bpe", "jais"},
-       {kGpt2}},
+      {{"gpt-2", "default", "gpt-neox", "mpt", "olmo", "phi-2", "roberta-bpe", "jais"}, {kGpt2}},
       {{"llama-bpe", "llama3", "llama-v3", "falcon3"}, {kLlama3}, /*ignore_merges=*/true},
       {{"dbrx", "smaug-bpe"}, {kLlama3}},
       {{"qwen2", "qwen2.5", "deepseek-r1-qwen", "stablelm2", "megrez"}, {kQwen2}},
@@ -69,8 +69,7 @@ const std::vector<Family>& Families() {
        {R"([\r\n])", kDeepSeekLetters,
         R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)",
         R"(\s+$)", kDeepSeekCjk, R"(\p{N}+)"}},
-      {{"deepseek-coder"},
-       {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kDeepSeekCjk, R"(\p{N})"}},
+      {{"deepseek-coder"}, {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kDeepSeekCjk, R"(\p{N})"}},
       {{"poro-chat", "bloom", "gpt3-finnish"}, {R"( ?[^(\s|.,!?…。，、।۔،)]+)"}},
   };
   return *families;
@@ -135,8 +134,8 @@ absl::StatusOr<PreTokenizer> PreTokenizer::Create(const std::vector<std::string>
       PCRE2_UCHAR message[256];
       pcre2_get_error_message(error, message, sizeof(message));
       return absl::InvalidArgumentError(absl::StrCat("pre-tokenizer regex '", regex,
-                                                     "' does not compile at offset ", offset,
-                                                     ": ", reinterpret_cast<char*>(message)));
+                                                     "' does not compile at offset ", offset, ": ",
+                                                     reinterpret_cast<char*>(message)));
     }
     // JIT is an optimisation only: without it (e.g. an unsupported CPU) matching interprets.
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
@@ -172,8 +171,8 @@ absl::Status PreTokenizer::Split(absl::string_view text, std::vector<absl::strin
         if (rc < 0) {
           PCRE2_UCHAR message[256];
           pcre2_get_error_message(rc, message, sizeof(message));
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "pre-tokenizer regex failed: ", reinterpret_cast<char*>(message)));
+          return absl::ResourceExhaustedError(
+              absl::StrCat("pre-tokenizer regex failed: ", reinterpret_cast<char*>(message)));
         }
         const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
         const size_t begin = ovector[0];

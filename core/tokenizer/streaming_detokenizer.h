@@ -35,8 +35,8 @@ class StreamingDetokenizer {
  private:
   const Tokenizer* tokenizer_;
   DecodeOptions options_;
-  std::string pending_;     // bytes of an incomplete character
-  bool at_start_ = true;    // no byte has been produced yet
+  std::string pending_;   // bytes of an incomplete character
+  bool at_start_ = true;  // no byte has been produced yet
 };
 
 }  // namespace tandem

@@ -22,18 +22,16 @@ using ::tandem::testing::SharedFile;
 using ::tandem::testing::StatusIs;
 
 constexpr const char* kModels[] = {
-    "models/stories260K/stories260K.gguf",
-    "models/stories260K/hf",
-    "models/vocab/ggml-vocab-llama-spm.gguf",
-    "models/vocab/ggml-vocab-gpt-2.gguf",
-    "models/vocab/ggml-vocab-deepseek-coder.gguf",
-    "models/vocab/ggml-vocab-bert-bge.gguf",
+    "models/stories260K/stories260K.gguf",         "models/stories260K/hf",
+    "models/vocab/ggml-vocab-llama-spm.gguf",      "models/vocab/ggml-vocab-gpt-2.gguf",
+    "models/vocab/ggml-vocab-deepseek-coder.gguf", "models/vocab/ggml-vocab-bert-bge.gguf",
 };
 
 // Mixed scripts, emoji (split into byte tokens by small vocabularies), CJK, spaces.
 constexpr char kText[] =
     " Once upon a time \xF0\x9F\xA6\x99 there was a caf\xC3\xA9 in \xE5\x8C\x97\xE4\xBA\xAC, "
-    "\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82!\n\n\tThe end \xF0\x9F\x98\x80\xF0\x9F\x98\x80";
+    "\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82!\n\n\tThe end "
+    "\xF0\x9F\x98\x80\xF0\x9F\x98\x80";
 
 absl::StatusOr<std::string> Stream(const Tokenizer& tok, const std::vector<int32_t>& ids,
                                    DecodeOptions options, bool* chunks_valid) {

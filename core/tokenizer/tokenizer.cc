@@ -12,9 +12,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
@@ -74,10 +74,10 @@ std::string TokenBytesOf(const Vocabulary& vocab, size_t id) {
 struct Tokenizer::Impl {
   Vocabulary vocab;
   std::string fingerprint;
-  TokenIndex index;                     // stored text -> id (first id wins)
+  TokenIndex index;                                       // stored text -> id (first id wins)
   absl::flat_hash_map<std::string, int32_t> bytes_index;  // kByteLevel: raw bytes -> id
   std::vector<std::string> token_bytes;
-  std::array<int32_t, 256> byte_ids;    // the token of each byte, -1 if none
+  std::array<int32_t, 256> byte_ids;  // the token of each byte, -1 if none
   MergeTable merges;
   std::optional<PreTokenizer> pre_tokenizer;
   std::optional<WordPiece> wordpiece;
@@ -143,9 +143,10 @@ absl::StatusOr<Tokenizer> Tokenizer::Create(Vocabulary vocab) {
     }
   }
   for (auto& bucket : impl->specials) {
-    std::stable_sort(bucket.begin(), bucket.end(), [](const Impl::Special& a, const Impl::Special& b) {
-      return a.text.size() > b.text.size();
-    });
+    std::stable_sort(bucket.begin(), bucket.end(),
+                     [](const Impl::Special& a, const Impl::Special& b) {
+                       return a.text.size() > b.text.size();
+                     });
   }
   for (int b = 0; b < 256; ++b) {
     std::string text;
@@ -274,8 +275,8 @@ absl::Status Tokenizer::Impl::EncodeByteLevel(absl::string_view text,
   return absl::OkStatus();
 }
 
-absl::Status Tokenizer::Impl::EncodeText(absl::string_view text, bool at_start,
-                                         bool after_special, std::vector<int32_t>* out) const {
+absl::Status Tokenizer::Impl::EncodeText(absl::string_view text, bool at_start, bool after_special,
+                                         std::vector<int32_t>* out) const {
   switch (vocab.encoding) {
     case TextEncoding::kMetaspace: {
       std::string normalized;

@@ -81,8 +81,7 @@ absl::StatusOr<Vocabulary> FromFolder(const std::string& dir, const LoadOptions&
     absl::StatusOr<Vocabulary> vocab =
         VocabularyFromGpt2Files(encoder, merges, options.pre_tokenizer);
     if (!vocab.ok()) {
-      return absl::Status(vocab.status().code(),
-                          absl::StrCat(dir, ": ", vocab.status().message()));
+      return absl::Status(vocab.status().code(), absl::StrCat(dir, ": ", vocab.status().message()));
     }
     return vocab;
   }

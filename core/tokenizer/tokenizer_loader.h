@@ -22,8 +22,7 @@ struct LoadOptions {
   std::string pre_tokenizer = "gpt-2";
 };
 
-absl::StatusOr<Vocabulary> LoadVocabulary(const std::string& path,
-                                          const LoadOptions& options = {});
+absl::StatusOr<Vocabulary> LoadVocabulary(const std::string& path, const LoadOptions& options = {});
 
 absl::StatusOr<Tokenizer> LoadTokenizer(const std::string& path, const LoadOptions& options = {});
 

@@ -80,7 +80,9 @@ TEST(TokenizerTest, ControlTokensAreParsedOnlyWhenAsked) {
 
 TEST(TokenizerTest, ChatTemplateOutputKeepsControlTokensWhole) {
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, Load(kDeepSeekCoder));
-  const std::string bos = "<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+  const std::string bos =
+      "<\xEF\xBD\x9C"
+      "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
   ASSERT_OK_AND_ASSIGN(std::vector<int32_t> ids,
                        tok.Encode(bos + "Hi" + bos, {.parse_special = true}));
   EXPECT_THAT(ids, ElementsAre(32013, 11041, 32013));
@@ -132,8 +134,8 @@ TEST(TokenizerTest, ByteFallbackCoversCharactersWithoutTokens) {
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, Load(kStoriesGguf));
   // U+1F999 has no token in a 512-token vocabulary: its four bytes <0xF0><0x9F><0xA6><0x99>.
   ASSERT_OK_AND_ASSIGN(std::vector<int32_t> ids, tok.Encode("\xF0\x9F\xA6\x99"));
-  EXPECT_THAT(ids, ElementsAre(tok.TokenId("\xE2\x96\x81").value(), 3 + 0xF0, 3 + 0x9F,
-                               3 + 0xA6, 3 + 0x99));
+  EXPECT_THAT(ids, ElementsAre(tok.TokenId("\xE2\x96\x81").value(), 3 + 0xF0, 3 + 0x9F, 3 + 0xA6,
+                               3 + 0x99));
   EXPECT_THAT(tok.Decode(ids), IsOkAndHolds("\xF0\x9F\xA6\x99"));
 }
 
@@ -160,17 +162,17 @@ TEST(TokenizerTest, TokenBytesAreTheTextATokenStandsFor) {
 
 TEST(TokenizerTest, IdsOutsideTheVocabularyAreInvalidArguments) {
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, Load(kStoriesGguf));
-  EXPECT_THAT(tok.Decode({5, 512}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                             HasSubstr("token id 512 is outside")));
-  EXPECT_THAT(tok.Decode({-1}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                         HasSubstr("token id -1 is outside")));
+  EXPECT_THAT(tok.Decode({5, 512}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token id 512 is outside")));
+  EXPECT_THAT(tok.Decode({-1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token id -1 is outside")));
   EXPECT_THAT(tok.TokenBytes(512), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(TokenizerTest, InvalidUtf8IsRejectedWithItsOffset) {
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, Load(kGpt2));
-  EXPECT_THAT(tok.Encode("abc\xC3("), StatusIs(absl::StatusCode::kInvalidArgument,
-                                               HasSubstr("not valid UTF-8 at byte 3")));
+  EXPECT_THAT(tok.Encode("abc\xC3("),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not valid UTF-8 at byte 3")));
 }
 
 TEST(TokenizerTest, UnknownPreTokenizerIsUnimplemented) {

@@ -191,8 +191,9 @@ constexpr Unaccented kTable[] = {
 
 uint32_t StripAccent(uint32_t cp) {
   if (cp < 0x80 || cp >= 0x2000) return cp;
-  const auto* it = std::lower_bound(std::begin(kTable), std::end(kTable), cp,
-                                    [](const Unaccented& e, uint32_t c) { return e.codepoint < c; });
+  const auto* it =
+      std::lower_bound(std::begin(kTable), std::end(kTable), cp,
+                       [](const Unaccented& e, uint32_t c) { return e.codepoint < c; });
   return it != std::end(kTable) && it->codepoint == cp ? it->base : cp;
 }
 

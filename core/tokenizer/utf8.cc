@@ -39,8 +39,7 @@ absl::Status Validate(absl::string_view text) {
   while (pos < text.size()) {
     const size_t n = WellFormedLength(text, pos);
     if (n == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("text is not valid UTF-8 at byte ", pos));
+      return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", pos));
     }
     pos += n;
   }

@@ -27,11 +27,11 @@ using ::testing::ElementsAreArray;
 const char kSeparator[] = "\n__ggml_vocab_test__\n";
 
 struct VectorCase {
-  std::string name;         // test name
-  std::string model;        // relative to the shared folder: what LoadTokenizer opens
-  std::string vectors;      // relative to models/vocab: NAME.gguf (without .inp/.out)
+  std::string name;     // test name
+  std::string model;    // relative to the shared folder: what LoadTokenizer opens
+  std::string vectors;  // relative to models/vocab: NAME.gguf (without .inp/.out)
   LoadOptions options;
-  bool round_trip = true;   // decode(encode(s)) == s for every string
+  bool round_trip = true;  // decode(encode(s)) == s for every string
 };
 
 std::string ReadFile(const std::string& path) {
@@ -84,7 +84,8 @@ TEST_P(VocabVectorsTest, EncodesEveryTestStringToTheReferenceIds) {
   for (size_t i = 0; i < vectors.inputs.size(); ++i) {
     const std::string& text = vectors.inputs[i];
     ASSERT_OK_AND_ASSIGN(std::vector<int32_t> ids, tokenizer.Encode(text));
-    EXPECT_THAT(ids, ElementsAreArray(vectors.outputs[i])) << "test string " << i << ": '" << text << "'";
+    EXPECT_THAT(ids, ElementsAreArray(vectors.outputs[i]))
+        << "test string " << i << ": '" << text << "'";
     if (c.round_trip) {
       EXPECT_THAT(tokenizer.Decode(ids), ::tandem::testing::IsOkAndHolds(text))
           << "test string " << i;

@@ -50,8 +50,8 @@ absl::Status ValidateVocabulary(const Vocabulary& vocab) {
   const size_t n = vocab.tokens.size();
   if (n == 0) return absl::DataLossError("the vocabulary has no tokens");
   if (vocab.types.size() != n) {
-    return absl::DataLossError(absl::StrCat("the vocabulary has ", n, " tokens but ",
-                                            vocab.types.size(), " token types"));
+    return absl::DataLossError(
+        absl::StrCat("the vocabulary has ", n, " tokens but ", vocab.types.size(), " token types"));
   }
   if (vocab.model == MergeModel::kScores && vocab.scores.size() != n) {
     return absl::DataLossError(

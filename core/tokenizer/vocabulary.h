@@ -30,7 +30,7 @@ enum class TokenType : int32_t {
   kControl = 3,      // BOS, EOS, <|im_start|>: matched in text only when parse_special is set
   kUserDefined = 4,  // added tokens that are always matched in text, and decode as their text
   kUnused = 5,
-  kByte = 6,         // <0xNN>
+  kByte = 6,  // <0xNN>
 };
 
 // How text is stored in token texts.
@@ -78,11 +78,11 @@ struct Vocabulary {
   bool add_eos = false;  // ... and EOS last
 
   SpacePrefix space_prefix = SpacePrefix::kNever;  // kMetaspace
-  bool metaspace_split = false;  // kMetaspace: each '▁'-started word is merged on its own
+  bool metaspace_split = false;    // kMetaspace: each '▁'-started word is merged on its own
   bool byte_prefix_space = false;  // kByteLevel: a text not starting with ' ' gets one
-  bool byte_fallback = false;    // kMetaspace: characters without a token become <0xNN>
-  bool ignore_merges = false;    // kRanks: a piece that is a whole token is taken as is
-  bool fuse_unk = false;         // consecutive unknown characters give one unknown token
+  bool byte_fallback = false;      // kMetaspace: characters without a token become <0xNN>
+  bool ignore_merges = false;      // kRanks: a piece that is a whole token is taken as is
+  bool fuse_unk = false;           // consecutive unknown characters give one unknown token
 };
 
 // kDataLoss naming the culprit if the parts disagree: sizes of types/scores, special ids out

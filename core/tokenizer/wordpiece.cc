@@ -46,7 +46,9 @@ constexpr int kSpaceKind = 1;
 constexpr int kBreakKind = 2;
 
 uint32_t DecodeChar(absl::string_view text, size_t pos, size_t n) {
-  const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(text[pos + i])); };
+  const auto b = [&](size_t i) {
+    return static_cast<uint32_t>(static_cast<uint8_t>(text[pos + i]));
+  };
   switch (n) {
     case 1:
       return b(0);
@@ -74,8 +76,8 @@ absl::StatusOr<WordPiece> WordPiece::Create(const TokenIndex* index,
                                             std::optional<int32_t> unk_id) {
   size_t max_size = 0;
   for (const auto& [text, id] : *index) max_size = std::max(max_size, text.size());
-  ASSIGN_OR_RETURN(PreTokenizer words,
-                   PreTokenizer::Create({std::string(kDropped), R"(\s+)", std::string(kWordBreaks)}));
+  ASSIGN_OR_RETURN(PreTokenizer words, PreTokenizer::Create({std::string(kDropped), R"(\s+)",
+                                                             std::string(kWordBreaks)}));
   return WordPiece(index, unk_id, max_size, std::move(words));
 }
 
