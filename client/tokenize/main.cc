@@ -7,13 +7,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/reflection.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
+#include "absl/status/statusor.h"
 #include "client/tokenize/tokenize_tool.h"
+#include "core/base/command_line.h"
 
 ABSL_FLAG(std::string, model, "", "GGUF file, Hugging Face folder, tokenizer.json/.model");
 ABSL_FLAG(bool, add_special, false, "add BOS/EOS as the model's metadata says");
@@ -28,48 +24,23 @@ ABSL_FLAG(std::string, bos_token, "", "bos_token as the template sees it");
 ABSL_FLAG(std::string, eos_token, "", "eos_token as the template sees it");
 ABSL_FLAG(bool, add_generation_prompt, false, "end with the assistant turn's header");
 
-namespace {
-
-// absl's own --help, --version, ... (handled by ParseCommandLine).
-bool IsUsageFlag(absl::string_view name) {
-  for (absl::string_view usage : {"help", "helpfull", "helpshort", "helppackage", "helpmatch",
-                                  "version", "only_check_args"}) {
-    if (name == usage) return true;
-  }
-  return false;
-}
-
-// absl exits with status 1 on an unknown flag; the tool promises 2 for every bad command line.
-bool AllFlagsKnown(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
-    arg = arg.substr(0, arg.find('='));
-    if (absl::FindCommandLineFlag(arg) != nullptr || IsUsageFlag(arg)) continue;
-    if (absl::ConsumePrefix(&arg, "no") && absl::FindCommandLineFlag(arg) != nullptr) continue;
-    std::fprintf(stderr, "tandem-tokenize: unknown flag '%s' (see --help)\n", argv[i]);
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig config;
-  config.version_string = [] { return std::string("tandem-tokenize 0.1.0\n"); };
-  absl::SetFlagsUsageConfig(config);
-  absl::SetProgramUsageMessage(
-      "text <-> token ids, and chat templates.\n"
-      "usage: tandem-tokenize --model FILE_OR_DIR [--add-special] [--parse-special] [--decode] "
-      "[--bench] < input\n"
-      "       tandem-tokenize --chat-template FILE --messages MESSAGES.json [--bos-token S] "
-      "[--eos-token S] [--add-generation-prompt]");
-  if (!AllFlagsKnown(argc, argv)) return 2;
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 1) {
-    std::fprintf(stderr, "tandem-tokenize: unexpected argument '%s' (see --help)\n", args[1]);
+  absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
+      argc, argv,
+      {"tandem-tokenize", "0.1.0",
+       "Text <-> token ids with a model's tokenizer, and chat-template rendering.\n"
+       "usage: tandem-tokenize --model FILE_OR_DIR [--add-special] [--parse-special] [--decode]\n"
+       "                       [--bench] [--pre FAMILY] < input\n"
+       "       tandem-tokenize --chat-template FILE --messages MESSAGES.json [--bos-token S]\n"
+       "                       [--eos-token S] [--add-generation-prompt]",
+       "client/tokenize/main.cc"});
+  if (!args.ok()) {
+    std::fprintf(stderr, "tandem-tokenize: %s\n", std::string(args.status().message()).c_str());
+    return 2;
+  }
+  if (!args->empty()) {
+    std::fprintf(stderr, "tandem-tokenize: unexpected argument '%s' (see --help)\n",
+                 args->front().c_str());
     return 2;
   }
   tandem::TokenizeToolOptions options;

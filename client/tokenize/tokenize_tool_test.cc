@@ -178,8 +178,13 @@ int RunBinary(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST(TokenizeToolBinaryTest, AnswersVersionAndRejectsUnknownFlagsWithTwo) {
+TEST(TokenizeToolBinaryTest, AnswersHelpAndVersionAndRejectsBadCommandLinesWithTwo) {
   EXPECT_EQ(RunBinary("--version"), 0);
+  EXPECT_EQ(RunBinary("--help"), 0);
+  ASSERT_OK_AND_ASSIGN(std::string model, SharedFile("models/stories260K/stories260K.gguf"));
+  EXPECT_EQ(RunBinary(absl::StrCat("--model ", model, " --add-special --parse-special </dev/null")),
+            0);
+  EXPECT_EQ(RunBinary("--chat-template /nonexistent/t.jinja --messages /nonexistent/m.json"), 2);
   EXPECT_EQ(RunBinary("--no-such-flag"), 2);
   EXPECT_EQ(RunBinary("stray-argument"), 2);
 }
