@@ -40,16 +40,15 @@ absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
     const int32_t guess = (*q)[i].ids[Sampler::Draw((*q)[i].probabilities, u)];
     guesses->push_back(guess);
     if (i + 1 == k) break;  // the last guess is verified, never run by the draft
-    ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1),
-                                             position, LogitsMode::kLast));
+    ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1), position,
+                                             LogitsMode::kLast));
     state.cached.push_back(guess);
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
-                                               Sampler& sampler,
-                                               absl::Span<const int32_t> sequence,
+                                               Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
                                                uint64_t seed, VerifyScratch* scratch) {

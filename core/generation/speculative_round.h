@@ -57,8 +57,7 @@ struct VerifyScratch {
 // filters each row with `sampler` into p and applies AcceptGuesses. `guesses` is cut to the
 // guesses tested (those up to and including the first outside the vocabulary).
 absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
-                                               Sampler& sampler,
-                                               absl::Span<const int32_t> sequence,
+                                               Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
                                                uint64_t seed, VerifyScratch* scratch);

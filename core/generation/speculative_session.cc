@@ -90,7 +90,7 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   const int64_t n = static_cast<int64_t>(context.size()) - 1;
   const auto prefill_start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(RunResult target_run, Run(target_, context.first(n), n, LogitsMode::kLast));
-  RETURN_IF_ERROR(Run(draft_, context.first(n), n, LogitsMode::kLast).status());
+  RETURN_IF_ERROR(Run(draft_, ForDraft(context.first(n)), n, LogitsMode::kLast).status());
   result.stats.reused_tokens = target_run.reused;
   result.stats.prompt_tokens = static_cast<int64_t>(context.size()) - target_run.reused;
   result.stats.prefill_seconds = SecondsSince(prefill_start);
@@ -119,12 +119,20 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   return result;
 }
 
+absl::Span<const int32_t> SpeculativeSession::ForDraft(absl::Span<const int32_t> tokens) {
+  const int64_t vocab = draft_.sampler.vocab_size();
+  draft_input_.clear();
+  for (int32_t token : tokens) draft_input_.push_back(token < vocab ? token : kDraftStandIn);
+  return draft_input_;
+}
+
 absl::Status SpeculativeSession::Draft(int32_t k) {
   guesses_.clear();
   if (k == 0) return absl::OkStatus();
   if (static_cast<int32_t>(q_.size()) < k) q_.resize(k);
   const int64_t pending_position = static_cast<int64_t>(sequence_.size()) - 1;
-  ASSIGN_OR_RETURN(RunResult run, Run(draft_, sequence_, pending_position, LogitsMode::kLast));
+  ASSIGN_OR_RETURN(RunResult run,
+                   Run(draft_, ForDraft(sequence_), pending_position, LogitsMode::kLast));
   absl::Span<const float> logits = run.logits;
   for (int32_t i = 0; i < k; ++i) {
     const int64_t position = pending_position + 1 + i;

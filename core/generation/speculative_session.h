@@ -52,6 +52,10 @@ struct SpeculativeOptions {
 
 class SpeculativeSession {
  public:
+  // What the draft runs in place of a token it does not have (id 0, <unk> in Llama
+  // vocabularies).
+  static constexpr int32_t kDraftStandIn = 0;
+
   // kFailedPrecondition if the vocabularies differ (vocab_compatibility.h); kInvalidArgument
   // for a bad sampler config, context size or draft_tokens; cache errors as is.
   static absl::StatusOr<std::unique_ptr<SpeculativeSession>> Create(
@@ -96,6 +100,10 @@ class SpeculativeSession {
   // the rest (nothing when all are reused: empty logits).
   static absl::StatusOr<RunResult> Run(Side& side, absl::Span<const int32_t> tokens,
                                        int64_t max_reuse, LogitsMode mode);
+  // `tokens` with every id beyond the draft's vocabulary (a target-only token) replaced by
+  // kDraftStandIn. The draft only proposes: any q it computes keeps the output exact, so a
+  // stand-in costs acceptance, never correctness.
+  absl::Span<const int32_t> ForDraft(absl::Span<const int32_t> tokens);
   // Step 1: fills guesses_ and q_ with up to k guesses after sequence_ (pending last).
   absl::Status Draft(int32_t k);
   // Step 2: returns the verdict on guesses_.
@@ -113,6 +121,7 @@ class SpeculativeSession {
   std::vector<SparseDistribution> q_;
   std::vector<float> p_;
   std::vector<int32_t> batch_;
+  std::vector<int32_t> draft_input_;
 };
 
 }  // namespace tandem

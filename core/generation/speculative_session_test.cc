@@ -508,13 +508,13 @@ TEST_F(SpeculativeSessionTest, StatsCountRoundsGuessesAndPositions) {
 
 // --- A draft whose vocabulary is larger than the target's --------------------------------
 
-// A random-weight draft whose vocabulary is stories260K's 512 tokens plus 88 more: its guesses
-// beyond id 511 must be rejected (never run by the target), and the output stays exact.
-absl::StatusOr<std::unique_ptr<Model>> LargerVocabularyDraft(const Model& target) {
+// A random-weight draft whose vocabulary is the first `vocab_size` of stories260K's 512 tokens,
+// then extra tokens up to `vocab_size`.
+absl::StatusOr<std::unique_ptr<Model>> FixtureDraft(const Model& target, int vocab_size) {
   ASSIGN_OR_RETURN(absl::Span<const absl::string_view> texts,
                    target.gguf()->GetStringArray("tokenizer.ggml.tokens"));
-  std::vector<std::string> tokens(texts.begin(), texts.end());
-  for (int i = 0; i < 88; ++i) tokens.push_back("<extra_" + std::to_string(i) + ">");
+  std::vector<std::string> tokens(texts.begin(), texts.begin() + std::min<int>(vocab_size, 512));
+  for (int i = 512; i < vocab_size; ++i) tokens.push_back("<extra_" + std::to_string(i) + ">");
   const std::vector<uint8_t> bytes = testing::GgufBuilder()
                                          .AddString("tokenizer.ggml.model", "llama")
                                          .AddStringArray("tokenizer.ggml.tokens", tokens)
@@ -533,8 +533,9 @@ absl::StatusOr<std::unique_ptr<Model>> LargerVocabularyDraft(const Model& target
   return Model::Load(folder + "/model.gguf");
 }
 
+// Guesses beyond id 511 must be rejected (never run by the target), and the output stays exact.
 TEST_F(SpeculativeSessionTest, GuessesBeyondTheTargetsVocabularyAreRejected) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> draft, LargerVocabularyDraft(*target_));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> draft, FixtureDraft(*target_, 600));
   ASSERT_EQ(draft->config().vocab_size, 600);
   ASSERT_OK_AND_ASSIGN(std::vector<testing::GoldenCase> cases, testing::StoriesGoldenCases());
   // Greedy: the target's output, whatever the random draft proposes.
@@ -568,6 +569,19 @@ TEST_F(SpeculativeSessionTest, GuessesBeyondTheTargetsVocabularyAreRejected) {
   }
   const ChiSquareResult result = ChiSquareTest(observed, expected, kDraws);
   EXPECT_FALSE(result.rejected()) << result.ToString();
+}
+
+// The target's tokens 420..511 are unknown to a 420-token draft: it runs a stand-in for them.
+TEST_F(SpeculativeSessionTest, TargetTokensBeyondTheDraftsVocabularyAreRunAsAStandIn) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> draft, FixtureDraft(*target_, 420));
+  ASSERT_OK_AND_ASSIGN(std::vector<testing::GoldenCase> cases, testing::StoriesGoldenCases());
+  std::unique_ptr<SpeculativeSession> session = NewSession(*draft, Options(GreedyConfig(), 3));
+  for (const testing::GoldenCase& c : cases) {
+    session->Reset();
+    EXPECT_EQ(Generate(*session, c.prompt_ids, 128), c.greedy_ids);
+  }
+  // "Once upon a time": ids 432, 426, ... are beyond the draft's vocabulary.
+  EXPECT_THAT(cases[1].greedy_ids, ::testing::Contains(432));
 }
 
 }  // namespace
