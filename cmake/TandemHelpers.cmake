@@ -32,7 +32,9 @@ function(tandem_test name)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
-               ENVIRONMENT "TANDEM_SHARED=${TANDEM_SHARED};TANDEM_BIN=${PROJECT_BINARY_DIR}/bin")
+               ENVIRONMENT "TANDEM_BIN=${PROJECT_BINARY_DIR}/bin")
+  # (One variable only: gtest_discover_tests splits a list. Tests find the shared folder
+  # through $TANDEM_SHARED when set, else the path compiled into tandem_testing.)
 endfunction()
 
 # tandem_binary(NAME SRCS main.cc DEPS ...): lands in build/bin/.

@@ -7,15 +7,12 @@
 #include "core/base/status_macros.h"
 #include "core/chat/builtin_formats.h"
 #include "core/chat/model_chat_template.h"
+#include "core/tokenizer/special_tokens.h"
 #include "core/tokenizer/streaming_detokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 namespace tandem {
 namespace {
-
-// Texts of the tokens that end an assistant turn in common chat formats.
-constexpr const char* kEndOfTurnTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",
-                                           "<end_of_turn>", "<|endoftext|>", "<|eom_id|>"};
 
 std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
   if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
@@ -38,16 +35,7 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
   session.context_size =
       std::min<int64_t>(options.context_size, engine->model_->config().context_length);
   session.kv_type = options.kv_type;
-  const Tokenizer& tok = *engine->tokenizer_;
-  if (tok.vocabulary().eos_id.has_value()) session.stop_ids.push_back(*tok.vocabulary().eos_id);
-  for (const char* text : kEndOfTurnTexts) {
-    if (std::optional<int32_t> id = tok.TokenId(text); id.has_value()) {
-      if (std::find(session.stop_ids.begin(), session.stop_ids.end(), *id) ==
-          session.stop_ids.end()) {
-        session.stop_ids.push_back(*id);
-      }
-    }
-  }
+  session.stop_ids = EndOfTurnIds(*engine->tokenizer_);
   if (options.draft_path.empty()) {
     ASSIGN_OR_RETURN(engine->session_, Session::Create(*engine->model_, *engine->pool_, session));
   } else {
