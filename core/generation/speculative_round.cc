@@ -8,6 +8,14 @@
 
 namespace tandem {
 
+void ToDraftVocabulary(absl::Span<const int32_t> tokens, int64_t vocab_size,
+                       std::vector<int32_t>* out) {
+  out->clear();
+  for (int32_t token : tokens) {
+    out->push_back(token >= 0 && token < vocab_size ? token : kDraftStandIn);
+  }
+}
+
 absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
                                     absl::Span<const int32_t> tokens, int64_t max_reuse,
                                     LogitsMode mode) {
@@ -29,8 +37,10 @@ absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
   if (k <= 0) return absl::OkStatus();
   if (static_cast<int32_t>(q->size()) < k) q->resize(k);
   const int64_t pending_position = static_cast<int64_t>(sequence.size()) - 1;
-  ASSIGN_OR_RETURN(RunOutput run,
-                   RunTokens(decoder, state, sequence, pending_position, LogitsMode::kLast));
+  std::vector<int32_t> draft_sequence;
+  ToDraftVocabulary(sequence, sampler.vocab_size(), &draft_sequence);
+  ASSIGN_OR_RETURN(RunOutput run, RunTokens(decoder, state, draft_sequence, pending_position,
+                                            LogitsMode::kLast));
   absl::Span<const float> logits = run.logits;
   for (int32_t i = 0; i < k; ++i) {
     const int64_t position = pending_position + 1 + i;

@@ -24,6 +24,14 @@
 
 namespace tandem {
 
+// Target tokens the draft's vocabulary lacks (a draft up to 128 ids smaller) run on the draft
+// as this id. The draft only proposes, so this costs acceptance, never correctness.
+inline constexpr int32_t kDraftStandIn = 0;
+
+// `tokens` with every id outside [0, vocab_size) replaced by kDraftStandIn.
+void ToDraftVocabulary(absl::Span<const int32_t> tokens, int64_t vocab_size,
+                       std::vector<int32_t>* out);
+
 // One model's cache and the tokens it holds.
 struct ModelState {
   std::unique_ptr<KvCache> cache;
@@ -40,9 +48,10 @@ absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
                                     absl::Span<const int32_t> tokens, int64_t max_reuse,
                                     LogitsMode mode);
 
-// Draft half: samples up to `k` guesses after `sequence` from the draft's filtered
-// distributions q (sparse), feeding each back except the last. Guess i sits at absolute
-// position sequence.size() + i and is drawn with CounterUniform(seed, position, kDraftDraw).
+// Draft half: samples up to `k` guesses after `sequence` (target ids; see kDraftStandIn) from
+// the draft's filtered distributions q (sparse), feeding each back except the last. Guess i
+// sits at absolute position sequence.size() + i and is drawn with
+// Sampler::Draw(q.probabilities, CounterUniform(seed, position, kDraftDraw)).
 absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
                           std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q);

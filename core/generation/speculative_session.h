@@ -38,6 +38,7 @@
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
+#include "core/generation/speculative_round.h"
 #include "core/generation/stop_rules.h"
 #include "core/kernels/thread_pool.h"
 
@@ -52,10 +53,6 @@ struct SpeculativeOptions {
 
 class SpeculativeSession {
  public:
-  // What the draft runs in place of a token it does not have (id 0, <unk> in Llama
-  // vocabularies).
-  static constexpr int32_t kDraftStandIn = 0;
-
   // kFailedPrecondition if the vocabularies differ (vocab_compatibility.h); kInvalidArgument
   // for a bad sampler config, context size or draft_tokens; cache errors as is.
   static absl::StatusOr<std::unique_ptr<SpeculativeSession>> Create(
@@ -72,10 +69,10 @@ class SpeculativeSession {
 
   // The guesses the next round will ask for (changes between rounds when adaptive).
   int32_t draft_tokens() const { return k_; }
-  int64_t context_size() const { return target_.cache->shape().context_size; }
+  int64_t context_size() const { return target_.state.cache->shape().context_size; }
   // The tokens each cache holds, in order.
-  absl::Span<const int32_t> target_cached_tokens() const { return target_.cached; }
-  absl::Span<const int32_t> draft_cached_tokens() const { return draft_.cached; }
+  absl::Span<const int32_t> target_cached_tokens() const { return target_.state.cached; }
+  absl::Span<const int32_t> draft_cached_tokens() const { return draft_.state.cached; }
 
  private:
   // One model's decoder, sampler and cache.
@@ -83,31 +80,12 @@ class SpeculativeSession {
     Side(const Model& model, ThreadPool& pool, Sampler sampler);
     Decoder decoder;
     Sampler sampler;
-    std::unique_ptr<KvCache> cache;
-    std::vector<int32_t> cached;  // the tokens in `cache`
-  };
-  // Logits of the tokens a Run call ran, and how many leading tokens it reused.
-  struct RunResult {
-    absl::Span<const float> logits;
-    int64_t reused = 0;
+    ModelState state;
   };
 
   SpeculativeSession(const Model& target, const Model& draft, ThreadPool& pool,
                      const SpeculativeOptions& options, Sampler target_sampler,
                      Sampler draft_sampler);
-
-  // Brings `side`'s cache to `tokens`, reusing at most `max_reuse` cached ones and running
-  // the rest (nothing when all are reused: empty logits).
-  static absl::StatusOr<RunResult> Run(Side& side, absl::Span<const int32_t> tokens,
-                                       int64_t max_reuse, LogitsMode mode);
-  // `tokens` with every id beyond the draft's vocabulary (a target-only token) replaced by
-  // kDraftStandIn. The draft only proposes: any q it computes keeps the output exact, so a
-  // stand-in costs acceptance, never correctness.
-  absl::Span<const int32_t> ForDraft(absl::Span<const int32_t> tokens);
-  // Step 1: fills guesses_ and q_ with up to k guesses after sequence_ (pending last).
-  absl::Status Draft(int32_t k);
-  // Step 2: returns the verdict on guesses_.
-  absl::StatusOr<AcceptanceResult> Verify();
   void RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats);
 
   SpeculativeOptions options_;
@@ -115,12 +93,11 @@ class SpeculativeSession {
   Side draft_;
   int32_t k_;
   // The round's state: the sequence so far with the pending token last, the guesses with
-  // their q, and the target's dense p rows [k + 1, vocab].
+  // their q, and the verify pass's buffers.
   std::vector<int32_t> sequence_;
   std::vector<int32_t> guesses_;
   std::vector<SparseDistribution> q_;
-  std::vector<float> p_;
-  std::vector<int32_t> batch_;
+  VerifyScratch verify_scratch_;
   std::vector<int32_t> draft_input_;
 };
 
