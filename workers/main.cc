@@ -1,0 +1,105 @@
+// tandem-worker --role draft|target --model PATH [--listen HOST:PORT]
+//               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
+//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S]
+//
+// Serves tandem.v1.Worker for one model. Health is NOT_SERVING while the model loads and
+// SERVING after; SIGTERM drains (stops accepting, finishes in-flight requests) and exits.
+// Prints "tandem-worker listening on HOST:PORT (metrics on M)" once the port is bound.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/time/time.h"
+#include "core/base/command_line.h"
+#include "services/common/grpc_server.h"
+#include "services/common/metrics.h"
+#include "workers/worker_engine.h"
+#include "workers/worker_service.h"
+
+ABSL_FLAG(std::string, role, "", "draft or target");
+ABSL_FLAG(std::string, model, "", "GGUF file or Hugging Face folder");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
+ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
+ABSL_FLAG(int, threads, 2, "threads for the forward passes");
+ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
+ABSL_FLAG(int, max_sessions, 16, "sessions attached at once");
+ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
+ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+
+namespace {
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "tandem-worker: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tandem::BlockTerminationSignals();
+  absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
+      argc, argv,
+      {"tandem-worker", "0.1.0",
+       "Serves one model (draft or target) to a Tandem coordinator over gRPC.\n"
+       "usage: tandem-worker --role draft|target --model PATH [--listen HOST:PORT]\n"
+       "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
+       "       [--max-sessions N] [--kv-budget-mb N]",
+       "workers/main.cc"});
+  if (!args.ok()) return Fail(2, std::string(args.status().message()));
+  if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
+
+  tandem::WorkerOptions options;
+  const std::string role = absl::GetFlag(FLAGS_role);
+  if (role == "draft") {
+    options.role = tandem::WorkerRole::kDraft;
+  } else if (role == "target") {
+    options.role = tandem::WorkerRole::kTarget;
+  } else {
+    return Fail(2, "--role must be draft or target, got '" + role + "'");
+  }
+  options.model_path = absl::GetFlag(FLAGS_model);
+  if (options.model_path.empty()) return Fail(2, "--model is required");
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.context_size = absl::GetFlag(FLAGS_ctx);
+  options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.kv_budget_bytes = int64_t{absl::GetFlag(FLAGS_kv_budget_mb)} << 20;
+  absl::StatusOr<tandem::KvType> kv = tandem::ParseKvType(absl::GetFlag(FLAGS_kv));
+  if (!kv.ok()) return Fail(2, "--kv: " + std::string(kv.status().message()));
+  options.kv_type = *kv;
+  if (options.threads < 1 || options.max_sessions < 1 || options.context_size < 0 ||
+      options.kv_budget_bytes < 0) {
+    return Fail(2, "--threads and --max-sessions must be >= 1, --ctx and --kv-budget-mb >= 0");
+  }
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  tandem::WorkerMetrics metrics(*registry, role);
+  metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
+  tandem::WorkerService service(&metrics);
+  absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server = tandem::GrpcServer::Start(
+      {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {&service}, registry);
+  if (!server.ok()) return Fail(2, server.status().ToString());
+  std::printf("tandem-worker listening on %s (metrics on %d)\n", (*server)->address().c_str(),
+              (*server)->metrics_port());
+  std::fflush(stdout);
+
+  // Health says NOT_SERVING until the model is loaded.
+  absl::StatusOr<std::unique_ptr<tandem::WorkerEngine>> engine =
+      tandem::WorkerEngine::Create(options);
+  if (!engine.ok()) {
+    (*server)->Drain(absl::ZeroDuration());
+    return Fail(2, engine.status().ToString());
+  }
+  service.SetEngine(engine->get());
+  (*server)->SetServing(true);
+  std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),
+               options.model_path.c_str(), (*engine)->model().weight_type().c_str(),
+               static_cast<long long>((*engine)->model().parameter_count()));
+
+  tandem::WaitForTerminationSignal();
+  std::fprintf(stderr, "tandem-worker: draining\n");
+  (*server)->Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  return 0;
+}

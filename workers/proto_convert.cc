@@ -1,0 +1,41 @@
+#include "workers/proto_convert.h"
+
+namespace tandem {
+
+SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params) {
+  SamplerConfig config;
+  config.temperature = params.has_temperature() ? params.temperature() : 1.0f;
+  config.top_k = params.top_k();
+  config.top_p = params.has_top_p() ? params.top_p() : 1.0f;
+  config.min_p = params.min_p();
+  config.repetition_penalty =
+      params.has_repetition_penalty() ? params.repetition_penalty() : 1.0f;
+  config.penalty_window = params.penalty_window();
+  config.seed = params.has_seed() ? params.seed() : 0;
+  return config;
+}
+
+void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* params) {
+  params->set_temperature(config.temperature);
+  params->set_top_k(config.top_k);
+  params->set_top_p(config.top_p);
+  params->set_min_p(config.min_p);
+  params->set_repetition_penalty(config.repetition_penalty);
+  params->set_penalty_window(config.penalty_window);
+  params->set_seed(config.seed);
+}
+
+SparseDistribution SparseFromProto(const v1::SparseDistribution& proto) {
+  SparseDistribution sparse;
+  sparse.ids.assign(proto.token_ids().begin(), proto.token_ids().end());
+  sparse.probabilities.assign(proto.probabilities().begin(), proto.probabilities().end());
+  return sparse;
+}
+
+void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto) {
+  proto->mutable_token_ids()->Assign(sparse.ids.begin(), sparse.ids.end());
+  proto->mutable_probabilities()->Assign(sparse.probabilities.begin(),
+                                         sparse.probabilities.end());
+}
+
+}  // namespace tandem

@@ -1,0 +1,237 @@
+#include "workers/worker_engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/chat/model_chat_template.h"
+#include "core/tokenizer/tokenizer_loader.h"
+
+namespace tandem {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+absl::string_view WorkerRoleName(WorkerRole role) {
+  return role == WorkerRole::kDraft ? "draft" : "target";
+}
+
+absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerOptions& options) {
+  if (options.threads < 1 || options.max_sessions < 1 || options.context_size < 0 ||
+      options.kv_budget_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "worker options: threads and max_sessions must be >= 1, context and KV budget >= 0");
+  }
+  std::unique_ptr<WorkerEngine> engine(new WorkerEngine());
+  engine->options_ = options;
+  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path));
+  ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(options.model_path));
+  engine->tokenizer_.emplace(std::move(tokenizer));
+  ASSIGN_OR_RETURN(engine->chat_template_, chat::ModelChatTemplate(options.model_path));
+  const int64_t model_context = engine->model_->config().context_length;
+  engine->context_size_ = options.context_size == 0
+                              ? model_context
+                              : std::min(options.context_size, model_context);
+  engine->pool_ = std::make_unique<ThreadPool>(options.threads);
+  engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
+  return engine;
+}
+
+WorkerEngine::~WorkerEngine() { queue_.Close(); }
+
+absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size) {
+  if (context_size < 0 || context_size > context_size_) {
+    return absl::InvalidArgumentError(absl::StrCat("context size ", context_size,
+                                                   " is outside [0, ", context_size_, "]"));
+  }
+  if (context_size == 0) context_size = context_size_;
+  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
+                   decoder_->NewCache(context_size, options_.kv_type));
+  absl::MutexLock lock(&mutex_);
+  if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the worker holds its maximum of ", options_.max_sessions, " sessions"));
+  }
+  if (options_.kv_budget_bytes > 0 && kv_bytes_ + cache->bytes() > options_.kv_budget_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a KV cache of ", cache->bytes(), " bytes would exceed the worker's budget of ",
+        options_.kv_budget_bytes, " (", kv_bytes_, " in use)"));
+  }
+  kv_bytes_ += cache->bytes();
+  auto session = std::make_shared<SessionState>();
+  session->state.cache = std::move(cache);
+  const int64_t id = next_session_++;
+  sessions_[id] = std::move(session);
+  return id;
+}
+
+void WorkerEngine::CloseSession(int64_t session) {
+  std::shared_ptr<SessionState> closed;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    closed = std::move(it->second);
+    sessions_.erase(it);
+    kv_bytes_ -= closed->state.cache->bytes();
+  }
+  // A request still running holds its own reference; the cache goes when it finishes.
+}
+
+int WorkerEngine::active_sessions() const {
+  absl::MutexLock lock(&mutex_);
+  return static_cast<int>(sessions_.size());
+}
+
+int64_t WorkerEngine::kv_bytes_in_use() const {
+  absl::MutexLock lock(&mutex_);
+  return kv_bytes_;
+}
+
+absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
+    const SessionState& session, int64_t position, absl::Span<const int32_t> tokens) const {
+  const int64_t cached = static_cast<int64_t>(session.state.cached.size());
+  if (position < 0 || position > cached) {
+    return absl::InvalidArgumentError(absl::StrCat("position ", position, " is outside [0, ",
+                                                   cached, "], the tokens this session holds"));
+  }
+  const int64_t vocab = model_->config().vocab_size;
+  // A draft may be up to 128 ids smaller than the target: target tokens it lacks run as
+  // kDraftStandIn (speculative_round.h), exactly as in-process speculation does.
+  const int64_t accepted = options_.role == WorkerRole::kDraft ? vocab + 128 : vocab;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= accepted) {
+      return absl::InvalidArgumentError(absl::StrCat("token ", tokens[i], " at index ", i,
+                                                     " is outside the vocabulary of ", vocab));
+    }
+  }
+  if (position + static_cast<int64_t>(tokens.size()) > session.state.cache->shape().context_size) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "the session's context of ", session.state.cache->shape().context_size,
+        " tokens is full"));
+  }
+  std::vector<int32_t> sequence(session.state.cached.begin(),
+                                session.state.cached.begin() + position);
+  std::vector<int32_t> mapped;
+  ToDraftVocabulary(tokens, vocab, &mapped);
+  sequence.insert(sequence.end(), mapped.begin(), mapped.end());
+  return sequence;
+}
+
+absl::Status WorkerEngine::RunOnSession(int64_t id,
+                                        const std::function<absl::Status(SessionState&)>& work,
+                                        WorkTiming* timing) {
+  std::shared_ptr<SessionState> session;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session ", id));
+    if (it->second->busy) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("session ", id, " already has a request in flight"));
+    }
+    session = it->second;
+    session->busy = true;
+  }
+  double compute = 0;
+  absl::Status status = queue_.Run(
+      [&] {
+        const auto start = std::chrono::steady_clock::now();
+        absl::Status result = work(*session);
+        compute = SecondsSince(start);
+        return result;
+      },
+      timing != nullptr ? &timing->queue_seconds : nullptr);
+  if (timing != nullptr) timing->compute_seconds = compute;
+  absl::MutexLock lock(&mutex_);
+  session->busy = false;
+  return status;
+}
+
+absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
+                                           absl::Span<const int32_t> tokens, WorkTiming* timing) {
+  int64_t cached = 0;
+  RETURN_IF_ERROR(RunOnSession(
+      session,
+      [&](SessionState& s) -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
+        RETURN_IF_ERROR(
+            RunTokens(*decoder_, s.state, sequence, sequence.size(), LogitsMode::kLast).status());
+        cached = static_cast<int64_t>(s.state.cached.size());
+        return absl::OkStatus();
+      },
+      timing));
+  return cached;
+}
+
+absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t position,
+                                                absl::Span<const int32_t> tokens, int32_t k,
+                                                const SamplerConfig& config, WorkTiming* timing) {
+  if (k < 1 || k > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("draft tokens ", k, " is outside [1, 64]"));
+  }
+  if (tokens.empty()) {
+    return absl::InvalidArgumentError("a draft request needs at least the pending token");
+  }
+  ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, model_->config().vocab_size));
+  DraftOutput out;
+  RETURN_IF_ERROR(RunOnSession(
+      session,
+      [&](SessionState& s) -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
+        // Guesses need room: never draft past the context.
+        const int64_t room = s.state.cache->shape().context_size -
+                             static_cast<int64_t>(sequence.size());
+        const int32_t guesses = static_cast<int32_t>(std::min<int64_t>(k, room));
+        if (guesses <= 0) return absl::OkStatus();
+        return DraftGuesses(*decoder_, s.state, sampler, sequence, guesses, config.seed,
+                            &out.guesses, &out.q);
+      },
+      timing));
+  out.q.resize(out.guesses.size());
+  return out;
+}
+
+absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
+    int64_t session, int64_t position, absl::Span<const int32_t> tokens, int32_t pending,
+    std::vector<int32_t> guesses, const std::vector<SparseDistribution>& q,
+    const SamplerConfig& config, WorkTiming* timing) {
+  const int64_t vocab = model_->config().vocab_size;
+  if (guesses.size() != q.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses but ", q.size(),
+                                                   " draft distributions"));
+  }
+  if (guesses.size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
+  }
+  for (size_t i = 0; i < q.size(); ++i) {
+    absl::Status valid = ValidateSparseDistribution(q[i], std::max<int64_t>(vocab, 1) + 128);
+    if (!valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("guess ", i, ": ", valid.message()));
+    }
+  }
+  ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab));
+  std::vector<int32_t> with_pending(tokens.begin(), tokens.end());
+  with_pending.push_back(pending);
+  AcceptanceResult result;
+  RETURN_IF_ERROR(RunOnSession(
+      session,
+      [&](SessionState& s) -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, with_pending));
+        const int64_t room = s.state.cache->shape().context_size -
+                             static_cast<int64_t>(sequence.size());
+        if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
+        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses,
+                                               q, config.seed, &verify_scratch_));
+        return absl::OkStatus();
+      },
+      timing));
+  return result;
+}
+
+}  // namespace tandem

@@ -1,0 +1,125 @@
+// The model side of a worker, with no gRPC inside: one model, its tokenizer, the sessions'
+// KV caches, and the draft and verify halves of the speculative round. Every model call runs
+// on one inference thread (InferenceQueue); callers on RPC threads block until it is done.
+//
+// Sessions sync by position (worker.proto): a request names the absolute position its
+// tokens start at; the session's sequence becomes cached[0, position) + tokens, and only what
+// the cache lacks is run.
+//
+// Thread-safe.
+#ifndef TANDEM_WORKERS_WORKER_ENGINE_H_
+#define TANDEM_WORKERS_WORKER_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "core/decoder/decoder.h"
+#include "core/decoder/model.h"
+#include "core/generation/acceptance.h"
+#include "core/generation/sampler.h"
+#include "core/generation/speculative_round.h"
+#include "core/kernels/thread_pool.h"
+#include "core/tokenizer/tokenizer.h"
+#include "workers/inference_queue.h"
+
+namespace tandem {
+
+enum class WorkerRole { kDraft, kTarget };
+absl::string_view WorkerRoleName(WorkerRole role);  // "draft" / "target"
+
+struct WorkerOptions {
+  WorkerRole role = WorkerRole::kTarget;
+  std::string model_path;
+  int threads = 2;
+  KvType kv_type = KvType::kF16;
+  int64_t context_size = 0;     // per session; 0: the model's context length
+  int max_sessions = 16;
+  int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
+};
+
+// Time a request spent, for SessionResponse.
+struct WorkTiming {
+  double queue_seconds = 0;
+  double compute_seconds = 0;
+};
+
+struct DraftOutput {
+  std::vector<int32_t> guesses;
+  std::vector<SparseDistribution> q;
+};
+
+class WorkerEngine {
+ public:
+  // Loads the model and its tokenizer; the loaders' errors as is.
+  static absl::StatusOr<std::unique_ptr<WorkerEngine>> Create(const WorkerOptions& options);
+  ~WorkerEngine();
+
+  const WorkerOptions& options() const { return options_; }
+  const Model& model() const { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::optional<std::string>& chat_template() const { return chat_template_; }
+  int64_t context_size() const { return context_size_; }
+
+  // A new session with its own cache (`context_size` 0: the worker's). kResourceExhausted
+  // beyond max_sessions or the KV budget; kInvalidArgument for a context larger than the
+  // worker's.
+  absl::StatusOr<int64_t> OpenSession(int64_t context_size);
+  void CloseSession(int64_t session);
+  int active_sessions() const;
+  int64_t kv_bytes_in_use() const;
+
+  // Brings the session to cached[0, position) + tokens; returns the cached length.
+  absl::StatusOr<int64_t> Sync(int64_t session, int64_t position,
+                               absl::Span<const int32_t> tokens, WorkTiming* timing);
+  // Syncs to cached[0, position) + tokens (pending last), then drafts k guesses.
+  absl::StatusOr<DraftOutput> Draft(int64_t session, int64_t position,
+                                    absl::Span<const int32_t> tokens, int32_t k,
+                                    const SamplerConfig& sampler, WorkTiming* timing);
+  // Verifies `guesses` (with their q) after cached[0, position) + tokens + [pending].
+  absl::StatusOr<AcceptanceResult> Verify(int64_t session, int64_t position,
+                                          absl::Span<const int32_t> tokens, int32_t pending,
+                                          std::vector<int32_t> guesses,
+                                          const std::vector<SparseDistribution>& q,
+                                          const SamplerConfig& sampler, WorkTiming* timing);
+
+ private:
+  struct SessionState {
+    ModelState state;
+    bool busy = false;  // a request of this session is queued or running
+  };
+
+  WorkerEngine() = default;
+  // Builds the session's sequence for a request and checks the ids (kInvalidArgument).
+  absl::StatusOr<std::vector<int32_t>> Sequence(const SessionState& session, int64_t position,
+                                                absl::Span<const int32_t> tokens) const;
+  // Runs `work` on the inference thread with the session checked out.
+  absl::Status RunOnSession(int64_t session,
+                            const std::function<absl::Status(SessionState&)>& work,
+                            WorkTiming* timing);
+
+  WorkerOptions options_;
+  int64_t context_size_ = 0;
+  std::unique_ptr<Model> model_;
+  std::optional<Tokenizer> tokenizer_;
+  std::optional<std::string> chat_template_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Decoder> decoder_;  // inference thread only
+  VerifyScratch verify_scratch_;      // inference thread only
+  InferenceQueue queue_;
+
+  mutable absl::Mutex mutex_;
+  int64_t next_session_ ABSL_GUARDED_BY(mutex_) = 1;
+  int64_t kv_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  absl::flat_hash_map<int64_t, std::shared_ptr<SessionState>> sessions_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_WORKERS_WORKER_ENGINE_H_

@@ -1,0 +1,171 @@
+// The worker engine driven the way the coordinator drives it: a draft engine and a target
+// engine, rounds of Draft + Verify over the whole sequence, and the result compared with
+// in-process speculation (same seed) and with golden.json (greedy).
+#include "workers/worker_engine.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "core/generation/speculative_session.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::HasSubstr;
+using ::tandem::testing::StatusIs;
+
+constexpr int32_t kEos = 2;
+
+std::unique_ptr<WorkerEngine> Engine(WorkerRole role, const std::string& model,
+                                     int max_sessions = 4, int64_t budget = 0) {
+  absl::StatusOr<std::string> path = testing::SharedFile(model);
+  EXPECT_TRUE(path.ok()) << path.status();
+  WorkerOptions options;
+  options.role = role;
+  options.model_path = path.ok() ? *path : "";
+  options.threads = 1;
+  options.context_size = 256;
+  options.max_sessions = max_sessions;
+  options.kv_budget_bytes = budget;
+  absl::StatusOr<std::unique_ptr<WorkerEngine>> engine = WorkerEngine::Create(options);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  return engine.ok() ? std::move(*engine) : nullptr;
+}
+
+// Generates like SpeculativeSession::Generate, but through two engines (the coordinator's
+// loop, in miniature): EOS stops before it is reported; max_tokens caps the output.
+std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
+                               std::vector<int32_t> sequence, int max_tokens, int32_t k,
+                               const SamplerConfig& sampler) {
+  absl::StatusOr<int64_t> d = draft.OpenSession(0), t = target.OpenSession(0);
+  EXPECT_TRUE(d.ok() && t.ok());
+  std::vector<int32_t> prefix(sequence.begin(), sequence.end() - 1);
+  EXPECT_OK(draft.Sync(*d, 0, prefix, nullptr).status());
+  EXPECT_OK(target.Sync(*t, 0, prefix, nullptr).status());
+  std::vector<int32_t> out;
+  while (static_cast<int>(out.size()) < max_tokens) {
+    const int32_t round_k =
+        std::min<int32_t>(k, max_tokens - static_cast<int32_t>(out.size()) - 1);
+    DraftOutput guesses;
+    if (round_k > 0) {
+      absl::StatusOr<DraftOutput> drafted = draft.Draft(*d, 0, sequence, round_k, sampler, nullptr);
+      EXPECT_TRUE(drafted.ok()) << drafted.status();
+      if (!drafted.ok()) return out;
+      guesses = *drafted;
+    }
+    std::vector<int32_t> before_pending(sequence.begin(), sequence.end() - 1);
+    absl::StatusOr<AcceptanceResult> verdict =
+        target.Verify(*t, 0, before_pending, sequence.back(), guesses.guesses, guesses.q,
+                      sampler, nullptr);
+    EXPECT_TRUE(verdict.ok()) << verdict.status();
+    if (!verdict.ok()) return out;
+    for (int32_t i = 0; i <= verdict->accepted; ++i) {
+      const int32_t token = i < verdict->accepted ? guesses.guesses[i] : verdict->next_token;
+      if (token == kEos || static_cast<int>(out.size()) == max_tokens) return out;
+      out.push_back(token);
+      sequence.push_back(token);
+    }
+  }
+  return out;
+}
+
+TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  auto draft = Engine(WorkerRole::kDraft, "models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(draft, nullptr);
+  for (float temperature : {0.0f, 0.8f}) {
+    SamplerConfig sampler;
+    sampler.temperature = temperature;
+    sampler.top_p = 0.95f;
+    sampler.seed = 1234;
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};  // "Once upon a time"
+    const std::vector<int32_t> distributed = Speculate(*draft, *target, prompt, 40, 4, sampler);
+
+    ThreadPool pool(1);
+    SpeculativeOptions options;
+    options.session.sampler = sampler;
+    options.session.context_size = 256;
+    options.session.stop_ids = {kEos};
+    options.draft_tokens = 4;
+    ASSERT_OK_AND_ASSIGN(auto session, SpeculativeSession::Create(target->model(), draft->model(),
+                                                                  pool, options));
+    std::vector<int32_t> in_process;
+    ASSERT_OK(session->Generate(prompt, 40, [&](int32_t t) {
+      in_process.push_back(t);
+      return true;
+    }).status());
+    EXPECT_EQ(distributed, in_process) << "temperature " << temperature;
+    EXPECT_EQ(distributed.size(), 40u);
+  }
+}
+
+TEST(WorkerEngineTest, GreedyRoundsReproduceTheGoldenContinuation) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  auto draft = Engine(WorkerRole::kDraft, "models/stories260K/derived/stories260K-Q4_0.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(draft, nullptr);
+  SamplerConfig greedy;
+  greedy.temperature = 0;
+  const std::vector<int32_t> golden = {432, 383, 286, 261, 376, 298, 315, 421, 395, 317};
+  EXPECT_EQ(Speculate(*draft, *target, {1, 403, 407, 261, 378}, 10, 3, greedy), golden);
+}
+
+TEST(WorkerEngineTest, SessionLimitsAreResourceExhausted) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 2);
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t a, target->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int64_t b, target->OpenSession(0));
+  EXPECT_NE(a, b);
+  EXPECT_THAT(target->OpenSession(0),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("maximum of 2")));
+  EXPECT_EQ(target->active_sessions(), 2);
+  target->CloseSession(a);
+  EXPECT_EQ(target->active_sessions(), 1);
+  EXPECT_OK(target->OpenSession(0).status());
+
+  // 256 positions x 5 layers x 4 KV heads x 8 dims x 2 (K, V) x 2 bytes = 163840 per session.
+  auto budgeted = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 210000);
+  ASSERT_NE(budgeted, nullptr);
+  ASSERT_OK(budgeted->OpenSession(0).status());
+  EXPECT_EQ(budgeted->kv_bytes_in_use(), 163840);
+  EXPECT_THAT(budgeted->OpenSession(0),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("budget")));
+  EXPECT_OK(budgeted->OpenSession(64).status());  // a smaller cache still fits
+  EXPECT_THAT(budgeted->OpenSession(100000), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(16));
+  EXPECT_THAT(target->Sync(s, 0, {1, 403}, nullptr), tandem::testing::IsOkAndHolds(2));
+  EXPECT_THAT(target->Sync(s, 5, {1}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("position 5")));
+  EXPECT_THAT(target->Sync(s, 2, {512}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token 512")));
+  EXPECT_THAT(target->Sync(s, 0, std::vector<int32_t>(17, 5), nullptr),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(target->Sync(99, 0, {1}, nullptr), StatusIs(absl::StatusCode::kNotFound));
+  SamplerConfig bad;
+  bad.top_p = 0;
+  EXPECT_THAT(target->Draft(s, 0, {1}, 2, bad, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("top_p")));
+  EXPECT_THAT(target->Draft(s, 0, {1}, 0, SamplerConfig(), nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draft tokens 0")));
+  SparseDistribution broken{{7, 3}, {0.5f, 0.5f}};  // ids not increasing
+  EXPECT_THAT(target->Verify(s, 0, {1}, 403, {7}, {broken}, SamplerConfig(), nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("guess 0")));
+  // Still usable, and the cache still holds what it held.
+  WorkTiming timing;
+  EXPECT_THAT(target->Sync(s, 2, {407}, &timing), tandem::testing::IsOkAndHolds(3));
+  EXPECT_GT(timing.compute_seconds, 0.0);
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,256 @@
+#include "workers/worker_service.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/chat/builtin_formats.h"
+#include "core/chat/chat_template.h"
+#include "core/tokenizer/special_tokens.h"
+#include "services/common/grpc_status.h"
+#include "workers/proto_convert.h"
+
+namespace tandem {
+namespace {
+
+grpc::Status Unavailable() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker is loading its model");
+}
+
+void SetError(const absl::Status& status, v1::SessionResponse* response) {
+  response->mutable_error()->set_code(static_cast<int>(status.code()));
+  response->mutable_error()->set_message(std::string(status.message()));
+}
+
+std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
+  if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
+  return tokenizer.vocabulary().tokens[*id];
+}
+
+// Renders a conversation with the model's template (or a built-in format).
+absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
+                                       const v1::ChatConversation& chat) {
+  const Tokenizer& tok = engine.tokenizer();
+  chat::ChatTemplateOptions options;
+  options.bos_token = TokenText(tok, tok.vocabulary().bos_id);
+  options.eos_token = TokenText(tok, tok.vocabulary().eos_id);
+  std::vector<chat::ChatMessage> messages;
+  for (const v1::ChatMessage& m : chat.messages()) {
+    chat::ChatMessage message{m.role(), json::Value(m.content()), {}};
+    if (m.has_name()) message.extra.Set("name", json::Value(m.name()));
+    messages.push_back(std::move(message));
+  }
+  const bool generation_prompt =
+      chat.has_add_generation_prompt() ? chat.add_generation_prompt() : true;
+  std::string format = chat.format();
+  if (format.empty() && !engine.chat_template().has_value()) format = "raw";
+  absl::StatusOr<chat::ChatTemplate> t =
+      format.empty() ? chat::ChatTemplate::Create(*engine.chat_template(), options)
+                     : chat::BuiltinFormat(format, options);
+  if (!t.ok()) return t.status();
+  return t->Render(messages, generation_prompt);
+}
+
+}  // namespace
+
+void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
+  const Model& model = engine.model();
+  const Tokenizer& tok = engine.tokenizer();
+  const Vocabulary& vocab = tok.vocabulary();
+  info->set_name(model.config().name);
+  info->set_architecture(model.config().architecture);
+  info->set_path(model.path());
+  info->set_vocab_size(tok.vocab_size());
+  info->set_vocabulary_fingerprint(tok.fingerprint());
+  info->set_context_size(static_cast<int32_t>(engine.context_size()));
+  info->set_parameter_count(model.parameter_count());
+  info->set_weight_type(model.weight_type());
+  info->set_kv_type(std::string(KvTypeName(engine.options().kv_type)));
+  v1::SpecialTokens* special = info->mutable_special_tokens();
+  special->set_bos_id(vocab.bos_id.value_or(-1));
+  special->set_eos_id(vocab.eos_id.value_or(-1));
+  special->set_unk_id(vocab.unk_id.value_or(-1));
+  special->set_pad_id(vocab.pad_id.value_or(-1));
+  special->set_add_bos(vocab.add_bos);
+  special->set_add_eos(vocab.add_eos);
+  for (int32_t id : EndOfTurnIds(tok)) special->add_end_of_turn_ids(id);
+  if (engine.chat_template().has_value()) info->set_chat_template(*engine.chat_template());
+}
+
+grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeRequest* request,
+                                     v1::DescribeResponse* response) {
+  WorkerEngine* engine = engine_.load();
+  if (engine == nullptr) return Unavailable();
+  FillModelInfo(*engine, response->mutable_model());
+  response->set_role(engine->options().role == WorkerRole::kDraft ? v1::WORKER_ROLE_DRAFT
+                                                                  : v1::WORKER_ROLE_TARGET);
+  response->set_version("0.1.0");
+  response->set_max_sessions(engine->options().max_sessions);
+  response->set_active_sessions(engine->active_sessions());
+  if (request->include_vocabulary()) {
+    const Tokenizer& tok = engine->tokenizer();
+    v1::Vocabulary* vocab = response->mutable_vocabulary();
+    vocab->set_model(std::string(TextEncodingName(tok.vocabulary().encoding)));
+    vocab->set_strip_leading_space(tok.adds_leading_space());
+    for (int32_t id = 0; id < tok.vocab_size(); ++id) {
+      vocab->add_token_bytes(std::string(tok.Piece(id, /*render_special=*/false)));
+      vocab->add_token_types(static_cast<int32_t>(tok.vocabulary().types[id]));
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeRequest* request,
+                                     v1::TokenizeResponse* response) {
+  WorkerEngine* engine = engine_.load();
+  if (engine == nullptr) return Unavailable();
+  EncodeOptions options{request->add_special(), request->parse_special()};
+  std::string text;
+  switch (request->input_case()) {
+    case v1::TokenizeRequest::kText:
+      text = request->text();
+      break;
+    case v1::TokenizeRequest::kChat: {
+      absl::StatusOr<std::string> rendered = RenderChat(*engine, request->chat());
+      if (!rendered.ok()) return ToGrpcStatus(rendered.status());
+      text = *std::move(rendered);
+      // The template writes BOS and the control tokens itself (raw: BOS as the model says).
+      options.parse_special = request->chat().format() != "raw" &&
+                              (engine->chat_template().has_value() ||
+                               !request->chat().format().empty());
+      options.add_special = !options.parse_special;
+      break;
+    }
+    default:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "tokenize: set `text` or `chat`");
+  }
+  absl::StatusOr<std::vector<int32_t>> ids = engine->tokenizer().Encode(text, options);
+  if (!ids.ok()) return ToGrpcStatus(ids.status());
+  response->mutable_token_ids()->Assign(ids->begin(), ids->end());
+  response->set_rendered_text(std::move(text));
+  return grpc::Status::OK;
+}
+
+void WorkerService::UpdateGauges(const WorkerEngine& engine) {
+  metrics_->active_sessions.Set(engine.active_sessions());
+  metrics_->kv_cache_bytes.Set(static_cast<double>(engine.kv_bytes_in_use()));
+}
+
+grpc::Status WorkerService::Attach(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) {
+  WorkerEngine* engine = engine_.load();
+  if (engine == nullptr) return Unavailable();
+  v1::SessionRequest request;
+  if (!stream->Read(&request)) return grpc::Status::OK;
+  if (request.request_case() != v1::SessionRequest::kOpen) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "attach: the first request of a stream must be `open`");
+  }
+  absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size());
+  if (!session.ok()) {
+    metrics_->Errors("open").Increment();
+    return ToGrpcStatus(session.status());
+  }
+  UpdateGauges(*engine);
+  // The session lives exactly as long as this stream.
+  struct Closer {
+    WorkerEngine* engine;
+    int64_t session;
+    WorkerService* service;
+    ~Closer() {
+      engine->CloseSession(session);
+      service->UpdateGauges(*engine);
+    }
+  } closer{engine, *session, this};
+
+  v1::SessionResponse response;
+  response.set_request_id(request.request_id());
+  response.mutable_opened()->set_cached_tokens(0);
+  if (!stream->Write(response)) return grpc::Status::OK;
+  while (!context->IsCancelled() && stream->Read(&request)) {
+    response.Clear();
+    response.set_request_id(request.request_id());
+    if (request.request_case() == v1::SessionRequest::kClose) {
+      response.mutable_closed();
+      stream->Write(response);
+      break;
+    }
+    Serve(*engine, *session, request, &response);
+    if (!stream->Write(response)) break;
+  }
+  return grpc::Status::OK;
+}
+
+void WorkerService::Serve(WorkerEngine& engine, int64_t session,
+                          const v1::SessionRequest& request, v1::SessionResponse* response) {
+  WorkTiming timing;
+  std::string kind;
+  absl::Status status;
+  switch (request.request_case()) {
+    case v1::SessionRequest::kSync: {
+      kind = "sync";
+      const v1::SyncRequest& sync = request.sync();
+      absl::StatusOr<int64_t> cached =
+          engine.Sync(session, sync.position(), sync.tokens(), &timing);
+      status = cached.status();
+      if (cached.ok()) response->mutable_sync()->set_cached_tokens(static_cast<int32_t>(*cached));
+      metrics_->batch_size.Observe(sync.tokens_size());
+      break;
+    }
+    case v1::SessionRequest::kDraft: {
+      kind = "draft";
+      const v1::DraftRequest& draft = request.draft();
+      absl::StatusOr<DraftOutput> out =
+          engine.Draft(session, draft.position(), draft.tokens(), draft.num_tokens(),
+                       SamplerConfigFromProto(draft.sampling()), &timing);
+      status = out.status();
+      if (out.ok()) {
+        v1::DraftResult* result = response->mutable_draft();
+        for (size_t i = 0; i < out->guesses.size(); ++i) {
+          v1::DraftToken* guess = result->add_guesses();
+          guess->set_token_id(out->guesses[i]);
+          SparseToProto(out->q[i], guess->mutable_distribution());
+        }
+      }
+      break;
+    }
+    case v1::SessionRequest::kVerify: {
+      kind = "verify";
+      const v1::VerifyRequest& verify = request.verify();
+      std::vector<int32_t> guesses;
+      std::vector<SparseDistribution> q;
+      for (const v1::DraftToken& g : verify.guesses()) {
+        guesses.push_back(g.token_id());
+        q.push_back(SparseFromProto(g.distribution()));
+      }
+      metrics_->batch_size.Observe(1 + verify.guesses_size());
+      absl::StatusOr<AcceptanceResult> out = engine.Verify(
+          session, verify.position(), verify.tokens(), verify.pending_token(),
+          std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing);
+      status = out.status();
+      if (out.ok()) {
+        v1::VerifyResult* result = response->mutable_verify();
+        result->set_accepted_count(out->accepted);
+        result->set_next_token(out->next_token);
+        result->mutable_guess_probabilities()->Assign(out->guess_probabilities.begin(),
+                                                      out->guess_probabilities.end());
+      }
+      break;
+    }
+    default:
+      kind = "other";
+      status = absl::InvalidArgumentError(
+          "attach: expected sync, draft, verify or close after open");
+  }
+  response->set_compute_seconds(timing.compute_seconds);
+  response->set_queue_seconds(timing.queue_seconds);
+  metrics_->ComputeSeconds(kind).Observe(timing.compute_seconds);
+  if (!status.ok()) {
+    metrics_->Errors(kind).Increment();
+    SetError(status, response);
+  }
+}
+
+}  // namespace tandem

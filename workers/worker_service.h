@@ -1,0 +1,49 @@
+// tandem.v1.Worker over a WorkerEngine: thin handlers that convert protos, validate, and
+// call the engine (which queues model work on its inference thread).
+//
+// Until SetEngine() is called (the model is loading) every call is UNAVAILABLE.
+//
+// Thread-safe: gRPC calls the handlers on its own threads.
+#ifndef TANDEM_WORKERS_WORKER_SERVICE_H_
+#define TANDEM_WORKERS_WORKER_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+
+#include "services/common/metrics.h"
+#include "tandem/v1/worker.grpc.pb.h"
+#include "workers/worker_engine.h"
+
+namespace tandem {
+
+class WorkerService final : public v1::Worker::Service {
+ public:
+  explicit WorkerService(WorkerMetrics* metrics) : metrics_(metrics) {}
+
+  // Starts serving with `engine` (not owned; outlives the service).
+  void SetEngine(WorkerEngine* engine) { engine_.store(engine); }
+
+  grpc::Status Describe(grpc::ServerContext* context, const v1::DescribeRequest* request,
+                        v1::DescribeResponse* response) override;
+  grpc::Status Tokenize(grpc::ServerContext* context, const v1::TokenizeRequest* request,
+                        v1::TokenizeResponse* response) override;
+  grpc::Status Attach(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override;
+
+ private:
+  // One request of an open session; errors become RequestError (the session lives on).
+  void Serve(WorkerEngine& engine, int64_t session, const v1::SessionRequest& request,
+             v1::SessionResponse* response);
+  void UpdateGauges(const WorkerEngine& engine);
+
+  std::atomic<WorkerEngine*> engine_{nullptr};
+  WorkerMetrics* metrics_;
+};
+
+// Fills `info` from the engine's model and tokenizer (shared by Describe and tests).
+void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info);
+
+}  // namespace tandem
+
+#endif  // TANDEM_WORKERS_WORKER_SERVICE_H_

@@ -1,0 +1,193 @@
+// tandem.v1.Worker over real gRPC, in process (ServerBuilder + InProcessChannel).
+#include "workers/worker_service.h"
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class WorkerServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(std::string path,
+                         testing::SharedFile("models/stories260K/stories260K.gguf"));
+    WorkerOptions options;
+    options.model_path = path;
+    options.threads = 1;
+    options.context_size = 64;
+    options.max_sessions = 2;
+    ASSERT_OK_AND_ASSIGN(engine_, WorkerEngine::Create(options));
+    metrics_ = std::make_unique<WorkerMetrics>(registry_, "target");
+    service_ = std::make_unique<WorkerService>(metrics_.get());
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    stub_ = v1::Worker::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  using Stream = grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>;
+  v1::SessionResponse Call(Stream& stream, const v1::SessionRequest& request) {
+    EXPECT_TRUE(stream.Write(request));
+    v1::SessionResponse response;
+    EXPECT_TRUE(stream.Read(&response));
+    EXPECT_EQ(response.request_id(), request.request_id());
+    return response;
+  }
+
+  prometheus::Registry registry_;
+  std::unique_ptr<WorkerEngine> engine_;
+  std::unique_ptr<WorkerMetrics> metrics_;
+  std::unique_ptr<WorkerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+TEST_F(WorkerServiceTest, IsUnavailableUntilTheModelIsLoaded) {
+  grpc::ClientContext context;
+  v1::DescribeResponse response;
+  EXPECT_EQ(stub_->Describe(&context, v1::DescribeRequest(), &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
+  service_->SetEngine(engine_.get());
+  grpc::ClientContext context;
+  v1::DescribeRequest request;
+  request.set_include_vocabulary(true);
+  v1::DescribeResponse response;
+  ASSERT_TRUE(stub_->Describe(&context, request, &response).ok());
+  const v1::ModelInfo& model = response.model();
+  EXPECT_EQ(model.architecture(), "llama");
+  EXPECT_EQ(model.vocab_size(), 512);
+  EXPECT_EQ(model.context_size(), 64);
+  EXPECT_EQ(model.vocabulary_fingerprint().size(), 16u);
+  EXPECT_EQ(model.special_tokens().bos_id(), 1);
+  EXPECT_EQ(model.special_tokens().eos_id(), 2);
+  EXPECT_THAT(model.special_tokens().end_of_turn_ids(), ElementsAre(2));
+  EXPECT_TRUE(model.special_tokens().add_bos());
+  EXPECT_EQ(response.role(), v1::WORKER_ROLE_TARGET);
+  ASSERT_EQ(response.vocabulary().token_bytes_size(), 512);
+  EXPECT_EQ(response.vocabulary().token_bytes(3 + 'A'), "A");  // byte token <0x41>
+  EXPECT_EQ(response.vocabulary().token_bytes(1), "");         // BOS decodes to nothing
+}
+
+TEST_F(WorkerServiceTest, TokenizesTextAndChats) {
+  service_->SetEngine(engine_.get());
+  grpc::ClientContext context;
+  v1::TokenizeRequest request;
+  request.set_text("Once upon a time");
+  request.set_add_special(true);
+  v1::TokenizeResponse response;
+  ASSERT_TRUE(stub_->Tokenize(&context, request, &response).ok());
+  EXPECT_THAT(response.token_ids(), ElementsAre(1, 403, 407, 261, 378));
+
+  grpc::ClientContext chat_context;
+  v1::TokenizeRequest chat;
+  auto* message = chat.mutable_chat()->add_messages();
+  message->set_role("user");
+  message->set_content("Once upon a time");
+  ASSERT_TRUE(stub_->Tokenize(&chat_context, chat, &response).ok());
+  // No template in the model: raw, so the same ids.
+  EXPECT_THAT(response.token_ids(), ElementsAre(1, 403, 407, 261, 378));
+  EXPECT_EQ(response.rendered_text(), "Once upon a time");
+}
+
+TEST_F(WorkerServiceTest, AttachRunsSyncVerifyAndKeepsTheSessionAfterABadRequest) {
+  service_->SetEngine(engine_.get());
+  grpc::ClientContext context;
+  auto stream = stub_->Attach(&context);
+  v1::SessionRequest request;
+  request.set_request_id(1);
+  request.mutable_open()->set_session_id("s");
+  EXPECT_TRUE(Call(*stream, request).has_opened());
+  EXPECT_EQ(engine_->active_sessions(), 1);
+
+  request.set_request_id(2);
+  request.mutable_sync()->set_position(0);
+  request.mutable_sync()->add_tokens(1);
+  request.mutable_sync()->add_tokens(403);
+  v1::SessionResponse response = Call(*stream, request);
+  EXPECT_EQ(response.sync().cached_tokens(), 2);
+
+  request.set_request_id(3);
+  request.mutable_sync()->set_position(9);  // past the cache: an error, not a dead stream
+  response = Call(*stream, request);
+  ASSERT_TRUE(response.has_error());
+  EXPECT_EQ(response.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(response.error().message(), HasSubstr("position 9"));
+
+  request.set_request_id(4);
+  v1::VerifyRequest* verify = request.mutable_verify();
+  verify->set_position(2);
+  verify->add_tokens(407);
+  verify->add_tokens(261);
+  verify->set_pending_token(378);
+  verify->mutable_sampling()->set_temperature(0);
+  v1::DraftToken* guess = verify->add_guesses();  // the right guess (golden), q one-hot
+  guess->set_token_id(432);
+  guess->mutable_distribution()->add_token_ids(432);
+  guess->mutable_distribution()->add_probabilities(1.0f);
+  response = Call(*stream, request);
+  ASSERT_TRUE(response.has_verify()) << response.error().message();
+  EXPECT_EQ(response.verify().accepted_count(), 1);
+  EXPECT_EQ(response.verify().next_token(), 383);  // golden's second token, the bonus
+  EXPECT_GT(response.compute_seconds(), 0.0);
+
+  request.set_request_id(5);
+  request.mutable_close();
+  EXPECT_TRUE(Call(*stream, request).has_closed());
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(engine_->active_sessions(), 0);
+}
+
+TEST_F(WorkerServiceTest, FirstRequestMustOpenAndLimitsAreResourceExhausted) {
+  service_->SetEngine(engine_.get());
+  {
+    grpc::ClientContext context;
+    auto stream = stub_->Attach(&context);
+    v1::SessionRequest request;
+    request.mutable_sync()->add_tokens(1);
+    stream->Write(request);
+    stream->WritesDone();
+    v1::SessionResponse response;
+    EXPECT_FALSE(stream->Read(&response));
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  grpc::ClientContext c1, c2, c3;
+  auto s1 = stub_->Attach(&c1), s2 = stub_->Attach(&c2), s3 = stub_->Attach(&c3);
+  v1::SessionRequest open;
+  open.mutable_open();
+  EXPECT_TRUE(Call(*s1, open).has_opened());
+  EXPECT_TRUE(Call(*s2, open).has_opened());
+  s3->Write(open);
+  v1::SessionResponse response;
+  EXPECT_FALSE(s3->Read(&response));
+  EXPECT_EQ(s3->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Cancelling a stream frees its session.
+  c1.TryCancel();
+  for (int i = 0; i < 200 && engine_->active_sessions() != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(engine_->active_sessions(), 1);
+  s2->WritesDone();
+  EXPECT_TRUE(s2->Finish().ok());
+  EXPECT_EQ(engine_->active_sessions(), 0);
+}
+
+}  // namespace
+}  // namespace tandem
