@@ -49,4 +49,67 @@ prometheus::Counter& WorkerMetrics::Errors(const std::string& kind) {
   return errors.Add({{"role", role}, {"kind", kind}});
 }
 
+namespace {
+
+prometheus::Counter& NewCounter(prometheus::Registry& registry, const std::string& name,
+                                const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+
+prometheus::Histogram& NewHistogram(prometheus::Registry& registry, const std::string& name,
+                                    const std::string& help,
+                                    prometheus::Histogram::BucketBoundaries buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+}
+
+}  // namespace
+
+CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
+    : requests(prometheus::BuildCounter()
+                   .Name("tandem_requests_total")
+                   .Help("Generate requests by outcome")
+                   .Register(registry)),
+      accepted_by_position(prometheus::BuildCounter()
+                               .Name("tandem_accepted_tokens_by_position_total")
+                               .Help("Rounds in which the guess at this position was accepted")
+                               .Register(registry)),
+      drafts(NewCounter(registry, "tandem_drafts_total", "Draft calls (speculative rounds)")),
+      draft_tokens(NewCounter(registry, "tandem_draft_tokens_total", "Guesses the draft made")),
+      accepted_tokens(
+          NewCounter(registry, "tandem_accepted_tokens_total", "Guesses the target kept")),
+      generated_tokens(NewCounter(registry, "tandem_generated_tokens_total",
+                                  "Tokens generated and streamed to clients")),
+      prompt_tokens(NewCounter(registry, "tandem_prompt_tokens_total", "Prompt tokens")),
+      cached_prompt_tokens(NewCounter(registry, "tandem_cached_prompt_tokens_total",
+                                      "Prompt tokens served from a session's cache")),
+      draft_failures(NewCounter(registry, "tandem_draft_failures_total",
+                                "Requests whose draft failed; they went on with the target")),
+      time_to_first_token(NewHistogram(registry, "tandem_time_to_first_token_seconds",
+                                       "From request to first token", LatencyBuckets())),
+      inter_token_latency(NewHistogram(registry, "tandem_inter_token_latency_seconds",
+                                       "Between consecutive streamed tokens",
+                                       LatencyBuckets())),
+      request_duration(NewHistogram(registry, "tandem_request_duration_seconds",
+                                    "Whole Generate requests", LatencyBuckets())),
+      draft_call(NewHistogram(registry, "tandem_draft_call_seconds",
+                              "Draft calls as the coordinator sees them", LatencyBuckets())),
+      verify_call(NewHistogram(registry, "tandem_verify_call_seconds",
+                               "Verify calls as the coordinator sees them", LatencyBuckets())),
+      tokens_per_round(NewHistogram(registry, "tandem_tokens_per_round",
+                                    "Tokens a speculative round yields",
+                                    {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17})),
+      active_sessions(prometheus::BuildGauge()
+                          .Name("tandem_active_sessions")
+                          .Help("Sessions the coordinator holds")
+                          .Register(registry)
+                          .Add({})) {}
+
+prometheus::Counter& CoordinatorMetrics::Requests(const std::string& outcome) {
+  return requests.Add({{"outcome", outcome}});
+}
+
+prometheus::Counter& CoordinatorMetrics::AcceptedAtPosition(int position) {
+  return accepted_by_position.Add({{"position", std::to_string(position)}});
+}
+
 }  // namespace tandem

@@ -36,6 +36,35 @@ struct WorkerMetrics {
   const std::string role;
 };
 
+// The coordinator's metrics. Acceptance rate and tokens/s are PromQL over these:
+//   rate(tandem_accepted_tokens_total[1m]) / rate(tandem_draft_tokens_total[1m])
+//   rate(tandem_generated_tokens_total[1m])
+struct CoordinatorMetrics {
+  explicit CoordinatorMetrics(prometheus::Registry& registry);
+
+  // Finished requests by outcome: "ok", "invalid_argument", "cancelled", "error", ...
+  prometheus::Counter& Requests(const std::string& outcome);
+  // Rounds in which guess `position` (0-based) was accepted.
+  prometheus::Counter& AcceptedAtPosition(int position);
+
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Counter>& accepted_by_position;
+  prometheus::Counter& drafts;             // draft calls (rounds with a draft)
+  prometheus::Counter& draft_tokens;       // guesses proposed
+  prometheus::Counter& accepted_tokens;    // guesses the target kept
+  prometheus::Counter& generated_tokens;   // tokens streamed to clients
+  prometheus::Counter& prompt_tokens;      // prompt tokens of requests
+  prometheus::Counter& cached_prompt_tokens;  // of which served from a session's cache
+  prometheus::Counter& draft_failures;     // requests that lost their draft and went on alone
+  prometheus::Histogram& time_to_first_token;
+  prometheus::Histogram& inter_token_latency;
+  prometheus::Histogram& request_duration;
+  prometheus::Histogram& draft_call;
+  prometheus::Histogram& verify_call;
+  prometheus::Histogram& tokens_per_round;
+  prometheus::Gauge& active_sessions;
+};
+
 // Buckets for durations from 100 µs to 30 s.
 prometheus::Histogram::BucketBoundaries LatencyBuckets();
 
