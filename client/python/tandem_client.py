@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""Streams one reply from a Tandem coordinator (tandem.v1.Generator) -- from any language.
+
+usage: tandem_client.py --server HOST:PORT --prompt TEXT [--system TEXT] [--format NAME]
+                        [--raw] [--temperature T] [--top-k K] [--top-p P] [--seed N]
+                        [--max-tokens N] [--draft-tokens N|auto] [--no-speculation]
+                        [--session-id ID] [--timeout S] [--stats-json]
+
+The reply streams to stdout as it is generated; the statistics go to stderr, one line in the
+format of tandem-chat (or the final message as JSON with --stats-json). The prompt is sent as
+a conversation rendered with the model's chat template (or --format NAME; the raw format when
+the model has none); --raw sends it as plain text instead.
+
+Exit codes: 0 done; 2 bad arguments, unreachable server or a request the server rejected as
+invalid; 1 any other failure; 130 interrupted. Errors are one line on stderr.
+
+Runs on Debian's python3-grpcio (/usr/bin/python3) from a bare checkout: when the generated
+stubs are not importable it makes them itself (tandem_stubs.py).
+"""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tandem_stubs  # noqa: E402
+
+PROG = "tandem_client"
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_args(argv):
+    p = Parser(prog=PROG, description="Stream a reply from a Tandem coordinator.")
+    p.add_argument("--server", required=True, help="coordinator HOST:PORT")
+    p.add_argument("--prompt", required=True, help="the user's message (or text with --raw)")
+    p.add_argument("--system", help="system message")
+    p.add_argument("--format", default="", help="built-in chat format instead of the model's")
+    p.add_argument("--raw", action="store_true", help="send the prompt as plain text")
+    p.add_argument("--temperature", type=float, help="0 is greedy; unset: server default")
+    p.add_argument("--top-k", type=int, default=0, help="0 disables")
+    p.add_argument("--top-p", type=float, help="in (0, 1]; unset disables")
+    p.add_argument("--min-p", type=float, default=0.0, help="in [0, 1); 0 disables")
+    p.add_argument("--seed", type=int, help="seed of the random stream; unset: server picks")
+    p.add_argument("--max-tokens", type=int, default=0, help="0: server default")
+    p.add_argument("--draft-tokens", default="0", help="guesses per round, or 'auto'")
+    p.add_argument("--no-speculation", action="store_true", help="target alone")
+    p.add_argument("--session-id", default="", help="multi-turn session to reuse")
+    p.add_argument("--timeout", type=float, default=300.0, help="request deadline, seconds")
+    p.add_argument("--connect-timeout", type=float, default=5.0, help="seconds to connect")
+    p.add_argument("--stats-json", action="store_true", help="final message as JSON on stderr")
+    args = p.parse_args(argv)
+
+    host, sep, port = args.server.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UsageError(f"--server must be HOST:PORT, got '{args.server}'")
+    if not args.prompt:
+        raise UsageError("--prompt must not be empty")
+    if args.raw and (args.system or args.format):
+        raise UsageError("--raw sends plain text: it takes no --system or --format")
+    if args.temperature is not None and (not math.isfinite(args.temperature)
+                                         or args.temperature < 0):
+        raise UsageError("--temperature must be a finite number >= 0")
+    if args.top_p is not None and not 0 < args.top_p <= 1:
+        raise UsageError("--top-p must be in (0, 1]")
+    if not 0 <= args.min_p < 1:
+        raise UsageError("--min-p must be in [0, 1)")
+    if args.top_k < 0 or args.max_tokens < 0:
+        raise UsageError("--top-k and --max-tokens must be >= 0")
+    if args.seed is not None and not 0 <= args.seed < 2**64:
+        raise UsageError("--seed must be in [0, 2^64)")
+    if args.timeout <= 0 or args.connect_timeout <= 0:
+        raise UsageError("--timeout and --connect-timeout must be > 0")
+    args.adaptive = args.draft_tokens == "auto"
+    if args.adaptive:
+        args.draft_tokens = 0
+    else:
+        try:
+            args.draft_tokens = int(args.draft_tokens)
+        except ValueError:
+            raise UsageError(f"--draft-tokens must be a number or 'auto', got "
+                             f"'{args.draft_tokens}'") from None
+        if args.draft_tokens < 0:
+            raise UsageError("--draft-tokens must be >= 0")
+    return args
+
+
+def build_request(stubs, args):
+    g, c = stubs.generator_pb2, stubs.common_pb2
+    req = g.GenerateRequest(max_tokens=args.max_tokens, session_id=args.session_id)
+    if args.raw:
+        req.text = args.prompt
+    else:
+        if args.system:
+            req.chat.messages.add(role="system", content=args.system)
+        req.chat.messages.add(role="user", content=args.prompt)
+        req.chat.add_generation_prompt = True
+        req.chat.format = args.format
+    s = req.sampling
+    s.CopyFrom(c.SamplingParams(top_k=args.top_k, min_p=args.min_p))
+    if args.temperature is not None:
+        s.temperature = args.temperature
+    if args.top_p is not None:
+        s.top_p = args.top_p
+    if args.seed is not None:
+        s.seed = args.seed
+    req.speculation.enabled = not args.no_speculation
+    req.speculation.draft_tokens = args.draft_tokens
+    req.speculation.adaptive = args.adaptive
+    return req
+
+
+def stats_line(stubs, final):
+    u, t, sp = final.usage, final.timing, final.speculation
+    prefill_tokens = u.prompt_tokens - u.cached_prompt_tokens
+    prefill_rate = prefill_tokens / t.prefill_seconds if t.prefill_seconds > 0 else 0.0
+    line = (f"[prompt {u.prompt_tokens} tokens ({u.cached_prompt_tokens} cached) | "
+            f"prefill {prefill_rate:.1f} tok/s | decode {u.generated_tokens} tokens, "
+            f"{t.decode_tokens_per_second:.1f} tok/s | first token "
+            f"{1000 * t.time_to_first_token_seconds:.1f} ms")
+    if sp.drafted_tokens > 0:
+        line += (f" | draft acceptance {100 * sp.acceptance_rate:.1f} % "
+                 f"({sp.accepted_tokens}/{sp.drafted_tokens}), "
+                 f"{sp.tokens_per_round:.2f} tokens/round")
+    if sp.draft_failed:
+        line += " | draft failed, went on with the target"
+    reason = stubs.generator_pb2.FinishReason.Name(final.finish_reason)
+    line += f" | {reason.replace('FINISH_REASON_', '').lower()} | seed {final.seed}]"
+    return line
+
+
+def fail(code, message):
+    sys.stderr.write(f"{PROG}: {message}\n")
+    return code
+
+
+def run(args):
+    try:
+        stubs = tandem_stubs.load()
+    except tandem_stubs.StubError as e:
+        return fail(2, str(e))
+    import grpc
+    from google.protobuf import json_format
+
+    request = build_request(stubs, args)
+    with grpc.insecure_channel(args.server) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=args.connect_timeout)
+        except grpc.FutureTimeoutError:
+            return fail(2, f"cannot reach server {args.server} within "
+                           f"{args.connect_timeout:g} s")
+        stub = stubs.generator_pb2_grpc.GeneratorStub(channel)
+        call = stub.Generate(request, timeout=args.timeout)
+        final = None
+        wrote = False
+        try:
+            for message in call:
+                if message.HasField("delta"):
+                    sys.stdout.write(message.delta.text)
+                    sys.stdout.flush()
+                    wrote = wrote or bool(message.delta.text)
+                elif message.HasField("final"):
+                    final = message.final
+        except KeyboardInterrupt:
+            call.cancel()
+            if wrote:
+                sys.stdout.write("\n")
+            return fail(130, "interrupted")
+        except grpc.RpcError as e:
+            if wrote:
+                sys.stdout.write("\n")
+            code = e.code()
+            exit_code = 2 if code in (grpc.StatusCode.INVALID_ARGUMENT,
+                                      grpc.StatusCode.UNAVAILABLE) else 1
+            return fail(exit_code, f"{code.name}: {e.details()}")
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    if final is None:
+        return fail(1, "the stream ended without a final message")
+    if args.stats_json:
+        sys.stderr.write(json_format.MessageToJson(final, including_default_value_fields=True, indent=None) + "\n")
+    else:
+        sys.stderr.write(stats_line(stubs, final) + "\n")
+    return 0
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        return fail(2, f"{e} (see --help)")
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
