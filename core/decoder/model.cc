@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -45,6 +46,14 @@ absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup,
   ASSIGN_OR_RETURN(int64_t row_bytes, RowBytes(t.type, cols));
   parameter_count_ += rows * cols;
   return WeightMatrix{t.type, rows, cols, t.data, row_bytes};
+}
+
+void Model::Pack(WeightMatrix& w) {
+  PackedBuffer buffer = PackForThisCpu(w);
+  if (buffer == nullptr) return;
+  w.packed = buffer.get();
+  packed_bytes_ += PanelCount(w.rows) * PanelBytes(w.type, w.cols);
+  packed_.push_back(std::move(buffer));
 }
 
 absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup,
@@ -93,6 +102,12 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lo
     ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
     ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
+  }
+  // The embedding stays in row layout (rows are looked up per token); the output projection,
+  // even when tied to it, gets its own packed copy.
+  Pack(output_);
+  for (LayerWeights& l : layers_) {
+    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) Pack(*m);
   }
   std::set<std::string> types;
   for (const LayerWeights& l : layers_) {

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "core/decoder/model_config.h"
 #include "core/kernels/matmul.h"
+#include "core/kernels/packed_matrix.h"
 #include "core/model/gguf_reader.h"
 #include "core/model/safetensors_reader.h"
 #include "core/model/tensor_view.h"
@@ -24,7 +25,8 @@
 namespace tandem {
 
 // The weights of one transformer block. Norms and biases are f32 copies; matrices point into
-// the mapped file. Matrix shapes are [out, in] (one output feature per row).
+// the mapped file, plus a packed copy owned by the Model when this CPU's kernels use one.
+// Matrix shapes are [out, in] (one output feature per row).
 struct LayerWeights {
   const float* attn_norm = nullptr;  // [dim]
   WeightMatrix wq;                   // [q_dim, dim]
@@ -60,6 +62,8 @@ class Model {
   int64_t parameter_count() const { return parameter_count_; }
   // The matrices' type name ("F32", "Q8_0", ...) or "mixed".
   const std::string& weight_type() const { return weight_type_; }
+  // Heap bytes of the matrices' packed copies (packed_matrix.h), 0 when none were made.
+  int64_t packed_bytes() const { return packed_bytes_; }
 
   // Internal to the loaders: binds every weight given a tensor lookup and a naming scheme.
   struct TensorNames;
@@ -75,6 +79,8 @@ class Model {
                                           int64_t rows, int64_t cols);
   absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
                                           int64_t size);
+  // Gives `w` a packed copy if this CPU's matmul reads one for its type.
+  void Pack(WeightMatrix& w);
 
   ModelConfig config_;
   std::string path_;
@@ -85,6 +91,8 @@ class Model {
   std::vector<float> output_norm_;
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
+  std::vector<PackedBuffer> packed_;         // owned packed matrices
+  int64_t packed_bytes_ = 0;
   int64_t parameter_count_ = 0;
   std::string weight_type_;
 };

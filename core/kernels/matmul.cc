@@ -7,6 +7,7 @@
 #include "absl/types/span.h"
 #include "core/base/check.h"
 #include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_matrix.h"
 
 namespace tandem {
 namespace {
@@ -46,6 +47,29 @@ bool IsaAvailable(KernelIsa isa) {
   return false;
 }
 
+// The packed path: threads split whole panels; each panel is applied to every tile of x rows
+// while it is in cache. Tiles split n as evenly as possible (9 rows run as 5 + 4), since a
+// lone row per tile would leave the FMA units idle; a row's result does not depend on its
+// tile.
+void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y,
+                  ThreadPool& pool) {
+  const int64_t panels = PanelCount(w.rows);
+  const int64_t tiles = (n + internal::kMaxPanelTile - 1) / internal::kMaxPanelTile;
+  pool.ParallelFor(
+      panels,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          int64_t i = 0;
+          for (int64_t k = 0; k < tiles; ++k) {
+            const int tile = static_cast<int>(n / tiles + (k < n % tiles ? 1 : 0));
+            internal::PanelTileAvx512(w, p, x + i * w.cols, tile, y + i * w.rows);
+            i += tile;
+          }
+        }
+      },
+      w.rows * w.cols * n < kMinParallelWork ? panels : 1);
+}
+
 }  // namespace
 
 KernelIsa DetectKernelIsa() {
@@ -72,6 +96,7 @@ absl::string_view KernelIsaName(KernelIsa isa) {
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
                    ThreadPool& pool) {
   if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
+  if (isa == KernelIsa::kAvx512 && w.packed != nullptr) return MatMulPanels(w, x, n, y, pool);
   const DotTileFn dot = DotTileFor(isa);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
   pool.ParallelFor(

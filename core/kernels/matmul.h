@@ -10,8 +10,9 @@
 // This is what makes a token's logits bit-identical alone, in a verify batch, or in a prefill
 // chunk (and greedy speculation exact).
 //
-// Memory traffic: W is read in blocks of rows that stay in cache while every tile of x rows is
-// applied to them, so a batch of k+1 rows streams each weight row from memory once.
+// Memory traffic: W is read in blocks of rows (or packed panels of 16 rows) that stay in cache
+// while every tile of x rows is applied to them, so a batch of k+1 rows streams each weight
+// row from memory once.
 #ifndef TANDEM_CORE_KERNELS_MATMUL_H_
 #define TANDEM_CORE_KERNELS_MATMUL_H_
 
@@ -23,13 +24,16 @@
 
 namespace tandem {
 
-// A weight matrix [rows, cols] stored row by row in `type` (rows `row_bytes` apart).
+// A weight matrix [rows, cols] stored row by row in `type` (rows `row_bytes` apart), and
+// optionally also as panels of 16 interleaved rows (packed_matrix.h) that the AVX-512 path
+// reads instead. `data` is always valid: other paths and row lookups (embeddings) use it.
 struct WeightMatrix {
   TensorType type = TensorType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
   const uint8_t* data = nullptr;
   int64_t row_bytes = 0;
+  const uint8_t* packed = nullptr;  // PackMatrix(*this) or null; owned elsewhere
 };
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.

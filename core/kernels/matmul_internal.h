@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/kernels/matmul.h"
 #include "core/model/tensor_type.h"
 
 namespace tandem::internal {
@@ -22,6 +23,14 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
                    int tile, int64_t cols, float* out);
 void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
                  int tile, int64_t cols, float* out);
+
+// Most x rows one panel kernel call computes: 8 rows × 2 accumulators, 8 running sums and
+// the block's columns and scales fit the 32 zmm registers.
+inline constexpr int kMaxPanelTile = 8;
+
+// y[t, 16·panel + lane] = W[16·panel + lane, :] · x[t, :] for t < tile (1..kMaxPanelTile)
+// and the panel's real lanes, from w.packed; x rows are w.cols apart, y rows w.rows apart.
+void PanelTileAvx512(const WeightMatrix& w, int64_t panel, const float* x, int tile, float* y);
 
 }  // namespace tandem::internal
 

@@ -1,5 +1,7 @@
 #include "core/kernels/matmul.h"
 
+#include "core/kernels/packed_matrix.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -16,6 +18,7 @@ namespace {
 struct TestMatrix {
   std::vector<uint8_t> bytes;
   WeightMatrix w;
+  PackedBuffer packed;  // PackMatrix(w) for types with a panel layout
 };
 
 void PutU16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
@@ -68,7 +71,33 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
     }
   }
   m.w = WeightMatrix{type, rows, cols, m.bytes.data(), row_bytes};
+  if (HasPanelLayout(type)) m.packed = PackMatrix(m.w);
   return m;
+}
+
+// A way to compute a matmul: an instruction set, reading the row layout or the panels.
+struct Path {
+  KernelIsa isa;
+  bool packed;
+};
+
+std::string PathName(const Path& p) {
+  return std::string(KernelIsaName(p.isa)) + (p.packed ? " packed" : "");
+}
+
+// Every path the test matrix supports (paths this CPU lacks fall back to scalar).
+std::vector<Path> PathsFor(const TestMatrix& m) {
+  std::vector<Path> paths = {{KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false},
+                             {KernelIsa::kAvx512, false}};
+  if (m.packed != nullptr) paths.push_back({KernelIsa::kAvx512, true});
+  return paths;
+}
+
+void RunPath(const Path& path, const TestMatrix& m, const float* x, int64_t n, float* y,
+         ThreadPool& pool) {
+  WeightMatrix w = m.w;
+  w.packed = path.packed ? m.packed.get() : nullptr;
+  MatMulWithIsa(path.isa, w, x, n, y, pool);
 }
 
 std::vector<float> RandomActivations(int64_t n, int64_t cols, uint32_t seed) {
@@ -104,12 +133,12 @@ TEST_P(MatMulTest, EveryPathMatchesTheReference) {
   std::vector<float> expected(c.n * c.rows);
   MatMulReference(m.w, x.data(), c.n, expected.data());
   ThreadPool pool(2);
-  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+  for (const Path& path : PathsFor(m)) {
     std::vector<float> y(c.n * c.rows, NAN);
-    MatMulWithIsa(isa, m.w, x.data(), c.n, y.data(), pool);
+    RunPath(path, m, x.data(), c.n, y.data(), pool);
     for (int64_t i = 0; i < c.n * c.rows; ++i) {
       // float accumulation over `cols` terms of size ~1: error well under 1e-5 * cols.
-      ASSERT_NEAR(y[i], expected[i], 1e-5 * c.cols) << KernelIsaName(isa) << " element " << i;
+      ASSERT_NEAR(y[i], expected[i], 1e-5 * c.cols) << PathName(path) << " element " << i;
     }
   }
 }
@@ -119,14 +148,14 @@ TEST_P(MatMulTest, RowsAreBitIdenticalAloneInABatchAndOnAnyThreadCount) {
   TestMatrix m = MakeMatrix(c.type, c.rows, c.cols, 3);
   const std::vector<float> x = RandomActivations(c.n, c.cols, 5);
   ThreadPool one(1), two(2);
-  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+  for (const Path& path : PathsFor(m)) {
     std::vector<float> batched(c.n * c.rows);
-    MatMulWithIsa(isa, m.w, x.data(), c.n, batched.data(), two);
+    RunPath(path, m, x.data(), c.n, batched.data(), two);
     for (int64_t i = 0; i < c.n; ++i) {
       std::vector<float> alone(c.rows);
-      MatMulWithIsa(isa, m.w, x.data() + i * c.cols, 1, alone.data(), one);
+      RunPath(path, m, x.data() + i * c.cols, 1, alone.data(), one);
       ASSERT_EQ(0, std::memcmp(alone.data(), batched.data() + i * c.rows, 4 * c.rows))
-          << KernelIsaName(isa) << " row " << i;
+          << PathName(path) << " row " << i;
     }
   }
 }
@@ -138,12 +167,48 @@ INSTANTIATE_TEST_SUITE_P(
                       MatMulCase{TensorType::kF32, 5, 7, 6},
                       MatMulCase{TensorType::kF16, 41, 100, 5},
                       MatMulCase{TensorType::kF16, 17, 8, 3},
+                      MatMulCase{TensorType::kF16, 33, 75, 17},  // odd columns, 3 panels
                       MatMulCase{TensorType::kBF16, 19, 75, 4},
+                      MatMulCase{TensorType::kBF16, 48, 64, 11},
                       MatMulCase{TensorType::kQ8_0, 35, 96, 7},
                       MatMulCase{TensorType::kQ8_0, 3, 32, 1},
+                      MatMulCase{TensorType::kQ8_0, 64, 160, 16},
+                      MatMulCase{TensorType::kQ8_0, 7, 64, 17},
                       MatMulCase{TensorType::kQ4_0, 29, 160, 9},
-                      MatMulCase{TensorType::kQ4_0, 64, 64, 2}),
+                      MatMulCase{TensorType::kQ4_0, 64, 64, 2},
+                      MatMulCase{TensorType::kQ4_0, 50, 96, 13}),
     CaseName);
+
+// The packed path splits n rows into tiles by n (9 rows run as 5 + 4): every prefix of a
+// 17-row batch, i.e. every tiling, gives each row bit-identical results.
+TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
+  for (TensorType type :
+       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16}) {
+    TestMatrix m = MakeMatrix(type, 37, 96, 13);
+    ASSERT_NE(m.packed, nullptr) << TensorTypeName(type);
+    const int64_t max_n = 17;
+    const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);
+    ThreadPool pool(2);
+    const Path path{KernelIsa::kAvx512, true};
+    std::vector<float> full(max_n * m.w.rows);
+    RunPath(path, m, x.data(), max_n, full.data(), pool);
+    for (int64_t n = 1; n < max_n; ++n) {
+      std::vector<float> part(n * m.w.rows);
+      RunPath(path, m, x.data(), n, part.data(), pool);
+      ASSERT_EQ(0, std::memcmp(part.data(), full.data(), 4 * part.size()))
+          << TensorTypeName(type) << " n=" << n;
+    }
+  }
+}
+
+TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
+  // 16 rows of a panel take exactly 16 rows' bytes, so decode streams no extra memory.
+  EXPECT_EQ(PanelBytes(TensorType::kQ8_0, 960), 16 * 960 / 32 * 34);
+  EXPECT_EQ(PanelBytes(TensorType::kQ4_0, 960), 16 * 960 / 32 * 18);
+  EXPECT_EQ(PanelBytes(TensorType::kF16, 75), 16 * 75 * 2);
+  EXPECT_EQ(PanelCount(33), 3);
+  EXPECT_FALSE(HasPanelLayout(TensorType::kF32));
+}
 
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {
   const KernelIsa isa = DetectKernelIsa();

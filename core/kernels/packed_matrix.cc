@@ -1,0 +1,98 @@
+#include "core/kernels/packed_matrix.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/base/check.h"
+
+namespace tandem {
+namespace {
+
+constexpr int64_t kBlock = 32;          // Q8_0 / Q4_0 elements per block
+constexpr int64_t kScaleBytes = 2 * kPanelRows;  // 16 f16 scales
+
+// Packs the quantized blocks of panel `p` into `out` (zeroed by the caller: padding rows keep
+// scale 0 and quants 0, so they contribute exact zeros). `quant_bytes` is 32 for Q8_0 (one
+// int8 per element) and 16 for Q4_0 (two nibbles per byte, kept as stored).
+void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8_t* out) {
+  const int64_t block_bytes = 2 + quant_bytes;
+  const int64_t packed_block_bytes = kScaleBytes + quant_bytes * kPanelRows;
+  for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+    const int64_t r = p * kPanelRows + lane;
+    if (r >= w.rows) break;
+    const uint8_t* row = w.data + r * w.row_bytes;
+    for (int64_t b = 0; b < w.cols / kBlock; ++b) {
+      const uint8_t* src = row + b * block_bytes;
+      uint8_t* dst = out + b * packed_block_bytes;
+      std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
+      // Byte k of the block goes to slot k of the column-major block: lane `lane` of 16.
+      for (int64_t k = 0; k < quant_bytes; ++k) dst[kScaleBytes + k * kPanelRows + lane] = src[2 + k];
+    }
+  }
+}
+
+// F16 / BF16: column c of the panel is 16 two-byte values.
+void PackHalfPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
+  for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+    const int64_t r = p * kPanelRows + lane;
+    if (r >= w.rows) break;
+    const uint8_t* row = w.data + r * w.row_bytes;
+    for (int64_t c = 0; c < w.cols; ++c) std::memcpy(out + (c * kPanelRows + lane) * 2, row + 2 * c, 2);
+  }
+}
+
+}  // namespace
+
+bool HasPanelLayout(TensorType type) {
+  return type == TensorType::kQ8_0 || type == TensorType::kQ4_0 || type == TensorType::kF16 ||
+         type == TensorType::kBF16;
+}
+
+int64_t PanelBytes(TensorType type, int64_t cols) {
+  switch (type) {
+    case TensorType::kQ8_0:
+      return cols / kBlock * (kScaleBytes + 32 * kPanelRows);
+    case TensorType::kQ4_0:
+      return cols / kBlock * (kScaleBytes + 16 * kPanelRows);
+    case TensorType::kF16:
+    case TensorType::kBF16:
+      return cols * 2 * kPanelRows;
+    default:
+      TANDEM_CHECK(false);  // callers check HasPanelLayout
+      return 0;
+  }
+}
+
+PackedBuffer PackMatrix(const WeightMatrix& w) {
+  TANDEM_CHECK(HasPanelLayout(w.type));
+  const int64_t panel_bytes = PanelBytes(w.type, w.cols);
+  const int64_t total = PanelCount(w.rows) * panel_bytes;
+  // aligned_alloc wants a multiple of the alignment; 64 keeps every panel's columns from
+  // straddling cache lines more than the row layout would.
+  const int64_t rounded = (total + 63) / 64 * 64;
+  PackedBuffer buffer(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<int64_t>(rounded, 64))));
+  TANDEM_CHECK(buffer != nullptr);
+  std::memset(buffer.get(), 0, rounded);
+  for (int64_t p = 0; p < PanelCount(w.rows); ++p) {
+    uint8_t* out = buffer.get() + p * panel_bytes;
+    switch (w.type) {
+      case TensorType::kQ8_0:
+        PackQuantPanel(w, p, 32, out);
+        break;
+      case TensorType::kQ4_0:
+        PackQuantPanel(w, p, 16, out);
+        break;
+      default:
+        PackHalfPanel(w, p, out);
+        break;
+    }
+  }
+  return buffer;
+}
+
+PackedBuffer PackForThisCpu(const WeightMatrix& w) {
+  if (DetectKernelIsa() != KernelIsa::kAvx512 || !HasPanelLayout(w.type)) return nullptr;
+  return PackMatrix(w);
+}
+
+}  // namespace tandem
