@@ -8,7 +8,7 @@
 #include "core/chat/chat_template.h"
 #include "core/tokenizer/special_tokens.h"
 #include "services/common/grpc_status.h"
-#include "workers/proto_convert.h"
+#include "services/common/proto_convert.h"
 
 namespace tandem {
 namespace {

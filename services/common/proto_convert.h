@@ -1,7 +1,7 @@
 // Conversions between the wire messages of tandem.v1 and the plain structs of core/, in one
 // place so handlers stay thin.
-#ifndef TANDEM_WORKERS_PROTO_CONVERT_H_
-#define TANDEM_WORKERS_PROTO_CONVERT_H_
+#ifndef TANDEM_SERVICES_COMMON_PROTO_CONVERT_H_
+#define TANDEM_SERVICES_COMMON_PROTO_CONVERT_H_
 
 #include <vector>
 
@@ -19,4 +19,4 @@ void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* pro
 
 }  // namespace tandem
 
-#endif  // TANDEM_WORKERS_PROTO_CONVERT_H_
+#endif  // TANDEM_SERVICES_COMMON_PROTO_CONVERT_H_

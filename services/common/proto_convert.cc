@@ -1,4 +1,4 @@
-#include "workers/proto_convert.h"
+#include "services/common/proto_convert.h"
 
 namespace tandem {
 

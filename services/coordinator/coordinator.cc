@@ -1,0 +1,331 @@
+#include "services/coordinator/coordinator.h"
+
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/generation/sampler.h"
+#include "services/coordinator/text_stream.h"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Server defaults for unset sampling fields.
+SamplerConfig SamplerFromRequest(const v1::SamplingParams& p) {
+  SamplerConfig c;
+  c.temperature = p.has_temperature() ? p.temperature() : 0.8f;
+  c.top_k = p.top_k();
+  c.top_p = p.has_top_p() ? p.top_p() : 0.95f;
+  c.min_p = p.min_p();
+  c.repetition_penalty = p.has_repetition_penalty() ? p.repetition_penalty() : 1.0f;
+  c.penalty_window = p.penalty_window() > 0 ? p.penalty_window() : 64;
+  c.seed = p.has_seed() ? p.seed() : std::random_device()();
+  return c;
+}
+
+std::string Outcome(const absl::Status& status) {
+  if (status.ok()) return "ok";
+  std::string name = absl::StatusCodeToString(status.code());
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
+                                                                  CoordinatorMetrics* metrics) {
+  std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
+  for (const std::string& a : options.targets) targets.push_back(std::make_unique<WorkerClient>(a));
+  for (const std::string& a : options.drafts) drafts.push_back(std::make_unique<WorkerClient>(a));
+  return Create(options, std::move(targets), std::move(drafts), metrics);
+}
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
+    const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
+    std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
+  if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
+  if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
+    return absl::InvalidArgumentError(absl::StrCat("--draft-tokens ", options.default_draft_tokens,
+                                                   " is outside [1, 16]"));
+  }
+  std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));
+  c->targets_ = std::move(targets);
+  c->drafts_ = std::move(drafts);
+  RETURN_IF_ERROR(c->Init());
+  return c;
+}
+
+absl::Status Coordinator::Init() {
+  ASSIGN_OR_RETURN(v1::DescribeResponse target,
+                   targets_[0]->WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
+  target_info_ = target.model();
+  token_bytes_.assign(target.vocabulary().token_bytes().begin(),
+                      target.vocabulary().token_bytes().end());
+  for (size_t i = 1; i < targets_.size(); ++i) {
+    ASSIGN_OR_RETURN(v1::DescribeResponse other, targets_[i]->WaitReady(false, options_.worker_wait));
+    if (other.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "target replica ", targets_[i]->address(), " (", other.model().name(),
+          ") serves another vocabulary than ", targets_[0]->address()));
+    }
+  }
+  for (const auto& draft : drafts_) {
+    ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
+    if (d.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "draft model '", d.model().name(), "' (", d.model().path(), " at ", draft->address(),
+          ", vocabulary ", d.model().vocabulary_fingerprint(), ") does not share the target '",
+          target_info_.name(), "' (", target_info_.path(), ", vocabulary ",
+          target_info_.vocabulary_fingerprint(), ")'s vocabulary"));
+    }
+    draft_info_ = d.model();
+  }
+  return absl::OkStatus();
+}
+
+v1::DescribeModelResponse Coordinator::Describe() const {
+  v1::DescribeModelResponse response;
+  *response.mutable_target() = target_info_;
+  if (draft_info_.has_value()) *response.mutable_draft() = *draft_info_;
+  response.set_default_draft_tokens(options_.default_draft_tokens);
+  response.set_version("0.1.0");
+  return response;
+}
+
+absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
+  return targets_[next_replica_++ % targets_.size()]->Tokenize(request);
+}
+
+int Coordinator::active_sessions() const {
+  absl::MutexLock lock(&mutex_);
+  return static_cast<int>(sessions_.size());
+}
+
+absl::Status Coordinator::CloseSession(const std::string& session_id) {
+  std::shared_ptr<Session> session;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end()) {
+      return absl::NotFoundError(absl::StrCat("no session '", session_id, "'"));
+    }
+    session = std::move(it->second);
+    sessions_.erase(it);
+    metrics_->active_sessions.Set(static_cast<double>(sessions_.size()));
+  }
+  std::lock_guard<std::mutex> wait_for_request(session->mutex);
+  return absl::OkStatus();  // the streams close with the session: workers free the caches
+}
+
+absl::StatusOr<std::vector<int32_t>> Coordinator::PromptTokens(const v1::GenerateRequest& r) {
+  v1::TokenizeRequest tokenize;
+  switch (r.prompt_case()) {
+    case v1::GenerateRequest::kText:
+      if (r.text().empty()) return absl::InvalidArgumentError("prompt text is empty");
+      tokenize.set_text(r.text());
+      tokenize.set_add_special(true);
+      break;
+    case v1::GenerateRequest::kChat:
+      if (r.chat().messages().empty()) return absl::InvalidArgumentError("chat has no messages");
+      *tokenize.mutable_chat() = r.chat();
+      break;
+    case v1::GenerateRequest::kTokenIds: {
+      if (r.token_ids().ids().empty()) return absl::InvalidArgumentError("prompt has no tokens");
+      for (int32_t id : r.token_ids().ids()) {
+        if (id < 0 || id >= target_info_.vocab_size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "prompt token ", id, " is outside the vocabulary of ", target_info_.vocab_size()));
+        }
+      }
+      return std::vector<int32_t>(r.token_ids().ids().begin(), r.token_ids().ids().end());
+    }
+    default:
+      return absl::InvalidArgumentError("set one of text, chat or token_ids");
+  }
+  ASSIGN_OR_RETURN(v1::TokenizeResponse ids, Tokenize(tokenize));
+  if (ids.token_ids().empty()) return absl::InvalidArgumentError("the prompt has no tokens");
+  return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
+}
+
+absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
+    const std::string& id) {
+  auto session = std::make_shared<Session>();
+  session->target_index = next_replica_++ % targets_.size();
+  session->workers.context_size = target_info_.context_size();
+  ASSIGN_OR_RETURN(session->workers.target,
+                   targets_[session->target_index]->Attach(id, target_info_.context_size()));
+  if (!drafts_.empty()) {
+    // A draft that cannot take the session just means no speculation for it.
+    absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
+        drafts_[next_replica_++ % drafts_.size()]->Attach(id, target_info_.context_size());
+    if (draft.ok()) {
+      session->workers.draft = *std::move(draft);
+    } else {
+      metrics_->draft_failures.Increment();
+    }
+  }
+  return session;
+}
+
+absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
+    const v1::GenerateRequest& request, std::string* id) {
+  if (!request.session_id().empty()) {
+    *id = request.session_id();
+    absl::MutexLock lock(&mutex_);
+    auto it = sessions_.find(*id);
+    if (it != sessions_.end()) return it->second;
+    if (request.require_existing_session()) {
+      return absl::NotFoundError(absl::StrCat("no session '", *id, "'"));
+    }
+    if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the coordinator holds its maximum of ", options_.max_sessions, " sessions"));
+    }
+  } else {
+    *id = absl::StrCat("oneoff-", next_session_++);
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<Session> session, NewSession(*id));
+  if (!request.session_id().empty()) {
+    absl::MutexLock lock(&mutex_);
+    auto [it, inserted] = sessions_.emplace(*id, session);
+    metrics_->active_sessions.Set(static_cast<double>(sessions_.size()));
+    return it->second;  // a concurrent request may have made it first
+  }
+  return session;
+}
+
+absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
+                                   const std::function<bool(const v1::GenerateResponse&)>& write,
+                                   const std::function<bool()>& cancelled) {
+  const auto start = Clock::now();
+  absl::Status status = [&]() -> absl::Status {
+    // Validate before any worker does anything.
+    RoundParams params;
+    params.sampler = SamplerFromRequest(request.sampling());
+    RETURN_IF_ERROR(Sampler::Create(params.sampler, target_info_.vocab_size()).status());
+    if (request.max_tokens() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
+    }
+    const int32_t k = request.speculation().draft_tokens();
+    if (k < 0 || k > 16) {
+      return absl::InvalidArgumentError(absl::StrCat("speculation.draft_tokens ", k,
+                                                     " is outside [0, 16]"));
+    }
+    params.max_tokens = request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
+    params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
+    params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
+    params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
+    params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
+    if (!request.ignore_eos()) {
+      for (int32_t id : target_info_.special_tokens().end_of_turn_ids()) params.stop_ids.push_back(id);
+    }
+    ASSIGN_OR_RETURN(params.context, PromptTokens(request));
+
+    std::string session_id;
+    ASSIGN_OR_RETURN(std::shared_ptr<Session> session, FindOrCreate(request, &session_id));
+    std::unique_lock<std::mutex> lock(session->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
+    }
+    TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
+    double first_token = -1;
+    auto last_token = start;
+    bool client_gone = false;
+    auto on_tokens = [&](const std::vector<int32_t>& tokens) {
+      v1::GenerateResponse delta;
+      for (int32_t t : tokens) {
+        delta.mutable_delta()->add_token_ids(t);
+        *delta.mutable_delta()->mutable_text() += text.Add(t);
+      }
+      const auto now = Clock::now();
+      if (first_token < 0) {
+        first_token = SecondsSince(start);
+        metrics_->time_to_first_token.Observe(first_token);
+      } else {
+        const double gap = std::chrono::duration<double>(now - last_token).count();
+        for (size_t i = 0; i < tokens.size(); ++i) {
+          metrics_->inter_token_latency.Observe(gap / tokens.size());
+        }
+      }
+      last_token = now;
+      metrics_->generated_tokens.Increment(static_cast<double>(tokens.size()));
+      if (cancelled() || !write(delta)) {
+        client_gone = true;
+        return false;
+      }
+      return !text.stopped();
+    };
+    RoundObserver observer;
+    observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
+    observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
+    observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
+    const size_t replicas = targets_.size();
+    size_t tries = 0;
+    ReopenTarget reopen = [&]() -> absl::StatusOr<std::unique_ptr<WorkerStream>> {
+      if (++tries >= replicas) {
+        return absl::UnavailableError("no healthy target worker is left for the session");
+      }
+      session->target_index = (session->target_index + 1) % replicas;
+      return targets_[session->target_index]->Attach(session_id, target_info_.context_size());
+    };
+    absl::StatusOr<RoundOutcome> outcome =
+        RunRequest(session->workers, params, on_tokens, reopen, observer);
+    const bool named = !request.session_id().empty();
+    if (!outcome.ok() || client_gone) {
+      if (named) CloseSession(session_id).IgnoreError();  // frees both workers' caches
+      if (client_gone) return absl::CancelledError("the client went away");
+      return outcome.status();
+    }
+    const std::string rest = text.Flush();
+    if (!rest.empty()) {
+      v1::GenerateResponse delta;
+      delta.mutable_delta()->set_text(rest);
+      write(delta);
+    }
+    // The final message.
+    v1::GenerateResponse final;
+    v1::GenerationResult* r = final.mutable_final();
+    r->set_finish_reason(outcome->finish_reason);
+    r->mutable_usage()->set_prompt_tokens(outcome->prompt_tokens);
+    r->mutable_usage()->set_cached_prompt_tokens(outcome->cached_prompt_tokens);
+    r->mutable_usage()->set_generated_tokens(outcome->generated);
+    const double total = SecondsSince(start);
+    r->mutable_timing()->set_prefill_seconds(outcome->prefill_seconds);
+    r->mutable_timing()->set_time_to_first_token_seconds(std::max(0.0, first_token));
+    r->mutable_timing()->set_total_seconds(total);
+    const double decode = std::max(0.0, total - std::max(0.0, first_token));
+    r->mutable_timing()->set_decode_seconds(decode);
+    if (decode > 0 && outcome->generated > 1) {
+      r->mutable_timing()->set_decode_tokens_per_second((outcome->generated - 1) / decode);
+    }
+    *r->mutable_speculation() = outcome->speculation;
+    r->set_session_id(session_id);
+    r->set_seed(params.sampler.seed);
+    metrics_->prompt_tokens.Increment(outcome->prompt_tokens);
+    metrics_->cached_prompt_tokens.Increment(outcome->cached_prompt_tokens);
+    const v1::SpeculationStats& st = outcome->speculation;
+    metrics_->drafts.Increment(st.rounds());
+    metrics_->draft_tokens.Increment(st.drafted_tokens());
+    metrics_->accepted_tokens.Increment(st.accepted_tokens());
+    for (int i = 0; i < st.accepted_per_position_size(); ++i) {
+      if (st.accepted_per_position(i) > 0) {
+        metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
+      }
+    }
+    if (st.rounds() > 0) metrics_->tokens_per_round.Observe(st.tokens_per_round());
+    write(final);
+    return absl::OkStatus();
+  }();
+  metrics_->request_duration.Observe(SecondsSince(start));
+  metrics_->Requests(Outcome(status)).Increment();
+  return status;
+}
+
+}  // namespace tandem

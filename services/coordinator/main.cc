@@ -1,0 +1,93 @@
+// tandem-coordinator --target ADDR[,ADDR…] [--draft ADDR[,ADDR…]] [--listen HOST:PORT]
+//                    [--metrics-listen HOST:PORT] [--draft-tokens N|auto] [--max-sessions N]
+//
+// Serves tandem.v1.Generator over the given workers. Health is NOT_SERVING until the workers
+// answer and the draft is checked against the target; SIGTERM drains and exits.
+// Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "core/base/command_line.h"
+#include "services/common/grpc_server.h"
+#include "services/common/metrics.h"
+#include "services/coordinator/coordinator.h"
+#include "services/coordinator/generator_service.h"
+
+ABSL_FLAG(std::string, target, "", "target worker address(es), comma-separated");
+ABSL_FLAG(std::string, draft, "", "draft worker address(es), comma-separated; empty: none");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
+ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
+ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(int, max_sessions, 64, "named sessions held at once");
+ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
+ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");
+ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+
+namespace {
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "tandem-coordinator: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tandem::BlockTerminationSignals();
+  absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
+      argc, argv,
+      {"tandem-coordinator", "0.1.0",
+       "Runs speculative decoding over Tandem workers and serves tandem.v1.Generator.\n"
+       "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
+       "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
+       "       [--max-sessions N]",
+       "services/coordinator/main.cc"});
+  if (!args.ok()) return Fail(2, std::string(args.status().message()));
+  if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
+  tandem::CoordinatorOptions options;
+  options.targets = absl::StrSplit(absl::GetFlag(FLAGS_target), ',', absl::SkipEmpty());
+  options.drafts = absl::StrSplit(absl::GetFlag(FLAGS_draft), ',', absl::SkipEmpty());
+  if (options.targets.empty()) return Fail(2, "--target is required");
+  const std::string k = absl::GetFlag(FLAGS_draft_tokens);
+  if (k == "auto") {
+    options.adaptive_draft = true;
+  } else if (!absl::SimpleAtoi(k, &options.default_draft_tokens) ||
+             options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
+    return Fail(2, "--draft-tokens: '" + k + "' is not in [1, 16] or 'auto'");
+  }
+  options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.default_max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.worker_wait = absl::Seconds(absl::GetFlag(FLAGS_worker_wait_seconds));
+  if (options.max_sessions < 1 || options.default_max_tokens < 1) {
+    return Fail(2, "--max-sessions and --max-tokens must be >= 1");
+  }
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  tandem::CoordinatorMetrics metrics(*registry);
+  // The service starts once the coordinator exists; until then health says NOT_SERVING.
+  std::unique_ptr<tandem::Coordinator> coordinator;
+  std::unique_ptr<tandem::GeneratorService> service;
+  absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server;
+  absl::StatusOr<std::unique_ptr<tandem::Coordinator>> created =
+      tandem::Coordinator::Create(options, &metrics);
+  if (!created.ok()) return Fail(2, created.status().ToString());
+  coordinator = *std::move(created);
+  service = std::make_unique<tandem::GeneratorService>(coordinator.get());
+  server = tandem::GrpcServer::Start(
+      {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {service.get()},
+      registry);
+  if (!server.ok()) return Fail(2, server.status().ToString());
+  std::printf("tandem-coordinator listening on %s (metrics on %d)\n",
+              (*server)->address().c_str(), (*server)->metrics_port());
+  std::fflush(stdout);
+  (*server)->SetServing(true);
+
+  tandem::WaitForTerminationSignal();
+  std::fprintf(stderr, "tandem-coordinator: draining\n");
+  (*server)->Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  return 0;
+}

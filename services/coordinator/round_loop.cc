@@ -1,0 +1,244 @@
+#include "services/coordinator/round_loop.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "services/common/proto_convert.h"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int64_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  int64_t n = 0;
+  while (n < static_cast<int64_t>(std::min(a.size(), b.size())) && a[n] == b[n]) ++n;
+  return n;
+}
+
+// Sends `tokens[from, end)` so the worker holds tokens[0, end).
+absl::Status SyncStream(WorkerStream& stream, const std::vector<int32_t>& tokens, int64_t from,
+                        int64_t end) {
+  v1::SessionRequest request;
+  v1::SyncRequest* sync = request.mutable_sync();
+  sync->set_position(static_cast<int32_t>(from));
+  sync->mutable_tokens()->Assign(tokens.begin() + from, tokens.begin() + end);
+  return stream.Call(std::move(request)).status();
+}
+
+class Runner {
+ public:
+  Runner(SessionWorkers& session, const RoundParams& params, const ReopenTarget& reopen,
+         const RoundObserver& observer)
+      : s_(session), p_(params), reopen_(reopen), observer_(observer) {}
+
+  absl::StatusOr<RoundOutcome> Run(const RoundCallback& on_tokens);
+
+ private:
+  absl::Status SyncTarget(int64_t end);
+  void DropDraft();
+  absl::StatusOr<v1::DraftResult> Draft(int32_t k);
+  absl::StatusOr<v1::VerifyResult> Verify(const v1::DraftResult& guesses);
+  void Adapt(int32_t drafted, int32_t accepted);
+
+  SessionWorkers& s_;
+  const RoundParams& p_;
+  const ReopenTarget& reopen_;
+  const RoundObserver& observer_;
+  std::vector<int32_t> seq_;  // the sequence with the pending token last
+  int32_t k_ = 0;
+  RoundOutcome out_;
+};
+
+absl::Status Runner::SyncTarget(int64_t end) {
+  absl::Status status = SyncStream(*s_.target, seq_, std::min(s_.target_known, end), end);
+  if (status.code() == absl::StatusCode::kUnavailable && reopen_) {
+    // The replica failed: a fresh stream on another one, re-filled from the history.
+    ASSIGN_OR_RETURN(s_.target, reopen_());
+    s_.target_known = 0;
+    status = SyncStream(*s_.target, seq_, 0, end);
+  }
+  RETURN_IF_ERROR(status);
+  s_.target_known = end;
+  return absl::OkStatus();
+}
+
+void Runner::DropDraft() {
+  s_.draft.reset();
+  s_.draft_known = 0;
+  out_.speculation.set_draft_failed(true);
+  if (observer_.draft_failed) observer_.draft_failed();
+}
+
+absl::StatusOr<v1::DraftResult> Runner::Draft(int32_t k) {
+  v1::SessionRequest request;
+  v1::DraftRequest* draft = request.mutable_draft();
+  const int64_t from = std::min<int64_t>(s_.draft_known, seq_.size() - 1);
+  draft->set_position(static_cast<int32_t>(from));
+  draft->mutable_tokens()->Assign(seq_.begin() + from, seq_.end());
+  draft->set_num_tokens(k);
+  SamplerConfigToProto(p_.sampler, draft->mutable_sampling());
+  const auto start = Clock::now();
+  absl::StatusOr<v1::SessionResponse> response = s_.draft->Call(std::move(request));
+  if (observer_.draft_call) observer_.draft_call(SecondsSince(start));
+  if (!response.ok()) return response.status();
+  return response->draft();
+}
+
+absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) {
+  for (int attempt = 0;; ++attempt) {
+    v1::SessionRequest request;
+    v1::VerifyRequest* verify = request.mutable_verify();
+    const int64_t pending = static_cast<int64_t>(seq_.size()) - 1;
+    const int64_t from = std::min(s_.target_known, pending);
+    verify->set_position(static_cast<int32_t>(from));
+    verify->mutable_tokens()->Assign(seq_.begin() + from, seq_.begin() + pending);
+    verify->set_pending_token(seq_.back());
+    *verify->mutable_guesses() = guesses.guesses();
+    SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
+    const auto start = Clock::now();
+    absl::StatusOr<v1::SessionResponse> response = s_.target->Call(std::move(request));
+    if (observer_.verify_call) observer_.verify_call(SecondsSince(start));
+    if (response.ok()) return response->verify();
+    if (response.status().code() != absl::StatusCode::kUnavailable || !reopen_ || attempt > 0) {
+      return response.status();
+    }
+    ASSIGN_OR_RETURN(s_.target, reopen_());
+    s_.target_known = 0;  // the next attempt re-sends everything before the pending token
+  }
+}
+
+void Runner::Adapt(int32_t drafted, int32_t accepted) {
+  // As SpeculativeSession: a round that kept all it asked for earns a guess, one that kept
+  // less than half costs one.
+  if (!p_.adaptive || drafted == 0 || drafted < k_) return;
+  if (accepted == drafted) {
+    k_ = std::min(k_ + 1, p_.max_draft_tokens);
+  } else if (2 * accepted < drafted) {
+    k_ = std::max(k_ - 1, 1);
+  }
+}
+
+absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
+  const std::vector<int32_t>& context = p_.context;
+  const int64_t n = static_cast<int64_t>(context.size());
+  const int64_t reuse = std::min(CommonPrefix(s_.history, context), n - 1);
+  s_.target_known = std::min(s_.target_known, reuse);
+  s_.draft_known = std::min(s_.draft_known, reuse);
+  seq_ = context;
+
+  // Prefill: both caches to context[0, n - 1); the pending token runs in the first round.
+  const auto prefill_start = Clock::now();
+  out_.prompt_tokens = static_cast<int32_t>(n);
+  out_.cached_prompt_tokens = static_cast<int32_t>(s_.target_known);
+  RETURN_IF_ERROR(SyncTarget(n - 1));
+  if (s_.draft != nullptr && p_.speculate) {
+    if (SyncStream(*s_.draft, seq_, s_.draft_known, n - 1).ok()) {
+      s_.draft_known = n - 1;
+    } else {
+      DropDraft();
+    }
+  }
+  out_.prefill_seconds = SecondsSince(prefill_start);
+  s_.history = seq_;
+
+  k_ = std::max(1, p_.draft_tokens);
+  std::vector<int32_t> emitted;
+  while (out_.finish_reason == v1::FINISH_REASON_UNSPECIFIED) {
+    const int64_t len = static_cast<int64_t>(seq_.size());
+    const int64_t k = std::max<int64_t>(
+        0, std::min<int64_t>({k_, s_.context_size - len, p_.max_tokens - out_.generated - 1}));
+    v1::DraftResult guesses;
+    if (s_.draft != nullptr && p_.speculate && k > 0) {
+      absl::StatusOr<v1::DraftResult> drafted = Draft(static_cast<int32_t>(k));
+      if (drafted.ok()) {
+        guesses = *std::move(drafted);
+        // The draft ran the sequence and every guess but the last.
+        s_.draft_known = len + std::max(0, guesses.guesses_size() - 1);
+      } else {
+        DropDraft();  // the request goes on with the target alone
+      }
+    }
+    ASSIGN_OR_RETURN(v1::VerifyResult verdict, Verify(guesses));
+    const int32_t accepted = verdict.accepted_count();
+    if (accepted < 0 || accepted > guesses.guesses_size()) {
+      return absl::InternalError(absl::StrCat("target accepted ", accepted, " of ",
+                                              guesses.guesses_size(), " guesses"));
+    }
+    s_.target_known = len + accepted;
+    if (guesses.guesses_size() > 0) {
+      v1::SpeculationStats& st = out_.speculation;
+      st.set_rounds(st.rounds() + 1);
+      st.set_drafted_tokens(st.drafted_tokens() + guesses.guesses_size());
+      st.set_accepted_tokens(st.accepted_tokens() + accepted);
+      while (st.accepted_per_position_size() < guesses.guesses_size()) {
+        st.add_accepted_per_position(0);
+      }
+      for (int32_t i = 0; i < accepted; ++i) {
+        st.set_accepted_per_position(i, st.accepted_per_position(i) + 1);
+      }
+      Adapt(guesses.guesses_size(), accepted);
+    }
+    // Report the kept guesses and the target's token under the stop rules.
+    emitted.clear();
+    for (int32_t i = 0; i <= accepted; ++i) {
+      const int32_t token = i < accepted ? guesses.guesses(i).token_id() : verdict.next_token();
+      if (std::find(p_.stop_ids.begin(), p_.stop_ids.end(), token) != p_.stop_ids.end()) {
+        out_.finish_reason = v1::FINISH_REASON_STOP_TOKEN;
+        break;
+      }
+      const int64_t position = static_cast<int64_t>(seq_.size());
+      seq_.push_back(token);
+      emitted.push_back(token);
+      ++out_.generated;
+      if (out_.generated >= p_.max_tokens) {
+        out_.finish_reason = v1::FINISH_REASON_LENGTH;
+        break;
+      }
+      if (position >= s_.context_size) {
+        out_.finish_reason = v1::FINISH_REASON_CONTEXT_FULL;
+        break;
+      }
+    }
+    s_.target_known = std::min<int64_t>(s_.target_known, seq_.size());
+    s_.draft_known = std::min<int64_t>(s_.draft_known, seq_.size());
+    s_.history = seq_;
+    if (!emitted.empty() && !on_tokens(emitted) &&
+        out_.finish_reason == v1::FINISH_REASON_UNSPECIFIED) {
+      out_.finish_reason = v1::FINISH_REASON_STOP_STRING;  // the caller says why it stopped
+    }
+  }
+  v1::SpeculationStats& st = out_.speculation;
+  if (st.drafted_tokens() > 0) {
+    st.set_acceptance_rate(static_cast<double>(st.accepted_tokens()) / st.drafted_tokens());
+    st.set_tokens_per_round(static_cast<double>(st.accepted_tokens() + st.rounds()) /
+                            st.rounds());
+  }
+  st.set_final_draft_tokens(k_);
+  return out_;
+}
+
+}  // namespace
+
+absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundParams& params,
+                                        const RoundCallback& on_tokens,
+                                        const ReopenTarget& reopen_target,
+                                        const RoundObserver& observer) {
+  if (params.context.empty()) return absl::InvalidArgumentError("empty prompt");
+  if (static_cast<int64_t>(params.context.size()) > session.context_size) {
+    return absl::OutOfRangeError(absl::StrCat("prompt of ", params.context.size(),
+                                              " tokens exceeds the context of ",
+                                              session.context_size));
+  }
+  if (params.max_tokens < 1) return absl::InvalidArgumentError("max_tokens must be >= 1");
+  Runner runner(session, params, reopen_target, observer);
+  return runner.Run(on_tokens);
+}
+
+}  // namespace tandem

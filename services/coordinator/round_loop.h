@@ -1,0 +1,78 @@
+// Runs one Generate request over a session's workers: prefill, then speculative rounds
+// (DESIGN.md §2) — draft k guesses on the draft worker, verify them in one batched pass on
+// the target worker — appending what the target accepts to the session's history.
+//
+// Caches sync by position: the loop tracks how many leading history tokens each worker's
+// cache holds and sends only what is new. If the draft fails, the request goes on with the
+// target alone (k = 0 rounds: the target samples one token per verify); if the target fails,
+// `reopen_target` gives a stream on another replica, which is re-synced from the history.
+// No accepted token is lost or repeated.
+//
+// Not thread-safe: one request of one session at a time.
+#ifndef TANDEM_SERVICES_COORDINATOR_ROUND_LOOP_H_
+#define TANDEM_SERVICES_COORDINATOR_ROUND_LOOP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/generation/sampler.h"
+#include "services/coordinator/worker_client.h"
+#include "tandem/v1/generator.pb.h"
+
+namespace tandem {
+
+// A session's workers and what their caches hold.
+struct SessionWorkers {
+  std::unique_ptr<WorkerStream> target;
+  std::unique_ptr<WorkerStream> draft;  // null: no draft (or it failed)
+  int64_t target_known = 0;             // leading history tokens the target's cache holds
+  int64_t draft_known = 0;
+  std::vector<int32_t> history;         // every token fed so far: prompts and replies
+  int32_t context_size = 0;
+};
+
+struct RoundParams {
+  std::vector<int32_t> context;  // the whole conversation so far (the prompt)
+  SamplerConfig sampler;
+  int32_t max_tokens = 256;
+  std::vector<int32_t> stop_ids;
+  bool speculate = true;
+  int32_t draft_tokens = 4;
+  bool adaptive = false;
+  int32_t max_draft_tokens = 16;
+};
+
+struct RoundOutcome {
+  v1::FinishReason finish_reason = v1::FINISH_REASON_UNSPECIFIED;
+  int32_t prompt_tokens = 0;
+  int32_t cached_prompt_tokens = 0;
+  int32_t generated = 0;
+  double prefill_seconds = 0;
+  v1::SpeculationStats speculation;
+};
+
+// Called after each round with its new tokens (before stop strings); returns false to stop
+// (client gone, stop string seen).
+using RoundCallback = std::function<bool(const std::vector<int32_t>& tokens)>;
+// Opens a target stream on another replica after a failure (kUnavailable when none is left).
+using ReopenTarget = std::function<absl::StatusOr<std::unique_ptr<WorkerStream>>()>;
+
+// Timing hooks for metrics (may be empty).
+struct RoundObserver {
+  std::function<void(double seconds)> draft_call;
+  std::function<void(double seconds)> verify_call;
+  std::function<void()> draft_failed;
+};
+
+absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundParams& params,
+                                        const RoundCallback& on_tokens,
+                                        const ReopenTarget& reopen_target,
+                                        const RoundObserver& observer);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_ROUND_LOOP_H_
