@@ -31,6 +31,7 @@ WorkerStream::WorkerStream(
     : context_(std::move(context)), stream_(std::move(stream)), address_(std::move(address)) {}
 
 WorkerStream::~WorkerStream() {
+  if (finished_) return;
   if (!dead_) {
     stream_->WritesDone();
     v1::SessionResponse ignored;
@@ -52,6 +53,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
     dead_ = true;
     context_->TryCancel();
     const grpc::Status status = stream_->Finish();
+    finished_ = true;
     return absl::UnavailableError(absl::StrCat("worker ", address_, " failed: ",
                                                status.ok() ? "stream ended" : status.error_message()));
   }

@@ -40,6 +40,7 @@ class WorkerStream {
   std::string address_;
   uint64_t next_id_ = 1;
   bool dead_ = false;
+  bool finished_ = false;  // Finish() may be called only once
 };
 
 class WorkerClient {

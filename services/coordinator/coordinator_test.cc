@@ -1,0 +1,257 @@
+// The coordinator over real workers served in process (ServerBuilder + InProcessChannel):
+// exactness against the target alone and in-process speculation, sessions, errors, and a
+// draft that dies mid-request.
+#include "services/coordinator/coordinator.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "core/generation/speculative_session.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "workers/worker_service.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::HasSubstr;
+using ::tandem::testing::StatusIs;
+
+// One worker: engine, service and an in-process server.
+struct InProcessWorker {
+  InProcessWorker(WorkerRole role, const std::string& model) {
+    absl::StatusOr<std::string> path = testing::SharedFile(model);
+    EXPECT_TRUE(path.ok()) << path.status();
+    WorkerOptions options;
+    options.role = role;
+    options.model_path = path.ok() ? *path : "";
+    options.threads = 1;
+    options.context_size = 256;
+    absl::StatusOr<std::unique_ptr<WorkerEngine>> created = WorkerEngine::Create(options);
+    EXPECT_TRUE(created.ok()) << created.status();
+    engine = std::move(*created);
+    metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
+    service = std::make_unique<WorkerService>(metrics.get());
+    service->SetEngine(engine.get());
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+  }
+  std::unique_ptr<WorkerClient> Client(const std::string& name) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    return std::make_unique<WorkerClient>(name, server->InProcessChannel(args));
+  }
+  prometheus::Registry registry;
+  std::unique_ptr<WorkerEngine> engine;
+  std::unique_ptr<WorkerMetrics> metrics;
+  std::unique_ptr<WorkerService> service;
+  std::unique_ptr<grpc::Server> server;
+};
+
+struct Reply {
+  std::vector<int32_t> ids;
+  std::string text;
+  v1::GenerationResult final;
+};
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& draft_model) {
+    target_ = std::make_unique<InProcessWorker>(WorkerRole::kTarget,
+                                                "models/stories260K/stories260K.gguf");
+    std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
+    targets.push_back(target_->Client("target"));
+    if (!draft_model.empty()) {
+      draft_ = std::make_unique<InProcessWorker>(WorkerRole::kDraft, draft_model);
+      drafts.push_back(draft_->Client("draft"));
+    }
+    metrics_ = std::make_unique<CoordinatorMetrics>(registry_);
+    absl::StatusOr<std::unique_ptr<Coordinator>> c =
+        Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts),
+                            metrics_.get());
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = std::move(*c);
+  }
+
+  absl::StatusOr<Reply> Generate(const v1::GenerateRequest& request,
+                                 const std::function<void(int)>& after_delta = nullptr) {
+    Reply reply;
+    int deltas = 0;
+    absl::Status status = coordinator_->Generate(
+        request,
+        [&](const v1::GenerateResponse& r) {
+          if (r.has_delta()) {
+            reply.ids.insert(reply.ids.end(), r.delta().token_ids().begin(),
+                             r.delta().token_ids().end());
+            reply.text += r.delta().text();
+            if (after_delta) after_delta(++deltas);
+          } else {
+            reply.final = r.final();
+          }
+          return true;
+        },
+        [] { return false; });
+    if (!status.ok()) return status;
+    return reply;
+  }
+
+  static v1::GenerateRequest Request(float temperature, int max_tokens = 40) {
+    v1::GenerateRequest request;
+    request.set_text("Once upon a time");
+    request.mutable_sampling()->set_temperature(temperature);
+    request.mutable_sampling()->set_top_p(0.95f);
+    request.mutable_sampling()->set_seed(77);
+    request.set_max_tokens(max_tokens);
+    return request;
+  }
+
+  prometheus::Registry registry_;
+  std::unique_ptr<InProcessWorker> target_, draft_;
+  std::unique_ptr<CoordinatorMetrics> metrics_;
+  std::unique_ptr<Coordinator> coordinator_;
+};
+
+TEST_F(CoordinatorTest, GreedyOutputEqualsTheGoldenTargetOutput) {
+  Start("models/stories260K/derived/stories260K-Q4_0.gguf");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 32)));
+  EXPECT_EQ(reply.text,
+            ", there was a little girl named Lily. She loved to play outside in the park. One "
+            "day, she saw");
+  EXPECT_EQ(reply.final.finish_reason(), v1::FINISH_REASON_LENGTH);
+  EXPECT_EQ(reply.final.usage().generated_tokens(), 32);
+  EXPECT_GT(reply.final.speculation().drafted_tokens(), 0);
+  EXPECT_FALSE(reply.final.speculation().draft_failed());
+  // Both workers' sessions are gone with the one-off request.
+  EXPECT_EQ(target_->engine->active_sessions(), 0);
+  EXPECT_EQ(draft_->engine->active_sessions(), 0);
+}
+
+TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.8f)));
+  ThreadPool pool(1);
+  SpeculativeOptions options;
+  options.session.sampler.temperature = 0.8f;
+  options.session.sampler.top_p = 0.95f;
+  options.session.sampler.seed = 77;
+  options.session.context_size = 256;
+  options.session.stop_ids = {2};
+  ASSERT_OK_AND_ASSIGN(auto session, SpeculativeSession::Create(target_->engine->model(),
+                                                                draft_->engine->model(), pool,
+                                                                options));
+  std::vector<int32_t> in_process;
+  ASSERT_OK(session->Generate({1, 403, 407, 261, 378}, 40, [&](int32_t t) {
+    in_process.push_back(t);
+    return true;
+  }).status());
+  EXPECT_EQ(reply.ids, in_process);
+  EXPECT_EQ(reply.final.seed(), 77u);
+}
+
+TEST_F(CoordinatorTest, TargetAloneWhenThereIsNoDraft) {
+  Start("");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 32)));
+  EXPECT_THAT(reply.text, ::testing::StartsWith(", there was a little girl named Lily."));
+  EXPECT_EQ(reply.final.speculation().rounds(), 0);
+}
+
+TEST_F(CoordinatorTest, NamedSessionsReuseTheirCacheAndClose) {
+  Start("models/stories260K/derived/stories260K-Q8_0.gguf");
+  v1::GenerateRequest first = Request(0.0f, 8);
+  first.set_session_id("chat-1");
+  ASSERT_OK_AND_ASSIGN(Reply a, Generate(first));
+  EXPECT_EQ(a.final.usage().cached_prompt_tokens(), 0);
+  EXPECT_EQ(coordinator_->active_sessions(), 1);
+  EXPECT_EQ(target_->engine->active_sessions(), 1);  // the cache stays for the next turn
+
+  // The next turn repeats the conversation so far and adds to it.
+  v1::GenerateRequest second = first;
+  second.clear_text();
+  auto* ids = second.mutable_token_ids();
+  for (int32_t id : {1, 403, 407, 261, 378}) ids->add_ids(id);
+  for (int32_t id : a.ids) ids->add_ids(id);
+  ids->add_ids(13);
+  ASSERT_OK_AND_ASSIGN(Reply b, Generate(second));
+  EXPECT_EQ(b.final.usage().prompt_tokens(), 5 + 8 + 1);
+  EXPECT_GE(b.final.usage().cached_prompt_tokens(), 12);
+
+  EXPECT_OK(coordinator_->CloseSession("chat-1"));
+  EXPECT_EQ(coordinator_->active_sessions(), 0);
+  EXPECT_EQ(target_->engine->active_sessions(), 0);
+  EXPECT_EQ(draft_->engine->active_sessions(), 0);
+  EXPECT_THAT(coordinator_->CloseSession("chat-1"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(CoordinatorTest, MalformedRequestsAreRefusedAndOthersStillServed) {
+  Start("models/stories260K/derived/stories260K-Q8_0.gguf");
+  v1::GenerateRequest empty;
+  empty.set_text("");
+  EXPECT_THAT(Generate(empty), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
+  v1::GenerateRequest bad_p = Request(0.5f);
+  bad_p.mutable_sampling()->set_top_p(1.5f);
+  EXPECT_THAT(Generate(bad_p), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("top_p")));
+  v1::GenerateRequest bad_k = Request(0.0f);
+  bad_k.mutable_speculation()->set_draft_tokens(-2);
+  EXPECT_THAT(Generate(bad_k),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draft_tokens")));
+  v1::GenerateRequest unknown = Request(0.0f);
+  unknown.set_session_id("nope");
+  unknown.set_require_existing_session(true);
+  EXPECT_THAT(Generate(unknown), StatusIs(absl::StatusCode::kNotFound, HasSubstr("nope")));
+  v1::GenerateRequest bad_id = Request(0.0f);
+  bad_id.mutable_token_ids()->add_ids(9999);
+  EXPECT_THAT(Generate(bad_id), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("9999")));
+  ASSERT_OK_AND_ASSIGN(Reply ok, Generate(Request(0.0f, 4)));
+  EXPECT_EQ(ok.final.usage().generated_tokens(), 4);
+}
+
+TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
+  Start("models/stories260K/derived/stories260K-Q8_0.gguf");
+  v1::GenerateRequest request = Request(0.0f, 64);
+  request.add_stop_strings("Lily");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(request));
+  EXPECT_EQ(reply.text, ", there was a little girl named ");
+  EXPECT_EQ(reply.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+  v1::GenerateRequest stop_id = Request(0.0f, 64);
+  stop_id.add_stop_token_ids(286);  // golden's third token
+  ASSERT_OK_AND_ASSIGN(Reply stopped, Generate(stop_id));
+  EXPECT_EQ(stopped.ids, (std::vector<int32_t>{432, 383}));
+  EXPECT_EQ(stopped.final.finish_reason(), v1::FINISH_REASON_STOP_TOKEN);
+}
+
+TEST_F(CoordinatorTest, ARequestWhoseDraftDiesCompletesWithTheTargetsOwnOutput) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 48), [&](int delta) {
+    if (delta == 2) draft_->server->Shutdown();  // the draft worker goes away mid-request
+  }));
+  EXPECT_TRUE(reply.final.speculation().draft_failed());
+  EXPECT_EQ(reply.final.usage().generated_tokens(), 48);
+  EXPECT_THAT(reply.text, ::testing::StartsWith(
+                              ", there was a little girl named Lily. She loved to play outside "
+                              "in the park. One day, she saw a big, red ball."));
+}
+
+TEST(CoordinatorCreateTest, AnIncompatibleDraftIsAFailedPrecondition) {
+  InProcessWorker target(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  InProcessWorker draft(WorkerRole::kDraft, "models/llama-2-tiny-random/llama-2-tiny-random.gguf");
+  std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
+  targets.push_back(target.Client("target"));
+  drafts.push_back(draft.Client("draft"));
+  prometheus::Registry registry;
+  CoordinatorMetrics metrics(registry);
+  EXPECT_THAT(Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts),
+                                  &metrics),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::AllOf(HasSubstr("llama-2-tiny-random"),
+                                        HasSubstr("stories260K"))));
+}
+
+}  // namespace
+}  // namespace tandem
