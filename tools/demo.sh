@@ -47,10 +47,11 @@ if [ -z "$model" ]; then
 fi
 
 echo "tandem demo: target $model${draft:+, draft $draft}" >&2
-if [ -x "$bin/tandem-chat" ]; then
-  exec "$bin/tandem-chat" "$model" ${draft:+--draft "$draft"} --format raw -p "$prompt" \
-    --temp 0 --max-tokens 64
-fi
-# Until the chat client lands, run the engine on the target: load it, prefill, decode.
-echo "tandem demo: tandem-chat is not built yet; measuring the engine on the target" >&2
-"$bin/tandem-bench" "$model" -p 32 -n 32 --reps 1 --batch 1,5
+# The three processes on loopback: target worker, draft worker, coordinator.
+run_dir=$(mktemp -d)
+trap '"$root/deploy/local/tandem-local.sh" stop --dir "$run_dir" >/dev/null 2>&1; rm -rf "$run_dir"' EXIT
+"$root/deploy/local/tandem-local.sh" start --target "$model" ${draft:+--draft "$draft"} \
+  --dir "$run_dir" >&2
+coordinator=$(cat "$run_dir/coordinator.addr")
+echo "tandem demo: streaming a reply through the coordinator at $coordinator" >&2
+"$bin/tandem-chat" --server "$coordinator" --format raw -p "$prompt" --temp 0 --max-tokens 64

@@ -7,6 +7,7 @@
 // turn; "/reset" starts over; an empty line or end of input quits. Statistics go to stderr.
 // Exit status 2 for bad flags, missing files or incompatible models; 1 for a failed turn.
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "client/chat/chat_engine.h"
+#include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
@@ -35,6 +37,7 @@ ABSL_FLAG(int, max_tokens, 512, "most tokens per reply");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 
 namespace {
 
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
       argc, argv,
       {"tandem-chat", "0.1.0",
        "Chat with a model in-process (GGUF file or Hugging Face folder).\n"
-       "usage: tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME] [--temp T]\n"
+       "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] [--temp T]\n"
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
        "       [--draft MODEL] [--draft-tokens K|auto]\n"
@@ -73,10 +76,16 @@ int main(int argc, char** argv) {
        "an empty line quits.",
        "client/chat/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
-  if (args->size() != 1) return Fail(2, "expected one MODEL argument (see --help)");
+  const std::string server = absl::GetFlag(FLAGS_server);
+  if (server.empty() && args->size() != 1) {
+    return Fail(2, "expected one MODEL argument or --server (see --help)");
+  }
+  if (!server.empty() && !args->empty()) {
+    return Fail(2, "give either MODEL or --server, not both");
+  }
 
   tandem::ChatOptions options;
-  options.model_path = (*args)[0];
+  if (!args->empty()) options.model_path = (*args)[0];
   options.draft_path = absl::GetFlag(FLAGS_draft);
   options.format = absl::GetFlag(FLAGS_format);
   options.system = absl::GetFlag(FLAGS_system);
@@ -104,11 +113,38 @@ int main(int argc, char** argv) {
     return Fail(2, "--draft-tokens: '" + draft_tokens + "' is not a count >= 1 or 'auto'");
   }
 
-  absl::StatusOr<std::unique_ptr<tandem::ChatEngine>> engine =
-      tandem::ChatEngine::Create(options);
-  if (!engine.ok()) return Fail(2, engine.status().ToString());
-  for (const std::string& notice : (*engine)->notices()) {
-    std::fprintf(stderr, "tandem-chat: %s\n", notice.c_str());
+  // One conversation, in-process or through a coordinator.
+  std::function<absl::StatusOr<tandem::TurnResult>(
+      absl::string_view, const std::function<void(absl::string_view)>&)>
+      turn_fn;
+  std::function<void()> reset_fn;
+  bool speculative = false;
+  std::unique_ptr<tandem::ChatEngine> local;
+  std::unique_ptr<tandem::RemoteChat> remote;
+  if (server.empty()) {
+    absl::StatusOr<std::unique_ptr<tandem::ChatEngine>> engine =
+        tandem::ChatEngine::Create(options);
+    if (!engine.ok()) return Fail(2, engine.status().ToString());
+    local = *std::move(engine);
+    for (const std::string& notice : local->notices()) {
+      std::fprintf(stderr, "tandem-chat: %s\n", notice.c_str());
+    }
+    turn_fn = [&](absl::string_view text, const std::function<void(absl::string_view)>& out) {
+      return local->Turn(text, out);
+    };
+    reset_fn = [&] { local->Reset(); };
+    speculative = local->speculative();
+  } else {
+    if (!options.draft_path.empty()) return Fail(2, "--draft is the coordinator's, not --server's");
+    absl::StatusOr<std::unique_ptr<tandem::RemoteChat>> chat =
+        tandem::RemoteChat::Create(server, options);
+    if (!chat.ok()) return Fail(2, chat.status().ToString());
+    remote = *std::move(chat);
+    turn_fn = [&](absl::string_view text, const std::function<void(absl::string_view)>& out) {
+      return remote->Turn(text, out);
+    };
+    reset_fn = [&] { remote->Reset(); };
+    speculative = remote->speculative();
   }
   auto print = [](absl::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -117,26 +153,26 @@ int main(int argc, char** argv) {
 
   const std::string prompt = absl::GetFlag(FLAGS_p);
   if (!prompt.empty()) {
-    absl::StatusOr<tandem::TurnResult> turn = (*engine)->Turn(prompt, print);
+    absl::StatusOr<tandem::TurnResult> turn = turn_fn(prompt, print);
     if (!turn.ok()) return Fail(1, turn.status().ToString());
     std::fputc('\n', stdout);
-    PrintStats(*turn, (*engine)->speculative());
+    PrintStats(*turn, speculative);
     return 0;
   }
   std::string line;
   while (std::getline(std::cin, line) && !line.empty()) {
     if (line == "/reset") {
-      (*engine)->Reset();
+      reset_fn();
       std::fprintf(stderr, "[conversation reset]\n");
       continue;
     }
-    absl::StatusOr<tandem::TurnResult> turn = (*engine)->Turn(line, print);
+    absl::StatusOr<tandem::TurnResult> turn = turn_fn(line, print);
     if (!turn.ok()) {
       std::fprintf(stderr, "tandem-chat: %s\n", turn.status().ToString().c_str());
       continue;
     }
     std::fputc('\n', stdout);
-    PrintStats(*turn, (*engine)->speculative());
+    PrintStats(*turn, speculative);
   }
   return 0;
 }

@@ -45,6 +45,38 @@ def test_interactive_turns_reuse_the_cache_and_reset():
     assert "conversation reset" in r.stderr
 
 
+def test_three_processes_equal_in_process_output():
+    """Greedy and seeded sampling through target + draft workers and the coordinator on
+    loopback give exactly the in-process text."""
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    local = os.path.join(root, "deploy", "local", "tandem-local.sh")
+    target = os.path.join(MODELS, "stories260K.gguf")
+    draft = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+    with tempfile.TemporaryDirectory() as run:
+        env = dict(os.environ, TANDEM_BIN=BIN)
+        start = subprocess.run([local, "start", "--target", target, "--draft", draft, "--dir", run],
+                               capture_output=True, text=True, timeout=120, env=env)
+        try:
+            assert start.returncode == 0, start.stderr
+            server = open(os.path.join(run, "coordinator.addr")).read().strip()
+            for sampling in (["--temp", "0"],
+                             ["--temp", "0.8", "--top-p", "0.95", "--top-k", "0", "--min-p", "0",
+                              "--seed", "5"]):
+                common = ["--format", "raw", "-p", "Once upon a time", "--max-tokens", "48",
+                          *sampling]
+                remote = chat("--server", server, *common)
+                local_run = chat(target, "--draft", draft, *common)
+                assert remote.returncode == 0 and local_run.returncode == 0, (remote.stderr,
+                                                                              local_run.stderr)
+                assert remote.stdout == local_run.stdout, (sampling, remote.stdout,
+                                                           local_run.stdout)
+                assert "draft acceptance" in remote.stderr, remote.stderr
+        finally:
+            subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
+                           env=env)
+
+
 def test_bad_input_exits_2_with_one_line():
     cases = [
         ["/no/such/model.gguf", "-p", "x"],
