@@ -1,34 +1,13 @@
 // The decode step allocates nothing: this binary counts every operator new.
-// The replacement operators pair malloc with free, which GCC cannot see through.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-#include <atomic>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
+#include "core/base/allocation_counter.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "gtest/gtest.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace tandem {
 namespace {
@@ -47,7 +26,7 @@ TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
       int32_t token = 300;
       ASSERT_OK(decoder.Forward(*cache, {token}, 5, LogitsMode::kLast).status());
 
-      const int64_t before = g_allocations.load();
+      const int64_t before = testing::AllocationCount();
       ASSERT_GT(before, 0);  // the counter sees allocations (loading made many)
       for (int64_t position = 6; position < 40; ++position) {
         absl::StatusOr<absl::Span<const float>> logits =
@@ -55,7 +34,7 @@ TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
         if (!logits.ok()) FAIL() << logits.status();
         token = static_cast<int32_t>(position * 31 % 512);
       }
-      EXPECT_EQ(g_allocations.load() - before, 0) << relative << " threads " << threads;
+      EXPECT_EQ(testing::AllocationCount() - before, 0) << relative << " threads " << threads;
     }
   }
 }

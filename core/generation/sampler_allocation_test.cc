@@ -1,32 +1,11 @@
 // Sample allocates nothing: this binary counts every operator new.
-// The replacement operators pair malloc with free, which GCC cannot see through.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
+#include "core/base/allocation_counter.h"
 #include "core/base/status_matchers.h"
 #include "core/generation/sampler.h"
 #include "gtest/gtest.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace tandem {
 namespace {
@@ -53,13 +32,13 @@ TEST(SamplerAllocationTest, SampleAllocatesNothing) {
        {Config(0, 0, 1, 0, 1), Config(1, 0, 1, 0, 1), Config(0.7f, 40, 0.95f, 0.05f, 1.1f),
         Config(1, 0, 0.9f, 0, 1.3f), Config(1.5f, 0, 1, 0.1f, 1)}) {
     ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, kVocab));
-    const int64_t before = g_allocations.load();
+    const int64_t before = testing::AllocationCount();
     ASSERT_GT(before, 0);  // the counter sees allocations (Create made some)
     int64_t checksum = 0;
     for (int64_t position = 0; position < 20; ++position) {
       checksum += sampler.Sample(logits, context, position);
     }
-    EXPECT_EQ(g_allocations.load() - before, 0) << "temperature " << config.temperature;
+    EXPECT_EQ(testing::AllocationCount() - before, 0) << "temperature " << config.temperature;
     EXPECT_GE(checksum, 0);
   }
 }
