@@ -22,6 +22,7 @@ import math
 import os
 import sys
 
+sys.dont_write_bytecode = True  # nothing generated lands in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tandem_stubs  # noqa: E402
 

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+sys.dont_write_bytecode = True  # nothing generated lands in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tandem_stubs  # noqa: E402
 

@@ -113,11 +113,16 @@ await_startup() {
   echo "127.0.0.1:${port:-0}" >"$rundir/$name.metrics"
 }
 
+# Polls NAME's grpc.health.v1 until SERVING, giving up early when the process exits.
 await_serving() {
-  local name=$1 timeout=$2 status
-  status=$("$python" "$health" --server "$(cat "$rundir/$name.addr")" --wait "$timeout" 2>&1)
-  [ "$status" = SERVING ] && return 0
-  is_ours "$(pid_of "$name")" || { fail_with_log "$name" "$name exited while loading"; return 1; }
+  local name=$1 timeout=$2 status="" addr pid end
+  addr=$(cat "$rundir/$name.addr"); pid=$(pid_of "$name")
+  end=$((SECONDS + timeout))
+  while [ $SECONDS -lt $end ]; do
+    status=$("$python" "$health" --server "$addr" --wait 1 2>&1)
+    [ "$status" = SERVING ] && return 0
+    is_ours "$pid" || { fail_with_log "$name" "$name exited while loading"; return 1; }
+  done
   fail_with_log "$name" "$name is not SERVING after ${timeout}s (health: $status)"
 }
 
