@@ -7,6 +7,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/base/utf8.h"
 
 namespace tandem::chat::jinja {
 namespace {
@@ -22,23 +23,6 @@ bool IsNameStart(char c) {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
 
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -317,7 +301,7 @@ class Lexer {
             return ErrorAt(PositionOf(i - 2), "escape is not a Unicode scalar value");
           }
           i += n;
-          AppendUtf8(cp, &value);
+          utf8::Append(cp, &value);
           break;
         }
         default:
@@ -326,7 +310,7 @@ class Lexer {
             for (int k = 0; k < 2 && i < src_.size() && src_[i] >= '0' && src_[i] <= '7'; ++k) {
               cp = cp * 8 + static_cast<uint32_t>(src_[i++] - '0');
             }
-            AppendUtf8(cp, &value);
+            utf8::Append(cp, &value);
           } else {  // unknown escapes stay as written
             value.push_back('\\');
             value.push_back(e);

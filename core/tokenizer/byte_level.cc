@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 
 namespace tandem {
 namespace {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 
 namespace tandem {
 

@@ -9,7 +9,7 @@
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/tokenizer/tokenizer_loader.h"
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -23,7 +23,7 @@
 #include "core/tokenizer/bpe_merge.h"
 #include "core/tokenizer/byte_level.h"
 #include "core/tokenizer/pre_tokenizer.h"
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 #include "core/tokenizer/wordpiece.h"
 
 namespace tandem {

@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
 #include "core/tokenizer/unicode_accents.h"
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 
 namespace tandem {
 namespace {

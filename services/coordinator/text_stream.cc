@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 
 namespace tandem {
 

@@ -1,6 +1,6 @@
 // UTF-8 helpers for the tokenizers (internal to core/tokenizer).
-#ifndef TANDEM_CORE_TOKENIZER_UTF8_H_
-#define TANDEM_CORE_TOKENIZER_UTF8_H_
+#ifndef TANDEM_CORE_BASE_UTF8_H_
+#define TANDEM_CORE_BASE_UTF8_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -40,4 +40,4 @@ size_t IncompleteSuffixLength(absl::string_view bytes);
 
 }  // namespace tandem::utf8
 
-#endif  // TANDEM_CORE_TOKENIZER_UTF8_H_
+#endif  // TANDEM_CORE_BASE_UTF8_H_

@@ -1,4 +1,4 @@
-#include "core/tokenizer/utf8.h"
+#include "core/base/utf8.h"
 
 #include <cstddef>
 #include <cstdint>
