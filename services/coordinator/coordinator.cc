@@ -268,12 +268,20 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
     const size_t replicas = targets_.size();
     size_t tries = 0;
+    // After a failure, try each replica once, the next one first (the failed one last: it
+    // may have been restarted at the same address).
     ReopenTarget reopen = [&]() -> absl::StatusOr<std::unique_ptr<WorkerStream>> {
-      if (++tries >= replicas) {
-        return absl::UnavailableError("no healthy target worker is left for the session");
+      absl::Status last = absl::UnavailableError("no target worker");
+      while (tries < replicas) {
+        ++tries;
+        session->target_index = (session->target_index + 1) % replicas;
+        absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
+            targets_[session->target_index]->Attach(session_id, target_info_.context_size());
+        if (stream.ok()) return stream;
+        last = stream.status();
       }
-      session->target_index = (session->target_index + 1) % replicas;
-      return targets_[session->target_index]->Attach(session_id, target_info_.context_size());
+      return absl::UnavailableError(
+          absl::StrCat("no healthy target worker is left for the session: ", last.message()));
     };
     absl::StatusOr<RoundOutcome> outcome =
         RunRequest(session->workers, params, on_tokens, reopen, observer);

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/base/status_matchers.h"
@@ -236,6 +237,37 @@ TEST_F(CoordinatorTest, ARequestWhoseDraftDiesCompletesWithTheTargetsOwnOutput) 
   EXPECT_THAT(reply.text, ::testing::StartsWith(
                               ", there was a little girl named Lily. She loved to play outside "
                               "in the park. One day, she saw a big, red ball."));
+}
+
+TEST_F(CoordinatorTest, ConcurrentClientsGetTheirOneAtATimeOutputs) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  constexpr int kClients = 8;
+  auto request = [](int i) {
+    v1::GenerateRequest r = Request(i % 2 == 0 ? 0.0f : 0.9f, 24);
+    r.mutable_sampling()->set_seed(100 + i);
+    if (i % 3 == 0) r.set_text("Tom and Sam went to the park");
+    return r;
+  };
+  std::vector<std::vector<int32_t>> alone(kClients), together(kClients);
+  for (int i = 0; i < kClients; ++i) {
+    ASSERT_OK_AND_ASSIGN(Reply r, Generate(request(i)));
+    alone[i] = r.ids;
+  }
+  std::vector<std::thread> clients;
+  std::vector<absl::Status> statuses(kClients);
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      absl::StatusOr<Reply> r = Generate(request(i));
+      statuses[i] = r.status();
+      if (r.ok()) together[i] = r->ids;
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (int i = 0; i < kClients; ++i) {
+    EXPECT_OK(statuses[i]);
+    EXPECT_EQ(together[i], alone[i]) << "client " << i;
+  }
+  EXPECT_EQ(target_->engine->active_sessions(), 0);
 }
 
 TEST(CoordinatorCreateTest, AnIncompatibleDraftIsAFailedPrecondition) {
