@@ -197,7 +197,10 @@ def main(argv=None):
         args = parse_args(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
         return fail(2, f"{e} (see --help)")
-    return run(args)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return fail(130, "interrupted")
 
 
 if __name__ == "__main__":

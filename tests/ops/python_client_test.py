@@ -78,7 +78,7 @@ def story_reply(stubs):
 
 def test_bare_checkout_generates_stubs_into_the_cache_only():
     before = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--ignored",
-                             "client"], capture_output=True, text=True).stdout
+                             "client/python"], capture_output=True, text=True).stdout
     r = client("--server", "127.0.0.1:1", "--prompt", "hi", "--connect-timeout", "0.5")
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr.strip() == "tandem_client: cannot reach server 127.0.0.1:1 within 0.5 s", \
@@ -91,7 +91,8 @@ def test_bare_checkout_generates_stubs_into_the_cache_only():
                  "tandem/v1/generator_pb2_grpc.py", "tandem/v1/common_pb2.py"):
         assert os.path.isfile(os.path.join(stubs_root, dirs[0], name)), name
     assert not [d for d in os.listdir(stubs_root) if d.startswith(".gen-")], "temp dir left"
-    after = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--ignored", "client"],
+    after = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--ignored",
+                            "client/python"],
                            capture_output=True, text=True).stdout
     assert after == before, f"the client wrote into the checkout: {after}"
 
