@@ -10,9 +10,9 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libpcre2-dev
   # Python clients, stubs and the numpy reference
-  python3 python3-grpcio python3-protobuf python3-numpy grpc-proto
+  python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
   # operations: Prometheus for the monitoring tests, curl for health checks
-  prometheus curl
+  prometheus curl systemd
   # the second build
   bazel-bootstrap
 )
