@@ -275,8 +275,10 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       while (tries < replicas) {
         ++tries;
         session->target_index = (session->target_index + 1) % replicas;
+        WorkerClient& replica = *targets_[session->target_index];
+        replica.WaitConnected(absl::Seconds(10));  // a restarted worker needs a moment
         absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
-            targets_[session->target_index]->Attach(session_id, target_info_.context_size());
+            replica.Attach(session_id, target_info_.context_size());
         if (stream.ok()) return stream;
         last = stream.status();
       }
@@ -287,6 +289,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         RunRequest(session->workers, params, on_tokens, reopen, observer);
     const bool named = !request.session_id().empty();
     if (!outcome.ok() || client_gone) {
+      lock.unlock();  // CloseSession waits for the session's request: this one
       if (named) CloseSession(session_id).IgnoreError();  // frees both workers' caches
       if (client_gone) return absl::CancelledError("the client went away");
       return outcome.status();

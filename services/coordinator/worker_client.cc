@@ -106,6 +106,10 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabu
   }
 }
 
+bool WorkerClient::WaitConnected(absl::Duration timeout) {
+  return channel_->WaitForConnected(Deadline(timeout));
+}
+
 absl::StatusOr<v1::TokenizeResponse> WorkerClient::Tokenize(const v1::TokenizeRequest& request) {
   grpc::ClientContext context;
   context.set_deadline(Deadline(absl::Seconds(30)));

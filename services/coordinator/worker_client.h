@@ -57,6 +57,8 @@ class WorkerClient {
   absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary,
                                                  absl::Duration timeout);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // Waits until the channel is connected (e.g. a restarted worker is back); false on timeout.
+  bool WaitConnected(absl::Duration timeout);
   // Opens a session stream (sends `open`). kResourceExhausted when the worker is full.
   absl::StatusOr<std::unique_ptr<WorkerStream>> Attach(const std::string& session_id,
                                                        int32_t context_size);

@@ -1,0 +1,167 @@
+"""The three processes under failure: a draft killed mid-request, a target restarted
+mid-session, a client that cancels. Real processes on loopback (deploy/local/tandem-local.sh).
+
+Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+import tandem_stubs  # noqa: E402
+
+STUBS = tandem_stubs.load()
+import grpc  # noqa: E402
+
+BIN = os.environ["TANDEM_BIN"]
+MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
+TARGET = os.path.join(MODELS, "stories260K.gguf")
+DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+LOCAL = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
+
+
+class Stack:
+    """target + draft + coordinator on loopback, stopped on exit."""
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="tandem-failover-")
+        self.env = dict(os.environ, TANDEM_BIN=BIN)
+        r = subprocess.run([LOCAL, "start", "--target", TARGET, "--draft", DRAFT, "--dir",
+                            self.dir], capture_output=True, text=True, timeout=120, env=self.env)
+        assert r.returncode == 0, r.stderr
+        self.stub = STUBS.generator_pb2_grpc.GeneratorStub(
+            grpc.insecure_channel(self.read("coordinator.addr")))
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run([LOCAL, "stop", "--dir", self.dir], capture_output=True, timeout=60,
+                       env=self.env)
+        for name in ("target-restarted",):
+            pid_file = os.path.join(self.dir, name + ".pid")
+            if os.path.exists(pid_file):
+                try:
+                    os.kill(int(self.read(name + ".pid")), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def read(self, name):
+        with open(os.path.join(self.dir, name)) as f:
+            return f.read().strip()
+
+    def metric(self, name, process):
+        """Sum of a metric's samples on PROCESS's /metrics."""
+        text = urllib.request.urlopen(f"http://{self.read(process + '.metrics')}/metrics",
+                                      timeout=5).read().decode()
+        values = [float(m[1]) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
+        return sum(values)
+
+
+def request(prompt="Once upon a time", max_tokens=200, speculate=True, session=""):
+    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=max_tokens, session_id=session,
+                                            ignore_eos=True)
+    r.sampling.temperature = 0
+    r.speculation.enabled = speculate
+    return r
+
+
+def collect(responses, on_delta=None):
+    ids, final = [], None
+    for r in responses:
+        if r.HasField("delta"):
+            ids.extend(r.delta.token_ids)
+            if on_delta:
+                on_delta(len(ids))
+        else:
+            final = r.final
+    return ids, final
+
+
+def target_alone(prompt, max_tokens):
+    """The target's own greedy ids, computed in process (tandem-chat has no id output, so
+    this asks the coordinator with speculation off)."""
+    with Stack() as stack:
+        ids, _ = collect(stack.stub.Generate(request(prompt, max_tokens, speculate=False)))
+    return ids
+
+
+def test_killing_the_draft_mid_request_keeps_the_output_exact():
+    expected = target_alone("Once upon a time", 200)
+    with Stack() as stack:
+        draft_pid = int(stack.read("draft.pid"))
+        killed = []
+
+        def kill_draft(n):
+            if n >= 20 and not killed:
+                os.kill(draft_pid, signal.SIGKILL)
+                killed.append(n)
+
+        ids, final = collect(stack.stub.Generate(request("Once upon a time", 200)), kill_draft)
+        assert killed, "the draft was never killed"
+        assert ids == expected, (len(ids), len(expected))
+        assert final.speculation.draft_failed
+        assert stack.metric("tandem_draft_failures_total", "coordinator") >= 1
+
+
+def test_a_restarted_target_resyncs_the_session():
+    with Stack() as stack:
+        first, _ = collect(stack.stub.Generate(request("Tom and Sam went to the park", 16,
+                                                       session="s1")))
+        # Kill the target and start a new one on the same address.
+        address = stack.read("target.addr")
+        os.kill(int(stack.read("target.pid")), signal.SIGKILL)
+        time.sleep(0.3)
+        restarted = subprocess.Popen([os.path.join(BIN, "tandem-worker"), "--role", "target",
+                                      "--model", TARGET, "--listen", address],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        with open(os.path.join(stack.dir, "target-restarted.pid"), "w") as f:
+            f.write(str(restarted.pid))
+        assert "listening on" in restarted.stdout.readline()
+        follow_up = "Tom and Sam went to the park" + "".join([])  # same prefix, longer reply
+        second, final = collect(stack.stub.Generate(request(follow_up, 32, session="s1")))
+    expected = target_alone(follow_up, 32)
+    assert second == expected, (second, expected)
+    assert first == expected[:16]
+
+
+def test_cancelling_a_stream_frees_both_workers_sessions():
+    with Stack() as stack:
+        responses = stack.stub.Generate(request("Once upon a time", 2000, session="c1"))
+        for r in responses:
+            if r.HasField("delta"):
+                responses.cancel()
+                break
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            busy = (stack.metric("tandem_worker_active_sessions", "target") +
+                    stack.metric("tandem_worker_active_sessions", "draft"))
+            if busy == 0:
+                break
+            time.sleep(0.1)
+        assert busy == 0, f"{busy} sessions still open"
+
+
+def main():
+    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+    passed = failed = 0
+    for test in tests:
+        started = time.time()
+        try:
+            test()
+            passed += 1
+            print(f"PASS {test.__name__} ({time.time() - started:.1f} s)")
+        except Exception as e:  # report every failure, then the count
+            failed += 1
+            print(f"FAIL {test.__name__}: {e!r}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
