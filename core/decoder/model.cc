@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <set>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -48,12 +47,33 @@ absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup,
   return WeightMatrix{t.type, rows, cols, t.data, row_bytes};
 }
 
-void Model::Pack(WeightMatrix& w) {
-  PackedBuffer buffer = PackForThisCpu(w);
-  if (buffer == nullptr) return;
-  w.packed = buffer.get();
-  packed_bytes_ += PanelCount(w.rows) * PanelBytes(w.type, w.cols);
-  packed_.push_back(std::move(buffer));
+absl::Status Model::PackMatrices() {
+  // The embedding stays in row layout only (rows are looked up per token); the output
+  // projection, even when tied to it, gets a packed copy.
+  std::vector<WeightMatrix*> matrices = {&output_};
+  for (LayerWeights& l : layers_) {
+    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      matrices.push_back(m);
+    }
+  }
+  // Each matrix starts on a 64-byte boundary: its panels then never straddle cache lines
+  // more than they must.
+  auto slice_bytes = [](const WeightMatrix& m) { return (PackedBytes(m) + 63) / 64 * 64; };
+  int64_t total = 0;
+  for (const WeightMatrix* m : matrices) {
+    if (PacksOnThisCpu(m->type)) total += slice_bytes(*m);
+  }
+  if (total == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(packed_, PackedArena::Create(total));
+  uint8_t* next = packed_.data();
+  for (WeightMatrix* m : matrices) {
+    if (!PacksOnThisCpu(m->type)) continue;
+    PackMatrix(*m, next);
+    m->packed = next;
+    next += slice_bytes(*m);
+  }
+  packed_bytes_ = total;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup,
@@ -103,12 +123,7 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lo
     ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }
-  // The embedding stays in row layout (rows are looked up per token); the output projection,
-  // even when tied to it, gets its own packed copy.
-  Pack(output_);
-  for (LayerWeights& l : layers_) {
-    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) Pack(*m);
-  }
+  RETURN_IF_ERROR(PackMatrices());
   std::set<std::string> types;
   for (const LayerWeights& l : layers_) {
     for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {

@@ -79,8 +79,9 @@ class Model {
                                           int64_t rows, int64_t cols);
   absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
                                           int64_t size);
-  // Gives `w` a packed copy if this CPU's matmul reads one for its type.
-  void Pack(WeightMatrix& w);
+  // Gives the output projection and the layer matrices packed copies in one arena, for the
+  // types this CPU's matmul reads packed.
+  absl::Status PackMatrices();
 
   ModelConfig config_;
   std::string path_;
@@ -91,7 +92,7 @@ class Model {
   std::vector<float> output_norm_;
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
-  std::vector<PackedBuffer> packed_;         // owned packed matrices
+  PackedArena packed_;                       // the matrices' packed copies
   int64_t packed_bytes_ = 0;
   int64_t parameter_count_ = 0;
   std::string weight_type_;

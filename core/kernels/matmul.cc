@@ -47,23 +47,20 @@ bool IsaAvailable(KernelIsa isa) {
   return false;
 }
 
-// The packed path: threads split whole panels; each panel is applied to every tile of x rows
-// while it is in cache. Tiles split n as evenly as possible (9 rows run as 5 + 4), since a
-// lone row per tile would leave the FMA units idle; a row's result does not depend on its
-// tile.
+// The packed path: threads split whole panels; the kernel applies each panel to up to
+// kMaxPanelGroup x rows per pass, so the panel streams from memory once for typical batches
+// and stays in cache for the further passes of a long prefill chunk.
 void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y,
                   ThreadPool& pool) {
   const int64_t panels = PanelCount(w.rows);
-  const int64_t tiles = (n + internal::kMaxPanelTile - 1) / internal::kMaxPanelTile;
   pool.ParallelFor(
       panels,
       [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
-          int64_t i = 0;
-          for (int64_t k = 0; k < tiles; ++k) {
-            const int tile = static_cast<int>(n / tiles + (k < n % tiles ? 1 : 0));
-            internal::PanelTileAvx512(w, p, x + i * w.cols, tile, y + i * w.rows);
-            i += tile;
+          for (int64_t i = 0; i < n; i += internal::kMaxPanelGroup) {
+            const int64_t group = std::min<int64_t>(internal::kMaxPanelGroup, n - i);
+            internal::PanelGroupAvx512(w, p, x + i * w.cols, static_cast<int>(group),
+                                       y + i * w.rows);
           }
         }
       },

@@ -24,13 +24,15 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
 void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
                  int tile, int64_t cols, float* out);
 
-// Most x rows one panel kernel call computes: 8 rows × 2 accumulators, 8 running sums and
-// the block's columns and scales fit the 32 zmm registers.
-inline constexpr int kMaxPanelTile = 8;
+// Most x rows one tile computes: 12 rows × 2 accumulators plus a block's two columns and
+// its scales fit the 32 zmm registers.
+inline constexpr int kMaxPanelTile = 12;
+// Most x rows one panel kernel call takes (their running sums sit on the stack, 4 KiB).
+inline constexpr int kMaxPanelGroup = 64;
 
-// y[t, 16·panel + lane] = W[16·panel + lane, :] · x[t, :] for t < tile (1..kMaxPanelTile)
-// and the panel's real lanes, from w.packed; x rows are w.cols apart, y rows w.rows apart.
-void PanelTileAvx512(const WeightMatrix& w, int64_t panel, const float* x, int tile, float* y);
+// y[t, 16·panel + lane] = W[16·panel + lane, :] · x[t, :] for t < n (1..kMaxPanelGroup) and
+// the panel's real lanes, from w.packed; x rows are w.cols apart, y rows w.rows apart.
+void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int n, float* y);
 
 }  // namespace tandem::internal
 

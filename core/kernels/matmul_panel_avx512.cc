@@ -1,9 +1,16 @@
 // The AVX-512 kernels over packed panels (packed_matrix.h). A zmm holds one column of a
-// panel's 16 rows; for each x row t of the tile,
-//   acc[t][a] += column * broadcast(x[t, c])
-// Each (x row, panel) pair has its own accumulators, and which accumulator a column goes to
-// depends only on the column index, so y[t, r] is computed by the same operations in the same
-// order whatever the tile size, the tile's other rows, or the thread that runs the panel.
+// panel's 16 rows; for each x row t,
+//   even/odd[t] += column c * broadcast(x[t, c])      (c even / odd within a 32-column block)
+//   sum[t]      += d · (even[t] + odd[t])             once per block (d = 1 for F16 / BF16)
+// Each (x row, panel) pair has its own accumulators and which one a column goes to depends
+// only on the column index, so y[t, r] is computed by the same operations in the same order
+// whatever n, the tiling of the rows, or the thread that runs the panel.
+//
+// Loop order: block by block, every tile of x rows consumes the block while it is in L1, and
+// the running sums live in a small stack array. The panel is thus read from memory in one
+// continuous stream however many tiles there are, and software prefetch keeps that stream
+// ahead of the arithmetic (the hardware prefetcher alone left decode ~1.5x short of the
+// machine's read bandwidth).
 // GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -28,152 +35,175 @@
 namespace tandem::internal {
 namespace {
 
-// Lanes of the panel that are real rows (the last panel may be padded).
-struct PanelTile {
-  const uint8_t* panel;  // the packed panel
-  int64_t cols;
-  const float* x;        // [tile, cols], rows `cols` apart
-  float* y;              // y[t, 16p + lane] at y[t * y_stride + lane]
-  int64_t y_stride;
-  __mmask16 lanes;
-};
+// How far ahead of the block being computed to prefetch (bytes of the packed stream, which
+// runs on into the next panel): ~2 KiB covers the memory latency at one core's bandwidth.
+constexpr int64_t kPrefetchBytes = 2048;
 
-// Q8_0 and Q4_0. Per 32-column block the columns are summed unscaled (q is an integer, so
-// q * x rounds like any product) into two accumulators (even and odd columns), which are then
-// added and scaled by the rows' d with one FMA into the running sum:
-//   sum[t] += d · (Σ_even q·x + Σ_odd q·x)
-// so a row pays two vector ops per block for its scale instead of one per column.
-template <int kTile, bool kQ8>
-void PanelQuant(const PanelTile& p) {
-  constexpr int64_t kBlockBytes = kQ8 ? 32 + 32 * 16 : 32 + 16 * 16;
-  __m512 sum[kTile];
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t) sum[t] = _mm512_setzero_ps();
-  // Q4_0: lane value v holds a nibble in bits 0..3; vpermps reads only those bits of each
-  // index, so permuting this table maps the nibble n to n - 8 exactly.
-  const __m512 q4_table = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t b = 0; b < p.cols / 32; ++b) {
-    const uint8_t* block = p.panel + b * kBlockBytes;
-    const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(block)));
-    const uint8_t* q = block + 32;
-    const float* xb = p.x + 32 * b;
-    __m512 even[kTile], odd[kTile];
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTile; ++t) even[t] = odd[t] = _mm512_setzero_ps();
-    if constexpr (kQ8) {
-      // Columns c (even) and c + 1 (odd), 16 int8 each.
-      #pragma GCC unroll 2
-      for (int c = 0; c < 32; c += 2) {
-        const __m512 w0 = _mm512_cvtepi32_ps(
-            _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
-        const __m512 w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-            _mm_load_si128(reinterpret_cast<const __m128i*>(q + 16 * c + 16))));
-        #pragma GCC unroll 16
-        for (int t = 0; t < kTile; ++t) {
-          even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(xb[t * p.cols + c]), even[t]);
-          odd[t] = _mm512_fmadd_ps(w1, _mm512_set1_ps(xb[t * p.cols + c + 1]), odd[t]);
-        }
-      }
-    } else {
-      // Byte k of each row holds column k (low nibble, "even") and column k + 16 (high).
-      #pragma GCC unroll 2
-      for (int c = 0; c < 16; ++c) {
-        const __m512i v = _mm512_cvtepu8_epi32(
-            _mm_load_si128(reinterpret_cast<const __m128i*>(q + 16 * c)));
-        const __m512 w0 = _mm512_permutexvar_ps(v, q4_table);
-        const __m512 w1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), q4_table);
-        #pragma GCC unroll 16
-        for (int t = 0; t < kTile; ++t) {
-          even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(xb[t * p.cols + c]), even[t]);
-          odd[t] = _mm512_fmadd_ps(w1, _mm512_set1_ps(xb[t * p.cols + c + 16]), odd[t]);
-        }
-      }
-    }
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTile; ++t) sum[t] = _mm512_fmadd_ps(_mm512_add_ps(even[t], odd[t]), d, sum[t]);
-  }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t) _mm512_mask_storeu_ps(p.y + t * p.y_stride, p.lanes, sum[t]);
+// Bytes of one 32-column block of a panel.
+template <TensorType kType>
+constexpr int64_t BlockBytes() {
+  if constexpr (kType == TensorType::kQ8_0) return 32 + 32 * 16;
+  if constexpr (kType == TensorType::kQ4_0) return 32 + 16 * 16;
+  return 32 * 32;  // F16 / BF16: 32 columns of 16 two-byte values
 }
 
-// F16 / BF16: even columns to one accumulator, odd columns to the other (two chains keep the
-// FMA latency hidden for a single x row); y = even + odd.
-template <int kTile, bool kBf16>
-void PanelHalf(const PanelTile& p) {
+// Column c of a 16-bit panel block as 16 floats (exact conversions).
+template <TensorType kType>
+inline __m512 HalfColumn(const uint8_t* block, int c) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * c));
+  if constexpr (kType == TensorType::kBF16) {
+    // bf16 is a float's top half: widen and shift into place.
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm512_cvtph_ps(h);
+  }
+}
+
+// sums[t] += scale · Σ_c W[:, c] · x[t, c] over the `width` columns of one block, for kTile x
+// rows (row t at x + t * x_stride, already offset to the block's first column). `width` is 32
+// except in a 16-bit matrix's last block. q·x products are summed unscaled (q is an integer,
+// exact in float) and scaled once per block.
+template <int kTile, TensorType kType>
+inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int64_t x_stride,
+                            __m512 scale, float* sums) {
   __m512 even[kTile], odd[kTile];
   #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) even[t] = odd[t] = _mm512_setzero_ps();
-  auto column = [&](int64_t c) {
-    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.panel + 32 * c));
-    if constexpr (kBf16) {
-      // bf16 is a float's top half: widen and shift into place, exact.
-      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    } else {
-      return _mm512_cvtph_ps(h);
+  auto fma2 = [&](__m512 w0, int c0, __m512 w1, int c1) {
+    #pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[t * x_stride + c0]), even[t]);
+      odd[t] = _mm512_fmadd_ps(w1, _mm512_set1_ps(x[t * x_stride + c1]), odd[t]);
     }
   };
-  int64_t c = 0;
-  for (; c + 2 <= p.cols; c += 2) {
-    const __m512 w0 = column(c);
-    const __m512 w1 = column(c + 1);
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTile; ++t) {
-      even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(p.x[t * p.cols + c]), even[t]);
-      odd[t] = _mm512_fmadd_ps(w1, _mm512_set1_ps(p.x[t * p.cols + c + 1]), odd[t]);
+  if constexpr (kType == TensorType::kQ8_0) {
+    const uint8_t* q = block + 32;  // column c: 16 int8 at q + 16c
+    #pragma GCC unroll 2
+    for (int c = 0; c < 32; c += 2) {
+      const __m512 w0 = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
+      const __m512 w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c + 16))));
+      fma2(w0, c, w1, c + 1);
     }
-  }
-  if (c < p.cols) {  // an odd last column is even-indexed
-    const __m512 w0 = column(c);
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTile; ++t) {
-      even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(p.x[t * p.cols + c]), even[t]);
+  } else if constexpr (kType == TensorType::kQ4_0) {
+    // Byte k of each row holds column k (low nibble, "even") and column k + 16 (high).
+    // vpermps reads only bits 0..3 of each index, so permuting this table maps a nibble n to
+    // n - 8 exactly, without masking off the other bits.
+    const __m512 table = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    const uint8_t* q = block + 32;
+    #pragma GCC unroll 2
+    for (int c = 0; c < 16; ++c) {
+      const __m512i v =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c)));
+      const __m512 w0 = _mm512_permutexvar_ps(v, table);
+      const __m512 w1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table);
+      fma2(w0, c, w1, c + 16);
+    }
+  } else {
+    int c = 0;
+    #pragma GCC unroll 2
+    for (; c + 2 <= width; c += 2) {
+      fma2(HalfColumn<kType>(block, c), c, HalfColumn<kType>(block, c + 1), c + 1);
+    }
+    if (c < width) {  // an odd last column is even-indexed
+      const __m512 w0 = HalfColumn<kType>(block, c);
+      #pragma GCC unroll 16
+      for (int t = 0; t < kTile; ++t) {
+        even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[t * x_stride + c]), even[t]);
+      }
     }
   }
   #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) {
-    _mm512_mask_storeu_ps(p.y + t * p.y_stride, p.lanes, _mm512_add_ps(even[t], odd[t]));
+    float* s = sums + 16 * t;
+    _mm512_store_ps(s, _mm512_fmadd_ps(_mm512_add_ps(even[t], odd[t]), scale, _mm512_load_ps(s)));
   }
 }
 
-template <int kTile>
-void PanelKernel(TensorType type, const PanelTile& p) {
-  switch (type) {
-    case TensorType::kQ8_0:
-      return PanelQuant<kTile, true>(p);
-    case TensorType::kQ4_0:
-      return PanelQuant<kTile, false>(p);
-    case TensorType::kBF16:
-      return PanelHalf<kTile, true>(p);
+// One panel for n x rows (n <= kMaxPanelGroup) split into tiles of kTile or kTile - 1 rows.
+template <int kTile, TensorType kType>
+void PanelGroup(const uint8_t* panel, int64_t cols, const float* x, int n, float* y,
+                int64_t y_stride, __mmask16 lanes) {
+  alignas(64) float sums[kMaxPanelGroup * 16];
+  std::fill(sums, sums + 16 * n, 0.0f);
+  const int tiles = (n + kTile - 1) / kTile;
+  const int big_tiles = n - tiles * (kTile - 1);  // tiles of kTile rows; the rest kTile - 1
+  constexpr bool kQuant = kType == TensorType::kQ8_0 || kType == TensorType::kQ4_0;
+  const int64_t blocks = (cols + 31) / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = panel + b * BlockBytes<kType>();
+    for (int64_t line = 0; line < BlockBytes<kType>(); line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(block + kPrefetchBytes + line), _MM_HINT_T0);
+    }
+    const int width = static_cast<int>(std::min<int64_t>(32, cols - 32 * b));
+    __m512 scale = _mm512_set1_ps(1.0f);  // 16-bit types: x · 1 is exact
+    if constexpr (kQuant) {
+      scale = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)));
+    }
+    int row = 0;
+    for (int k = 0; k < tiles; ++k) {
+      const float* xt = x + row * cols + 32 * b;
+      if (k < big_tiles) {
+        AccumulateBlock<kTile, kType>(block, width, xt, cols, scale, sums + 16 * row);
+        row += kTile;
+      } else if constexpr (kTile > 1) {
+        AccumulateBlock<kTile - 1, kType>(block, width, xt, cols, scale, sums + 16 * row);
+        row += kTile - 1;
+      }
+    }
+  }
+  for (int t = 0; t < n; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, lanes, _mm512_load_ps(sums + 16 * t));
+  }
+}
+
+template <TensorType kType>
+void PanelForType(int tile, const uint8_t* panel, int64_t cols, const float* x, int n,
+                  float* y, int64_t y_stride, __mmask16 lanes) {
+  static_assert(kMaxPanelTile == 12, "one case per tile size");
+  switch (tile) {
+#define TANDEM_PANEL_CASE(k) \
+  case k:                    \
+    return PanelGroup<k, kType>(panel, cols, x, n, y, y_stride, lanes);
+    TANDEM_PANEL_CASE(1)
+    TANDEM_PANEL_CASE(2)
+    TANDEM_PANEL_CASE(3)
+    TANDEM_PANEL_CASE(4)
+    TANDEM_PANEL_CASE(5)
+    TANDEM_PANEL_CASE(6)
+    TANDEM_PANEL_CASE(7)
+    TANDEM_PANEL_CASE(8)
+    TANDEM_PANEL_CASE(9)
+    TANDEM_PANEL_CASE(10)
+    TANDEM_PANEL_CASE(11)
     default:
-      return PanelHalf<kTile, false>(p);
+      return PanelGroup<12, kType>(panel, cols, x, n, y, y_stride, lanes);
+#undef TANDEM_PANEL_CASE
   }
 }
 
 }  // namespace
 
-void PanelTileAvx512(const WeightMatrix& w, int64_t panel, const float* x, int tile, float* y) {
+void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int n, float* y) {
   const int64_t first_row = panel * kPanelRows;
   const int64_t valid = std::min<int64_t>(kPanelRows, w.rows - first_row);
-  const PanelTile p{w.packed + panel * PanelBytes(w.type, w.cols), w.cols, x, y + first_row,
-                    w.rows, static_cast<__mmask16>((1u << valid) - 1)};
-  static_assert(kMaxPanelTile == 8, "one case per tile size");
-  switch (tile) {
-    case 1:
-      return PanelKernel<1>(w.type, p);
-    case 2:
-      return PanelKernel<2>(w.type, p);
-    case 3:
-      return PanelKernel<3>(w.type, p);
-    case 4:
-      return PanelKernel<4>(w.type, p);
-    case 5:
-      return PanelKernel<5>(w.type, p);
-    case 6:
-      return PanelKernel<6>(w.type, p);
-    case 7:
-      return PanelKernel<7>(w.type, p);
+  const uint8_t* data = w.packed + panel * PanelBytes(w.type, w.cols);
+  const __mmask16 lanes = static_cast<__mmask16>((1u << valid) - 1);
+  // Tiles as even as possible (9 rows run as one tile, 13 as 7 + 6): fewer tiles share each
+  // column's conversion among more rows; a row's result does not depend on its tile.
+  const int tiles = (n + kMaxPanelTile - 1) / kMaxPanelTile;
+  const int tile = (n + tiles - 1) / tiles;
+  float* out = y + first_row;
+  switch (w.type) {
+    case TensorType::kQ8_0:
+      return PanelForType<TensorType::kQ8_0>(tile, data, w.cols, x, n, out, w.rows, lanes);
+    case TensorType::kQ4_0:
+      return PanelForType<TensorType::kQ4_0>(tile, data, w.cols, x, n, out, w.rows, lanes);
+    case TensorType::kBF16:
+      return PanelForType<TensorType::kBF16>(tile, data, w.cols, x, n, out, w.rows, lanes);
     default:
-      return PanelKernel<8>(w.type, p);
+      return PanelForType<TensorType::kF16>(tile, data, w.cols, x, n, out, w.rows, lanes);
   }
 }
 
@@ -187,6 +217,6 @@ void PanelTileAvx512(const WeightMatrix& w, int64_t panel, const float* x, int t
 
 #else  // not x86-64: never selected (packing happens only for AVX-512), kept linkable.
 namespace tandem::internal {
-void PanelTileAvx512(const WeightMatrix&, int64_t, const float*, int, float*) {}
+void PanelGroupAvx512(const WeightMatrix&, int64_t, const float*, int, float*) {}
 }  // namespace tandem::internal
 #endif

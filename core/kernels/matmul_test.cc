@@ -1,7 +1,5 @@
 #include "core/kernels/matmul.h"
 
-#include "core/kernels/packed_matrix.h"
-
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -10,6 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/base/check.h"
+#include "core/kernels/packed_matrix.h"
 
 namespace tandem {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 struct TestMatrix {
   std::vector<uint8_t> bytes;
   WeightMatrix w;
-  PackedBuffer packed;  // PackMatrix(w) for types with a panel layout
+  PackedArena packed;  // PackMatrix(w) for types with a panel layout
 };
 
 void PutU16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
@@ -71,7 +71,12 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
     }
   }
   m.w = WeightMatrix{type, rows, cols, m.bytes.data(), row_bytes};
-  if (HasPanelLayout(type)) m.packed = PackMatrix(m.w);
+  if (HasPanelLayout(type)) {
+    absl::StatusOr<PackedArena> arena = PackedArena::Create(PackedBytes(m.w));
+    TANDEM_CHECK(arena.ok());
+    m.packed = *std::move(arena);
+    PackMatrix(m.w, m.packed.data());
+  }
   return m;
 }
 
@@ -89,14 +94,14 @@ std::string PathName(const Path& p) {
 std::vector<Path> PathsFor(const TestMatrix& m) {
   std::vector<Path> paths = {{KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false},
                              {KernelIsa::kAvx512, false}};
-  if (m.packed != nullptr) paths.push_back({KernelIsa::kAvx512, true});
+  if (m.packed.data() != nullptr) paths.push_back({KernelIsa::kAvx512, true});
   return paths;
 }
 
 void RunPath(const Path& path, const TestMatrix& m, const float* x, int64_t n, float* y,
          ThreadPool& pool) {
   WeightMatrix w = m.w;
-  w.packed = path.packed ? m.packed.get() : nullptr;
+  w.packed = path.packed ? m.packed.data() : nullptr;
   MatMulWithIsa(path.isa, w, x, n, y, pool);
 }
 
@@ -179,14 +184,14 @@ INSTANTIATE_TEST_SUITE_P(
                       MatMulCase{TensorType::kQ4_0, 50, 96, 13}),
     CaseName);
 
-// The packed path splits n rows into tiles by n (9 rows run as 5 + 4): every prefix of a
-// 17-row batch, i.e. every tiling, gives each row bit-identical results.
+// The packed path splits n rows into tiles by n (13 rows run as 7 + 6) and groups of 64:
+// every prefix of a 70-row batch, i.e. every tiling, gives each row bit-identical results.
 TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
   for (TensorType type :
        {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16}) {
     TestMatrix m = MakeMatrix(type, 37, 96, 13);
-    ASSERT_NE(m.packed, nullptr) << TensorTypeName(type);
-    const int64_t max_n = 17;
+    ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
+    const int64_t max_n = 70;
     const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);
     ThreadPool pool(2);
     const Path path{KernelIsa::kAvx512, true};

@@ -1,14 +1,18 @@
 #include "core/kernels/packed_matrix.h"
 
-#include <algorithm>
-#include <cstring>
+#include <sys/mman.h>
 
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "core/base/check.h"
 
 namespace tandem {
 namespace {
 
-constexpr int64_t kBlock = 32;          // Q8_0 / Q4_0 elements per block
+constexpr int64_t kBlock = 32;                   // Q8_0 / Q4_0 elements per block
 constexpr int64_t kScaleBytes = 2 * kPanelRows;  // 16 f16 scales
 
 // Packs the quantized blocks of panel `p` into `out` (zeroed by the caller: padding rows keep
@@ -26,7 +30,8 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
       // Byte k of the block goes to slot k of the column-major block: lane `lane` of 16.
-      for (int64_t k = 0; k < quant_bytes; ++k) dst[kScaleBytes + k * kPanelRows + lane] = src[2 + k];
+      for (int64_t k = 0; k < quant_bytes; ++k)
+        dst[kScaleBytes + k * kPanelRows + lane] = src[2 + k];
     }
   }
 }
@@ -37,7 +42,8 @@ void PackHalfPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
     const int64_t r = p * kPanelRows + lane;
     if (r >= w.rows) break;
     const uint8_t* row = w.data + r * w.row_bytes;
-    for (int64_t c = 0; c < w.cols; ++c) std::memcpy(out + (c * kPanelRows + lane) * 2, row + 2 * c, 2);
+    for (int64_t c = 0; c < w.cols; ++c)
+      std::memcpy(out + (c * kPanelRows + lane) * 2, row + 2 * c, 2);
   }
 }
 
@@ -63,36 +69,63 @@ int64_t PanelBytes(TensorType type, int64_t cols) {
   }
 }
 
-PackedBuffer PackMatrix(const WeightMatrix& w) {
+int64_t PackedBytes(const WeightMatrix& w) {
+  return PanelCount(w.rows) * PanelBytes(w.type, w.cols);
+}
+
+void PackMatrix(const WeightMatrix& w, uint8_t* out) {
   TANDEM_CHECK(HasPanelLayout(w.type));
   const int64_t panel_bytes = PanelBytes(w.type, w.cols);
-  const int64_t total = PanelCount(w.rows) * panel_bytes;
-  // aligned_alloc wants a multiple of the alignment; 64 keeps every panel's columns from
-  // straddling cache lines more than the row layout would.
-  const int64_t rounded = (total + 63) / 64 * 64;
-  PackedBuffer buffer(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<int64_t>(rounded, 64))));
-  TANDEM_CHECK(buffer != nullptr);
-  std::memset(buffer.get(), 0, rounded);
+  std::memset(out, 0, PackedBytes(w));
   for (int64_t p = 0; p < PanelCount(w.rows); ++p) {
-    uint8_t* out = buffer.get() + p * panel_bytes;
+    uint8_t* panel = out + p * panel_bytes;
     switch (w.type) {
       case TensorType::kQ8_0:
-        PackQuantPanel(w, p, 32, out);
+        PackQuantPanel(w, p, 32, panel);
         break;
       case TensorType::kQ4_0:
-        PackQuantPanel(w, p, 16, out);
+        PackQuantPanel(w, p, 16, panel);
         break;
       default:
-        PackHalfPanel(w, p, out);
+        PackHalfPanel(w, p, panel);
         break;
     }
   }
-  return buffer;
 }
 
-PackedBuffer PackForThisCpu(const WeightMatrix& w) {
-  if (DetectKernelIsa() != KernelIsa::kAvx512 || !HasPanelLayout(w.type)) return nullptr;
-  return PackMatrix(w);
+bool PacksOnThisCpu(TensorType type) {
+  return DetectKernelIsa() == KernelIsa::kAvx512 && HasPanelLayout(type);
+}
+
+absl::StatusOr<PackedArena> PackedArena::Create(int64_t bytes) {
+  PackedArena arena;
+  if (bytes <= 0) return arena;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot map ", bytes, " bytes for packed weights: ", std::strerror(errno)));
+  }
+  // Only a hint: without huge pages the kernels are as correct, just slower.
+  madvise(p, bytes, MADV_HUGEPAGE);
+  arena.data_ = static_cast<uint8_t*>(p);
+  arena.size_ = bytes;
+  return arena;
+}
+
+PackedArena::PackedArena(PackedArena&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+PackedArena& PackedArena::operator=(PackedArena&& other) noexcept {
+  if (this != &other) {
+    this->~PackedArena();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+PackedArena::~PackedArena() {
+  if (data_ != nullptr) munmap(data_, size_);
 }
 
 }  // namespace tandem

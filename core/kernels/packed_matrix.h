@@ -17,9 +17,8 @@
 #define TANDEM_CORE_KERNELS_PACKED_MATRIX_H_
 
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 
+#include "absl/status/statusor.h"
 #include "core/kernels/matmul.h"
 #include "core/model/tensor_type.h"
 
@@ -36,19 +35,38 @@ inline int64_t PanelCount(int64_t rows) { return (rows + kPanelRows - 1) / kPane
 // Bytes of one panel of `cols` columns (HasPanelLayout(type); cols a multiple of the block).
 int64_t PanelBytes(TensorType type, int64_t cols);
 
-// A 64-byte aligned buffer holding a packed matrix.
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
+// Bytes of `w` packed: PanelCount(w.rows) panels of PanelBytes (HasPanelLayout(w.type)).
+int64_t PackedBytes(const WeightMatrix& w);
+
+// Writes `w` (row layout, `w.data`) packed into out[0, PackedBytes(w)); padding rows become
+// zeros. Requires HasPanelLayout(w.type).
+void PackMatrix(const WeightMatrix& w, uint8_t* out);
+
+// Whether the kernels this CPU runs (DetectKernelIsa) read a panel layout for `type`.
+bool PacksOnThisCpu(TensorType type);
+
+// Memory for packed matrices: one anonymous mapping, 64-byte aligned, asking for transparent
+// huge pages. Decode streams every weight once per token, and through 4 KiB pages that costs a
+// TLB miss (a nested page walk in a VM) every 4 KiB: measured 2-3x slower than the mapped
+// file, whose page cache already sits in huge folios. Move-only; unmaps on destruction.
+class PackedArena {
+ public:
+  // kResourceExhausted if the mapping fails.
+  static absl::StatusOr<PackedArena> Create(int64_t bytes);
+  PackedArena() = default;
+  PackedArena(PackedArena&& other) noexcept;
+  PackedArena& operator=(PackedArena&& other) noexcept;
+  PackedArena(const PackedArena&) = delete;
+  PackedArena& operator=(const PackedArena&) = delete;
+  ~PackedArena();
+
+  uint8_t* data() const { return data_; }
+  int64_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  int64_t size_ = 0;
 };
-using PackedBuffer = std::unique_ptr<uint8_t[], FreeDeleter>;
-
-// Packs `w` (row layout, `w.data`) into a new buffer of PanelCount(w.rows) * PanelBytes bytes.
-// Requires HasPanelLayout(w.type).
-PackedBuffer PackMatrix(const WeightMatrix& w);
-
-// Packs `w` when the kernels this CPU runs (DetectKernelIsa) read a panel layout for its type;
-// else returns null. The caller keeps the buffer alive and sets w.packed to it.
-PackedBuffer PackForThisCpu(const WeightMatrix& w);
 
 }  // namespace tandem
 
