@@ -147,6 +147,64 @@ def test_cancelling_a_stream_frees_both_workers_sessions():
         assert busy == 0, f"{busy} sessions still open"
 
 
+def test_eight_concurrent_clients_get_their_one_at_a_time_outputs():
+    import threading
+    def req(i):
+        r = request("Tom and Sam went to the park" if i % 3 == 0 else "Once upon a time", 40)
+        r.sampling.temperature = 0.0 if i % 2 == 0 else 0.9
+        r.sampling.seed = 300 + i
+        r.ignore_eos = False
+        return r
+    with Stack() as stack:
+        alone = [collect(stack.stub.Generate(req(i)))[0] for i in range(8)]
+        together = [None] * 8
+        def client(i):
+            together[i] = collect(stack.stub.Generate(req(i)))[0]
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert together == alone, [i for i in range(8) if together[i] != alone[i]]
+
+
+def test_malformed_requests_are_refused_and_the_stack_keeps_serving():
+    with Stack() as stack:
+        cases = []
+        empty = STUBS.generator_pb2.GenerateRequest(text="")
+        cases.append((empty, grpc.StatusCode.INVALID_ARGUMENT))
+        bad_p = request("Hi", 4)
+        bad_p.sampling.top_p = 2.0
+        cases.append((bad_p, grpc.StatusCode.INVALID_ARGUMENT))
+        bad_k = request("Hi", 4)
+        bad_k.speculation.draft_tokens = -1
+        cases.append((bad_k, grpc.StatusCode.INVALID_ARGUMENT))
+        unknown = request("Hi", 4, session="nope")
+        unknown.require_existing_session = True
+        cases.append((unknown, grpc.StatusCode.NOT_FOUND))
+        for r, code in cases:
+            try:
+                collect(stack.stub.Generate(r))
+                raise AssertionError(f"accepted {r}")
+            except grpc.RpcError as e:
+                assert e.code() == code, (e.code(), e.details())
+        ids, final = collect(stack.stub.Generate(request("Once upon a time", 8)))
+        assert len(ids) == 8 and final.usage.generated_tokens == 8
+
+
+def test_an_incompatible_draft_is_refused_at_start():
+    other = os.path.join(os.environ["TANDEM_SHARED"], "models", "llama-2-tiny-random",
+                         "llama-2-tiny-random.gguf")
+    with tempfile.TemporaryDirectory() as run:
+        env = dict(os.environ, TANDEM_BIN=BIN)
+        r = subprocess.run([LOCAL, "start", "--target", TARGET, "--draft", other, "--dir", run],
+                           capture_output=True, text=True, timeout=120, env=env)
+        subprocess.run([LOCAL, "stop", "--dir", run], capture_output=True, timeout=60, env=env)
+        assert r.returncode != 0
+        log = open(os.path.join(run, "coordinator.log")).read()
+        assert "FAILED_PRECONDITION" in log and "llama-2-tiny-random" in log, log
+
+
 def main():
     tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
     passed = failed = 0
