@@ -92,6 +92,19 @@ TEST(SoftmaxTest, MatchesReferenceAndSumsToOne) {
   EXPECT_NEAR(sum, 1.0, 1e-5);
 }
 
+TEST(SwiGluTest, MatchesReferenceOverTheFloatRange) {
+  // Large |g| (exp overflows or vanishes), zeros and an odd size for the masked tail.
+  std::vector<float> gate = {-1e30f, -200.0f, -88.0f, -20.0f, -1.0f, -0.0f, 0.0f, 1e-20f,
+                             0.5f,   3.0f,    20.0f,  88.0f,  200.0f, 1e30f, -3.5f};
+  std::vector<float> ref = gate;
+  const std::vector<float> up(gate.size(), 1.0f);
+  SwiGlu(gate.data(), up.data(), static_cast<int64_t>(gate.size()));
+  SwiGluReference(ref.data(), up.data(), static_cast<int64_t>(ref.size()));
+  for (size_t i = 0; i < gate.size(); ++i) {
+    ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i]))) << "element " << i;
+  }
+}
+
 TEST(SwiGluTest, MatchesReference) {
   std::vector<float> gate = Random(100, 6, 4.0f), ref = gate;
   const std::vector<float> up = Random(100, 7);
