@@ -28,6 +28,8 @@ ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
 ABSL_FLAG(int, max_sessions, 16, "sessions attached at once");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+ABSL_FLAG(double, idle_timeout_seconds, 600,
+          "a session stream idle this long is closed and its cache freed; 0: never");
 
 namespace {
 
@@ -77,7 +79,9 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::WorkerMetrics metrics(*registry, role);
   metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
-  tandem::WorkerService service(&metrics);
+  const double idle = absl::GetFlag(FLAGS_idle_timeout_seconds);
+  if (idle < 0) return Fail(2, "--idle-timeout-seconds must be >= 0");
+  tandem::WorkerService service(&metrics, absl::Seconds(idle));
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server = tandem::GrpcServer::Start(
       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {&service}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());

@@ -1,5 +1,6 @@
 #include "workers/worker_service.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,45 @@ absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
 }
 
 }  // namespace
+
+WorkerService::WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout)
+    : metrics_(metrics), idle_timeout_(idle_timeout) {
+  if (idle_timeout_ > absl::ZeroDuration()) watchdog_ = std::thread([this] { WatchIdleStreams(); });
+}
+
+WorkerService::~WorkerService() {
+  {
+    absl::MutexLock lock(&idle_mutex_);
+    stopping_ = true;
+  }
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void WorkerService::Touch(grpc::ServerContext* context) {
+  absl::MutexLock lock(&idle_mutex_);
+  last_request_[context] = absl::Now();
+}
+
+void WorkerService::Forget(grpc::ServerContext* context) {
+  absl::MutexLock lock(&idle_mutex_);
+  last_request_.erase(context);
+}
+
+void WorkerService::WatchIdleStreams() {
+  const absl::Duration tick = std::min(absl::Seconds(1), idle_timeout_ / 4);
+  absl::MutexLock lock(&idle_mutex_);
+  while (!idle_mutex_.AwaitWithTimeout(absl::Condition(&stopping_), tick)) {
+    const absl::Time now = absl::Now();
+    for (auto it = last_request_.begin(); it != last_request_.end();) {
+      if (now - it->second > idle_timeout_) {
+        it->first->TryCancel();  // the handler's Read fails and the session is freed
+        last_request_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
 
 void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
   const Model& model = engine.model();
@@ -159,17 +199,21 @@ grpc::Status WorkerService::Attach(
     WorkerEngine* engine;
     int64_t session;
     WorkerService* service;
+    grpc::ServerContext* context;
     ~Closer() {
+      service->Forget(context);
       engine->CloseSession(session);
       service->UpdateGauges(*engine);
     }
-  } closer{engine, *session, this};
+  } closer{engine, *session, this, context};
+  Touch(context);
 
   v1::SessionResponse response;
   response.set_request_id(request.request_id());
   response.mutable_opened()->set_cached_tokens(0);
   if (!stream->Write(response)) return grpc::Status::OK;
   while (!context->IsCancelled() && stream->Read(&request)) {
+    Touch(context);
     response.Clear();
     response.set_request_id(request.request_id());
     if (request.request_case() == v1::SessionRequest::kClose) {
@@ -178,6 +222,7 @@ grpc::Status WorkerService::Attach(
       break;
     }
     Serve(*engine, *session, request, &response);
+    Touch(context);  // idle time counts from the answer
     if (!stream->Write(response)) break;
   }
   return grpc::Status::OK;

@@ -1,7 +1,8 @@
 // tandem.v1.Worker over a WorkerEngine: thin handlers that convert protos, validate, and
 // call the engine (which queues model work on its inference thread).
 //
-// Until SetEngine() is called (the model is loading) every call is UNAVAILABLE.
+// Until SetEngine() is called (the model is loading) every call is UNAVAILABLE. A session
+// stream with no request for `idle_timeout` is cancelled, which frees its cache.
 //
 // Thread-safe: gRPC calls the handlers on its own threads.
 #ifndef TANDEM_WORKERS_WORKER_SERVICE_H_
@@ -9,6 +10,11 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 #include "services/common/metrics.h"
 #include "tandem/v1/worker.grpc.pb.h"
@@ -18,7 +24,9 @@ namespace tandem {
 
 class WorkerService final : public v1::Worker::Service {
  public:
-  explicit WorkerService(WorkerMetrics* metrics) : metrics_(metrics) {}
+  explicit WorkerService(WorkerMetrics* metrics,
+                         absl::Duration idle_timeout = absl::Minutes(10));
+  ~WorkerService() override;
 
   // Starts serving with `engine` (not owned; outlives the service).
   void SetEngine(WorkerEngine* engine) { engine_.store(engine); }
@@ -36,9 +44,19 @@ class WorkerService final : public v1::Worker::Service {
   void Serve(WorkerEngine& engine, int64_t session, const v1::SessionRequest& request,
              v1::SessionResponse* response);
   void UpdateGauges(const WorkerEngine& engine);
+  // Idle streams: the last time each open stream sent a request.
+  void Touch(grpc::ServerContext* context);
+  void Forget(grpc::ServerContext* context);
+  void WatchIdleStreams();
 
   std::atomic<WorkerEngine*> engine_{nullptr};
   WorkerMetrics* metrics_;
+  const absl::Duration idle_timeout_;
+  absl::Mutex idle_mutex_;
+  absl::flat_hash_map<grpc::ServerContext*, absl::Time> last_request_
+      ABSL_GUARDED_BY(idle_mutex_);
+  bool stopping_ ABSL_GUARDED_BY(idle_mutex_) = false;
+  std::thread watchdog_;
 };
 
 // Fills `info` from the engine's model and tokenizer (shared by Describe and tests).

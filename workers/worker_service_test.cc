@@ -189,5 +189,38 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndLimitsAreResourceExhausted) {
   EXPECT_EQ(engine_->active_sessions(), 0);
 }
 
+TEST(WorkerServiceIdleTest, AnIdleStreamIsCancelledAndItsSessionFreed) {
+  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  WorkerOptions options;
+  options.model_path = path;
+  options.threads = 1;
+  options.context_size = 32;
+  ASSERT_OK_AND_ASSIGN(auto engine, WorkerEngine::Create(options));
+  prometheus::Registry registry;
+  WorkerMetrics metrics(registry, "target");
+  WorkerService service(&metrics, absl::Milliseconds(300));
+  service.SetEngine(engine.get());
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  auto server = builder.BuildAndStart();
+  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  grpc::ClientContext context;
+  auto stream = stub->Attach(&context);
+  v1::SessionRequest open;
+  open.mutable_open();
+  ASSERT_TRUE(stream->Write(open));
+  v1::SessionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(engine->active_sessions(), 1);
+  // Nothing more is sent: within a few ticks the worker cancels the stream.
+  EXPECT_FALSE(stream->Read(&response));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  for (int i = 0; i < 100 && engine->active_sessions() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(engine->active_sessions(), 0);
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace tandem

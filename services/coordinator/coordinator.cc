@@ -234,6 +234,14 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     if (!lock.owns_lock()) {
       return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
     }
+    // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
+    // fresh one for this request; its cache is re-filled from the history.
+    if (!drafts_.empty() && (session->workers.draft == nullptr || session->workers.draft->dead())) {
+      absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
+          drafts_[next_replica_++ % drafts_.size()]->Attach(session_id, target_info_.context_size());
+      session->workers.draft = draft.ok() ? *std::move(draft) : nullptr;
+      session->workers.draft_known = 0;
+    }
     TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
     double first_token = -1;
     auto last_token = start;
