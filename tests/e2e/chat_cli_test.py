@@ -6,6 +6,11 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "ops"))
+import opslib  # noqa: E402  (the shared test runner)
+
 BIN = os.environ["TANDEM_BIN"]
 MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
 GOLDEN_32 = (", there was a little girl named Lily. She loved to play outside in the park. "
@@ -92,20 +97,5 @@ def test_bad_input_exits_2_with_one_line():
         assert r.stdout == "", args
 
 
-def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    passed = failed = 0
-    for test in tests:
-        try:
-            test()
-            passed += 1
-            print(f"PASS {test.__name__}")
-        except Exception as e:  # report every failure, then the count
-            failed += 1
-            print(f"FAIL {test.__name__}: {e!r}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(opslib.run_tests(globals()))

@@ -17,6 +17,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 import tandem_stubs  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
+import opslib  # noqa: E402  (the shared test runner)
+
 STUBS = tandem_stubs.load()
 import grpc  # noqa: E402
 
@@ -205,21 +208,5 @@ def test_an_incompatible_draft_is_refused_at_start():
         assert "FAILED_PRECONDITION" in log and "llama-2-tiny-random" in log, log
 
 
-def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    passed = failed = 0
-    for test in tests:
-        started = time.time()
-        try:
-            test()
-            passed += 1
-            print(f"PASS {test.__name__} ({time.time() - started:.1f} s)")
-        except Exception as e:  # report every failure, then the count
-            failed += 1
-            print(f"FAIL {test.__name__}: {e!r}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(opslib.run_tests(globals()))
