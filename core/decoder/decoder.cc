@@ -1,6 +1,7 @@
 #include "core/decoder/decoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -68,6 +69,8 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
   }
   const int64_t logit_rows = mode == LogitsMode::kAll ? n : 1;
   EnsureCapacity(std::min(n, kMaxChunk), logit_rows);
+  const size_t scores = static_cast<size_t>(pool_.num_threads()) * cache.shape().context_size;
+  if (attention_scores_.size() < scores) attention_scores_.resize(scores);
   cache.Truncate(start);
   for (int64_t done = 0; done < n; done += kMaxChunk) {
     const int64_t chunk = std::min(kMaxChunk, n - done);
@@ -138,35 +141,35 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  // One task per (token, head); each attends causally to positions [0, start + i]. Short
-  // contexts of small models run on this thread: waking another costs more than it saves.
+  const int64_t context = cache.shape().context_size;
+  // One task per (token, head); each attends causally to positions [0, start + i]: scores,
+  // a softmax, then the weighted sum of values. Every step runs in position order and
+  // depends only on the position's own data, so a token's result is the same alone or in a
+  // batch. Short contexts of small models run on this thread: waking another costs more.
   const int64_t tasks = n * c.n_heads;
   const int64_t work = tasks * (start + n) * c.head_dim;
-  pool_.ParallelFor(tasks, [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t i = task / c.n_heads, h = task % c.n_heads;
-      const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
-      float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
-      std::fill(out, out + c.head_dim, 0.0f);
-      // Online softmax over positions in order: running max m and sum l; out holds
-      // Σ exp(s_p − m) v_p, rescaled whenever m grows. Same sequence for every batch.
-      float m = -INFINITY, l = 0.0f;
-      for (int64_t p = 0; p <= start + i; ++p) {
-        const float s = cache.DotK(layer, h / group, p, q) * scale;
-        if (s > m) {
-          const float rescale = std::exp(m - s);  // exp(-inf) = 0 on the first step
-          for (int64_t d = 0; d < c.head_dim; ++d) out[d] *= rescale;
-          l *= rescale;
-          m = s;
+  std::atomic<int> next_slot{0};
+  pool_.ParallelFor(
+      tasks,
+      [&](int64_t begin, int64_t end) {
+        // Each call of this function (at most one per thread) has its own score buffer.
+        float* scores = attention_scores_.data() + next_slot.fetch_add(1) * context;
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t i = task / c.n_heads, h = task % c.n_heads, kv_head = h / group;
+          const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
+          float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
+          const int64_t positions = start + i + 1;
+          for (int64_t p = 0; p < positions; ++p) {
+            scores[p] = cache.DotK(layer, kv_head, p, q) * scale;
+          }
+          Softmax(scores, positions);
+          std::fill(out, out + c.head_dim, 0.0f);
+          for (int64_t p = 0; p < positions; ++p) {
+            cache.AccumulateV(layer, kv_head, p, scores[p], out);
+          }
         }
-        const float e = std::exp(s - m);
-        l += e;
-        cache.AccumulateV(layer, h / group, p, e, out);
-      }
-      const float inv = 1.0f / l;
-      for (int64_t d = 0; d < c.head_dim; ++d) out[d] *= inv;
-    }
-  }, work < (int64_t{1} << 15) ? tasks : 1);
+      },
+      work < (int64_t{1} << 15) ? tasks : 1);
 }
 
 }  // namespace tandem

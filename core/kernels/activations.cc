@@ -51,6 +51,29 @@ TANDEM_AVX512 void SwiGluAvx512(float* gate, const float* up, int64_t n) {
   }
 }
 
+// Softmax with lane j summing elements 16c + j, then one fixed reduction: the result depends
+// only on x and n.
+TANDEM_AVX512 void SoftmaxAvx512(float* x, int64_t n) {
+  __m512 max = _mm512_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    max = _mm512_mask_max_ps(max, m, max, _mm512_maskz_loadu_ps(m, x + i));
+  }
+  const __m512 top = _mm512_set1_ps(_mm512_reduce_max_ps(max));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __m512 e = _mm512_maskz_mov_ps(m, Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), top)));
+    sum = _mm512_add_ps(sum, e);  // masked lanes add 0
+    _mm512_mask_storeu_ps(x + i, m, e);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+  }
+}
+
 bool HasAvx512() {
   static const bool yes = __builtin_cpu_supports("avx512f");
   return yes;
@@ -61,6 +84,9 @@ bool HasAvx512() {
 
 void Softmax(float* x, int64_t n) {
   if (n <= 0) return;
+#if defined(__x86_64__)
+  if (HasAvx512()) return SoftmaxAvx512(x, n);
+#endif
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   float sum = 0.0f;
