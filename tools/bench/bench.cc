@@ -190,6 +190,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
     report.emplace_back(absl::StrCat("batch_", b, "_cost_ratio"), Fixed(ratio, 3));
   }
   report.emplace_back("weight_bytes_per_token", absl::StrCat(weight_bytes));
+  report.emplace_back("packed_weight_bytes", absl::StrCat(model->packed_bytes()));
   report.emplace_back("bandwidth_gb_s", Fixed(bandwidth, 2));
   report.emplace_back("decode_limit_tok_s", Fixed(bandwidth * 1e9 / weight_bytes, 2));
   report.emplace_back("decode_fraction_of_limit",
