@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<tandem::TurnResult> turn = turn_fn(prompt, print);
     if (!turn.ok()) return Fail(1, turn.status().ToString());
     std::fputc('\n', stdout);
+    std::fflush(stdout);  // the reply line before the statistics on stderr
     PrintStats(*turn, speculative);
     return 0;
   }
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
       continue;
     }
     std::fputc('\n', stdout);
+    std::fflush(stdout);  // the reply line before the statistics on stderr
     PrintStats(*turn, speculative);
   }
   return 0;
