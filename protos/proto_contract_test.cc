@@ -2,8 +2,8 @@
 // zeros, and that messages survive a serialisation round trip.
 #include <string>
 
-#include "google/protobuf/descriptor.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "tandem/v1/generator.grpc.pb.h"
 #include "tandem/v1/worker.grpc.pb.h"
@@ -33,22 +33,21 @@ TEST_P(ServiceShapeTest, MethodHasItsStreamingKind) {
   EXPECT_EQ(method->server_streaming(), c.server_streaming);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Contract, ServiceShapeTest,
-    ::testing::Values(MethodCase{"Generator", "Generate", false, true},
-                      MethodCase{"Generator", "Tokenize", false, false},
-                      MethodCase{"Generator", "DescribeModel", false, false},
-                      MethodCase{"Generator", "CloseSession", false, false},
-                      MethodCase{"Worker", "Describe", false, false},
-                      MethodCase{"Worker", "Tokenize", false, false},
-                      MethodCase{"Worker", "Attach", true, true}),
-    [](const ::testing::TestParamInfo<MethodCase>& info) {
-      return std::string(info.param.service) + info.param.method;
-    });
+INSTANTIATE_TEST_SUITE_P(Contract, ServiceShapeTest,
+                         ::testing::Values(MethodCase{"Generator", "Generate", false, true},
+                                           MethodCase{"Generator", "Tokenize", false, false},
+                                           MethodCase{"Generator", "DescribeModel", false, false},
+                                           MethodCase{"Generator", "CloseSession", false, false},
+                                           MethodCase{"Worker", "Describe", false, false},
+                                           MethodCase{"Worker", "Tokenize", false, false},
+                                           MethodCase{"Worker", "Attach", true, true}),
+                         [](const ::testing::TestParamInfo<MethodCase>& info) {
+                           return std::string(info.param.service) + info.param.method;
+                         });
 
 TEST(ProtoContractTest, EveryEnumStartsWithUnspecifiedZero) {
-  for (const char* file : {"tandem/v1/common.proto", "tandem/v1/generator.proto",
-                           "tandem/v1/worker.proto"}) {
+  for (const char* file :
+       {"tandem/v1/common.proto", "tandem/v1/generator.proto", "tandem/v1/worker.proto"}) {
     const FileDescriptor* fd = DescriptorPool::generated_pool()->FindFileByName(file);
     ASSERT_NE(fd, nullptr) << file;
     EXPECT_EQ(fd->package(), "tandem.v1");

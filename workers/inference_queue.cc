@@ -33,8 +33,7 @@ int64_t InferenceQueue::depth() const {
   return static_cast<int64_t>(tasks_.size()) + running_;
 }
 
-absl::Status InferenceQueue::Run(const std::function<absl::Status()>& work,
-                                 double* queue_seconds) {
+absl::Status InferenceQueue::Run(const std::function<absl::Status()>& work, double* queue_seconds) {
   Task task;
   task.work = &work;
   task.enqueued = std::chrono::steady_clock::now();

@@ -34,9 +34,8 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
   engine->tokenizer_.emplace(std::move(tokenizer));
   ASSIGN_OR_RETURN(engine->chat_template_, chat::ModelChatTemplate(options.model_path));
   const int64_t model_context = engine->model_->config().context_length;
-  engine->context_size_ = options.context_size == 0
-                              ? model_context
-                              : std::min(options.context_size, model_context);
+  engine->context_size_ =
+      options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
   engine->pool_ = std::make_unique<ThreadPool>(options.threads);
   engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
   return engine;
@@ -46,16 +45,16 @@ WorkerEngine::~WorkerEngine() { queue_.Close(); }
 
 absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size) {
   if (context_size < 0 || context_size > context_size_) {
-    return absl::InvalidArgumentError(absl::StrCat("context size ", context_size,
-                                                   " is outside [0, ", context_size_, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("context size ", context_size, " is outside [0, ", context_size_, "]"));
   }
   if (context_size == 0) context_size = context_size_;
   ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
                    decoder_->NewCache(context_size, options_.kv_type));
   absl::MutexLock lock(&mutex_);
   if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the worker holds its maximum of ", options_.max_sessions, " sessions"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the worker holds its maximum of ", options_.max_sessions, " sessions"));
   }
   if (options_.kv_budget_bytes > 0 && kv_bytes_ + cache->bytes() > options_.kv_budget_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -112,8 +111,7 @@ absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
   }
   if (position + static_cast<int64_t>(tokens.size()) > session.state.cache->shape().context_size) {
     return absl::OutOfRangeError(absl::StrCat(
-        "the session's context of ", session.state.cache->shape().context_size,
-        " tokens is full"));
+        "the session's context of ", session.state.cache->shape().context_size, " tokens is full"));
   }
   std::vector<int32_t> sequence(session.state.cached.begin(),
                                 session.state.cached.begin() + position);
@@ -185,8 +183,8 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
       [&](SessionState& s) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
         // Guesses need room: never draft past the context.
-        const int64_t room = s.state.cache->shape().context_size -
-                             static_cast<int64_t>(sequence.size());
+        const int64_t room =
+            s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         const int32_t guesses = static_cast<int32_t>(std::min<int64_t>(k, room));
         if (guesses <= 0) return absl::OkStatus();
         return DraftGuesses(*decoder_, s.state, sampler, sequence, guesses, config.seed,
@@ -197,14 +195,16 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
   return out;
 }
 
-absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
-    int64_t session, int64_t position, absl::Span<const int32_t> tokens, int32_t pending,
-    std::vector<int32_t> guesses, const std::vector<SparseDistribution>& q,
-    const SamplerConfig& config, WorkTiming* timing) {
+absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t position,
+                                                      absl::Span<const int32_t> tokens,
+                                                      int32_t pending, std::vector<int32_t> guesses,
+                                                      const std::vector<SparseDistribution>& q,
+                                                      const SamplerConfig& config,
+                                                      WorkTiming* timing) {
   const int64_t vocab = model_->config().vocab_size;
   if (guesses.size() != q.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses but ", q.size(),
-                                                   " draft distributions"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(guesses.size(), " guesses but ", q.size(), " draft distributions"));
   }
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
@@ -223,11 +223,11 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
       session,
       [&](SessionState& s) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, with_pending));
-        const int64_t room = s.state.cache->shape().context_size -
-                             static_cast<int64_t>(sequence.size());
+        const int64_t room =
+            s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
-        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses,
-                                               q, config.seed, &verify_scratch_));
+        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses, q,
+                                               config.seed, &verify_scratch_));
         return absl::OkStatus();
       },
       timing));

@@ -39,7 +39,7 @@ struct WorkerOptions {
   std::string model_path;
   int threads = 2;
   KvType kv_type = KvType::kF16;
-  int64_t context_size = 0;     // per session; 0: the model's context length
+  int64_t context_size = 0;  // per session; 0: the model's context length
   int max_sessions = 16;
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
 };
@@ -76,8 +76,8 @@ class WorkerEngine {
   int64_t kv_bytes_in_use() const;
 
   // Brings the session to cached[0, position) + tokens; returns the cached length.
-  absl::StatusOr<int64_t> Sync(int64_t session, int64_t position,
-                               absl::Span<const int32_t> tokens, WorkTiming* timing);
+  absl::StatusOr<int64_t> Sync(int64_t session, int64_t position, absl::Span<const int32_t> tokens,
+                               WorkTiming* timing);
   // Syncs to cached[0, position) + tokens (pending last), then drafts k guesses.
   absl::StatusOr<DraftOutput> Draft(int64_t session, int64_t position,
                                     absl::Span<const int32_t> tokens, int32_t k,
@@ -100,8 +100,7 @@ class WorkerEngine {
   absl::StatusOr<std::vector<int32_t>> Sequence(const SessionState& session, int64_t position,
                                                 absl::Span<const int32_t> tokens) const;
   // Runs `work` on the inference thread with the session checked out.
-  absl::Status RunOnSession(int64_t session,
-                            const std::function<absl::Status(SessionState&)>& work,
+  absl::Status RunOnSession(int64_t session, const std::function<absl::Status(SessionState&)>& work,
                             WorkTiming* timing);
 
   WorkerOptions options_;

@@ -16,8 +16,8 @@
 namespace tandem {
 namespace {
 
-using ::testing::HasSubstr;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
 
 constexpr int32_t kEos = 2;
 
@@ -49,8 +49,7 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
   EXPECT_OK(target.Sync(*t, 0, prefix, nullptr).status());
   std::vector<int32_t> out;
   while (static_cast<int>(out.size()) < max_tokens) {
-    const int32_t round_k =
-        std::min<int32_t>(k, max_tokens - static_cast<int32_t>(out.size()) - 1);
+    const int32_t round_k = std::min<int32_t>(k, max_tokens - static_cast<int32_t>(out.size()) - 1);
     DraftOutput guesses;
     if (round_k > 0) {
       absl::StatusOr<DraftOutput> drafted = draft.Draft(*d, 0, sequence, round_k, sampler, nullptr);
@@ -59,9 +58,8 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
       guesses = *drafted;
     }
     std::vector<int32_t> before_pending(sequence.begin(), sequence.end() - 1);
-    absl::StatusOr<AcceptanceResult> verdict =
-        target.Verify(*t, 0, before_pending, sequence.back(), guesses.guesses, guesses.q,
-                      sampler, nullptr);
+    absl::StatusOr<AcceptanceResult> verdict = target.Verify(
+        *t, 0, before_pending, sequence.back(), guesses.guesses, guesses.q, sampler, nullptr);
     EXPECT_TRUE(verdict.ok()) << verdict.status();
     if (!verdict.ok()) return out;
     for (int32_t i = 0; i <= verdict->accepted; ++i) {
@@ -76,7 +74,8 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
 
 TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
-  auto draft = Engine(WorkerRole::kDraft, "models/stories260K/derived/stories-draft-distilled.gguf");
+  auto draft =
+      Engine(WorkerRole::kDraft, "models/stories260K/derived/stories-draft-distilled.gguf");
   ASSERT_NE(target, nullptr);
   ASSERT_NE(draft, nullptr);
   for (float temperature : {0.0f, 0.8f}) {
@@ -93,13 +92,16 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
     options.session.context_size = 256;
     options.session.stop_ids = {kEos};
     options.draft_tokens = 4;
-    ASSERT_OK_AND_ASSIGN(auto session, SpeculativeSession::Create(target->model(), draft->model(),
-                                                                  pool, options));
+    ASSERT_OK_AND_ASSIGN(
+        auto session, SpeculativeSession::Create(target->model(), draft->model(), pool, options));
     std::vector<int32_t> in_process;
-    ASSERT_OK(session->Generate(prompt, 40, [&](int32_t t) {
-      in_process.push_back(t);
-      return true;
-    }).status());
+    ASSERT_OK(session
+                  ->Generate(prompt, 40,
+                             [&](int32_t t) {
+                               in_process.push_back(t);
+                               return true;
+                             })
+                  .status());
     EXPECT_EQ(distributed, in_process) << "temperature " << temperature;
     EXPECT_EQ(distributed.size(), 40u);
   }

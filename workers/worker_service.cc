@@ -155,15 +155,14 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
       if (!rendered.ok()) return ToGrpcStatus(rendered.status());
       text = *std::move(rendered);
       // The template writes BOS and the control tokens itself (raw: BOS as the model says).
-      options.parse_special = request->chat().format() != "raw" &&
-                              (engine->chat_template().has_value() ||
-                               !request->chat().format().empty());
+      options.parse_special =
+          request->chat().format() != "raw" &&
+          (engine->chat_template().has_value() || !request->chat().format().empty());
       options.add_special = !options.parse_special;
       break;
     }
     default:
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "tokenize: set `text` or `chat`");
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "tokenize: set `text` or `chat`");
   }
   absl::StatusOr<std::vector<int32_t>> ids = engine->tokenizer().Encode(text, options);
   if (!ids.ok()) return ToGrpcStatus(ids.status());
@@ -228,8 +227,8 @@ grpc::Status WorkerService::Attach(
   return grpc::Status::OK;
 }
 
-void WorkerService::Serve(WorkerEngine& engine, int64_t session,
-                          const v1::SessionRequest& request, v1::SessionResponse* response) {
+void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::SessionRequest& request,
+                          v1::SessionResponse* response) {
   WorkTiming timing;
   std::string kind;
   absl::Status status;
@@ -271,9 +270,9 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session,
         q.push_back(SparseFromProto(g.distribution()));
       }
       metrics_->batch_size.Observe(1 + verify.guesses_size());
-      absl::StatusOr<AcceptanceResult> out = engine.Verify(
-          session, verify.position(), verify.tokens(), verify.pending_token(),
-          std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing);
+      absl::StatusOr<AcceptanceResult> out =
+          engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
+                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();
@@ -286,8 +285,8 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session,
     }
     default:
       kind = "other";
-      status = absl::InvalidArgumentError(
-          "attach: expected sync, draft, verify or close after open");
+      status =
+          absl::InvalidArgumentError("attach: expected sync, draft, verify or close after open");
   }
   response->set_compute_seconds(timing.compute_seconds);
   response->set_queue_seconds(timing.queue_seconds);

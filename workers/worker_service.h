@@ -15,7 +15,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-
 #include "services/common/metrics.h"
 #include "tandem/v1/worker.grpc.pb.h"
 #include "workers/worker_engine.h"
@@ -24,8 +23,7 @@ namespace tandem {
 
 class WorkerService final : public v1::Worker::Service {
  public:
-  explicit WorkerService(WorkerMetrics* metrics,
-                         absl::Duration idle_timeout = absl::Minutes(10));
+  explicit WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout = absl::Minutes(10));
   ~WorkerService() override;
 
   // Starts serving with `engine` (not owned; outlives the service).
@@ -53,8 +51,7 @@ class WorkerService final : public v1::Worker::Service {
   WorkerMetrics* metrics_;
   const absl::Duration idle_timeout_;
   absl::Mutex idle_mutex_;
-  absl::flat_hash_map<grpc::ServerContext*, absl::Time> last_request_
-      ABSL_GUARDED_BY(idle_mutex_);
+  absl::flat_hash_map<grpc::ServerContext*, absl::Time> last_request_ ABSL_GUARDED_BY(idle_mutex_);
   bool stopping_ ABSL_GUARDED_BY(idle_mutex_) = false;
   std::thread watchdog_;
 };

@@ -190,7 +190,8 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndLimitsAreResourceExhausted) {
 }
 
 TEST(WorkerServiceIdleTest, AnIdleStreamIsCancelledAndItsSessionFreed) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   WorkerOptions options;
   options.model_path = path;
   options.threads = 1;

@@ -44,9 +44,9 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
     speculative.session = session;
     speculative.draft_tokens = options.draft_tokens;
     speculative.adaptive = options.adaptive_draft;
-    ASSIGN_OR_RETURN(engine->speculative_,
-                     SpeculativeSession::Create(*engine->model_, *engine->draft_,
-                                                *engine->pool_, speculative));
+    ASSIGN_OR_RETURN(
+        engine->speculative_,
+        SpeculativeSession::Create(*engine->model_, *engine->draft_, *engine->pool_, speculative));
   }
   return engine;
 }
@@ -69,8 +69,9 @@ absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
   ASSIGN_OR_RETURN(std::optional<std::string> source, chat::ModelChatTemplate(model_->path()));
   if (!source.has_value()) {
     format_name_ = "raw";
-    notices_.push_back("the model has no chat template: using the raw format (the text is "
-                       "the prompt); choose another with --format");
+    notices_.push_back(
+        "the model has no chat template: using the raw format (the text is "
+        "the prompt); choose another with --format");
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::ChatTemplate::Create(*source, template_options));
@@ -93,8 +94,8 @@ absl::StatusOr<std::vector<int32_t>> ChatEngine::EncodeConversation() const {
   return tokenizer_->Encode(prompt, {.add_special = false, .parse_special = true});
 }
 
-absl::StatusOr<TurnResult> ChatEngine::Turn(
-    absl::string_view user_text, const std::function<void(absl::string_view)>& on_text) {
+absl::StatusOr<TurnResult> ChatEngine::Turn(absl::string_view user_text,
+                                            const std::function<void(absl::string_view)>& on_text) {
   if (conversation_.empty() && !options_.system.empty() && template_.has_value()) {
     conversation_.push_back({"system", json::Value(options_.system), {}});
   }

@@ -10,9 +10,9 @@
 namespace tandem {
 namespace {
 
+using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using ::tandem::testing::StatusIs;
 
 ChatOptions Greedy(const std::string& model) {
   ChatOptions options;
@@ -41,7 +41,8 @@ TEST(ChatEngineTest, RawFormatContinuesThePromptLikeTheGoldenOutput) {
 }
 
 TEST(ChatEngineTest, ModelWithoutTemplateFallsBackToRawAndSaysSo) {
-  ASSERT_OK_AND_ASSIGN(auto engine, ChatEngine::Create(Greedy("models/stories260K/stories260K.gguf")));
+  ASSERT_OK_AND_ASSIGN(auto engine,
+                       ChatEngine::Create(Greedy("models/stories260K/stories260K.gguf")));
   EXPECT_EQ(engine->format_name(), "raw");
   ASSERT_EQ(engine->notices().size(), 1u);
   EXPECT_THAT(engine->notices()[0], HasSubstr("no chat template"));
@@ -91,7 +92,8 @@ TEST(ChatEngineTest, BadInputsGetSpecificCodes) {
   options.model_path = "/no/such/model.gguf";
   EXPECT_THAT(ChatEngine::Create(options), StatusIs(absl::StatusCode::kNotFound));
   options = Greedy("models/stories260K/stories260K.gguf");
-  ASSERT_OK_AND_ASSIGN(options.draft_path, testing::SharedFile("models/llama-2-tiny-random/llama-2-tiny-random.gguf"));
+  ASSERT_OK_AND_ASSIGN(options.draft_path,
+                       testing::SharedFile("models/llama-2-tiny-random/llama-2-tiny-random.gguf"));
   EXPECT_THAT(ChatEngine::Create(options), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 

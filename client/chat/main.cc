@@ -54,9 +54,9 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
       s.generated_tokens, s.decode_tokens_per_second());
   if (speculative) {
     const tandem::SpeculationStats& sp = turn.generation.speculation;
-    line += absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
-                            100 * sp.acceptance_rate(), sp.accepted, sp.drafted,
-                            sp.tokens_per_round());
+    line +=
+        absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
+                        100 * sp.acceptance_rate(), sp.accepted, sp.drafted, sp.tokens_per_round());
   }
   std::fprintf(stderr, "%s]\n", line.c_str());
 }
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
       argc, argv,
       {"tandem-chat", "0.1.0",
        "Chat with a model in-process (GGUF file or Hugging Face folder).\n"
-       "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] [--temp T]\n"
+       "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] "
+       "[--temp T]\n"
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
        "       [--draft MODEL] [--draft-tokens K|auto]\n"
@@ -108,14 +109,13 @@ int main(int argc, char** argv) {
   const std::string draft_tokens = absl::GetFlag(FLAGS_draft_tokens);
   if (draft_tokens == "auto") {
     options.adaptive_draft = true;
-  } else if (!absl::SimpleAtoi(draft_tokens, &options.draft_tokens) ||
-             options.draft_tokens < 1) {
+  } else if (!absl::SimpleAtoi(draft_tokens, &options.draft_tokens) || options.draft_tokens < 1) {
     return Fail(2, "--draft-tokens: '" + draft_tokens + "' is not a count >= 1 or 'auto'");
   }
 
   // One conversation, in-process or through a coordinator.
-  std::function<absl::StatusOr<tandem::TurnResult>(
-      absl::string_view, const std::function<void(absl::string_view)>&)>
+  std::function<absl::StatusOr<tandem::TurnResult>(absl::string_view,
+                                                   const std::function<void(absl::string_view)>&)>
       turn_fn;
   std::function<void()> reset_fn;
   bool speculative = false;

@@ -30,12 +30,12 @@ GenerationResult FromFinal(const v1::GenerationResult& r) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string& address,
-                                                                const ChatOptions& options) {
+                                                               const ChatOptions& options) {
   std::unique_ptr<RemoteChat> chat(new RemoteChat());
   chat->options_ = options;
   chat->address_ = address;
-  chat->stub_ = v1::Generator::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  chat->stub_ =
+      v1::Generator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::DescribeModelResponse model;
@@ -70,8 +70,8 @@ void RemoteChat::Reset() {
   NewSessionId();
 }
 
-absl::StatusOr<TurnResult> RemoteChat::Turn(
-    absl::string_view user_text, const std::function<void(absl::string_view)>& on_text) {
+absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
+                                            const std::function<void(absl::string_view)>& on_text) {
   v1::GenerateRequest request;
   v1::ChatConversation* chat = request.mutable_chat();
   if (!options_.system.empty()) {

@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define TANDEM_CHECK(condition)                                                    \
-  do {                                                                             \
-    if (!(condition)) {                                                            \
+#define TANDEM_CHECK(condition)                                                          \
+  do {                                                                                   \
+    if (!(condition)) {                                                                  \
       std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
-      std::abort();                                                                \
-    }                                                                              \
+      std::abort();                                                                      \
+    }                                                                                    \
   } while (false)
 
 #endif  // TANDEM_CORE_BASE_CHECK_H_

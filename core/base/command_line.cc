@@ -20,8 +20,7 @@ void PrintHelp(const CommandLineSpec& spec) {
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::StrContains(flag->Filename(), spec.flag_file_filter)) flags.push_back(flag);
   }
-  std::sort(flags.begin(), flags.end(),
-            [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) { return a->Name() < b->Name(); });
   for (absl::CommandLineFlag* flag : flags) {
     const std::string dashed = absl::StrReplaceAll(flag->Name(), {{"_", "-"}});
     std::printf("  --%s  %s (default: %s)\n", dashed.c_str(), flag->Help().c_str(),
@@ -71,8 +70,8 @@ absl::StatusOr<std::vector<std::string>> ParseCommandLine(int argc, char** argv,
     }
     if (flag == nullptr || (!spec.flag_file_filter.empty() &&
                             !absl::StrContains(flag->Filename(), spec.flag_file_filter))) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg.substr(0, equals),
-                                                     " (see --help)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag ", arg.substr(0, equals), " (see --help)"));
     }
     if (value.empty()) {
       if (equals != std::string::npos) {

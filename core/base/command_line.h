@@ -18,10 +18,10 @@
 namespace tandem {
 
 struct CommandLineSpec {
-  std::string program;            // "tandem-chat"
-  std::string version;            // "0.1.0"
-  std::string usage;              // one or more lines shown by --help
-  std::string flag_file_filter;   // e.g. "main.cc": which flags --help lists
+  std::string program;           // "tandem-chat"
+  std::string version;           // "0.1.0"
+  std::string usage;             // one or more lines shown by --help
+  std::string flag_file_filter;  // e.g. "main.cc": which flags --help lists
 };
 
 // Sets the flags and returns the positional arguments (argv[0] excluded). --help and

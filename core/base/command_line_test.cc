@@ -16,9 +16,9 @@ ABSL_FLAG(std::string, draft, "", "test flag");
 namespace tandem {
 namespace {
 
+using ::tandem::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::tandem::testing::StatusIs;
 
 absl::StatusOr<std::vector<std::string>> Parse(std::vector<std::string> args) {
   args.insert(args.begin(), "prog");
@@ -30,8 +30,8 @@ absl::StatusOr<std::vector<std::string>> Parse(std::vector<std::string> args) {
 
 TEST(CommandLineTest, AcceptsDashedNamesBothValueFormsAndBooleans) {
   ASSERT_OK_AND_ASSIGN(auto positional,
-                       Parse({"model.gguf", "--top-k", "7", "--temp=0.25", "--verbose",
-                              "--draft", "d.gguf", "--", "--not-a-flag"}));
+                       Parse({"model.gguf", "--top-k", "7", "--temp=0.25", "--verbose", "--draft",
+                              "d.gguf", "--", "--not-a-flag"}));
   EXPECT_THAT(positional, ElementsAre("model.gguf", "--not-a-flag"));
   EXPECT_EQ(absl::GetFlag(FLAGS_top_k), 7);
   EXPECT_EQ(absl::GetFlag(FLAGS_temp), 0.25);

@@ -124,13 +124,20 @@ bool operator==(const Value& a, const Value& b) {
 
 absl::string_view TypeName(Value::Type type) {
   switch (type) {
-    case Value::Type::kNull: return "null";
-    case Value::Type::kBool: return "boolean";
-    case Value::Type::kInt: return "integer";
-    case Value::Type::kDouble: return "number";
-    case Value::Type::kString: return "string";
-    case Value::Type::kArray: return "array";
-    case Value::Type::kObject: return "object";
+    case Value::Type::kNull:
+      return "null";
+    case Value::Type::kBool:
+      return "boolean";
+    case Value::Type::kInt:
+      return "integer";
+    case Value::Type::kDouble:
+      return "number";
+    case Value::Type::kString:
+      return "string";
+    case Value::Type::kArray:
+      return "array";
+    case Value::Type::kObject:
+      return "object";
   }
   return "unknown";
 }
@@ -175,8 +182,7 @@ bool DecodeUtf8(absl::string_view text, size_t* pos, uint32_t* code_point) {
 
 class Parser {
  public:
-  Parser(absl::string_view text, const ParseOptions& options)
-      : text_(text), options_(options) {}
+  Parser(absl::string_view text, const ParseOptions& options) : text_(text), options_(options) {}
 
   absl::StatusOr<Value> ParseDocument() {
     SkipWhitespace();
@@ -218,15 +224,20 @@ class Parser {
   absl::StatusOr<Value> ParseValue(int depth) {
     if (AtEnd()) return Error("expected a value, found end of input");
     switch (Peek()) {
-      case '{': return ParseObject(depth + 1);
-      case '[': return ParseArray(depth + 1);
+      case '{':
+        return ParseObject(depth + 1);
+      case '[':
+        return ParseArray(depth + 1);
       case '"': {
         ASSIGN_OR_RETURN(std::string s, ParseString());
         return Value(std::move(s));
       }
-      case 't': return ParseLiteral("true", Value(true));
-      case 'f': return ParseLiteral("false", Value(false));
-      case 'n': return ParseLiteral("null", Value());
+      case 't':
+        return ParseLiteral("true", Value(true));
+      case 'f':
+        return ParseLiteral("false", Value(false));
+      case 'n':
+        return ParseLiteral("null", Value());
       default:
         if (Peek() == '-' || (Peek() >= '0' && Peek() <= '9')) return ParseNumber();
         return Error("expected a value (object, array, string, number, true, false or null)");
@@ -376,15 +387,32 @@ class Parser {
     if (AtEnd()) return Error("expected an escape character after '\\'");
     char c = text_[pos_++];
     switch (c) {
-      case '"': out->push_back('"'); return absl::OkStatus();
-      case '\\': out->push_back('\\'); return absl::OkStatus();
-      case '/': out->push_back('/'); return absl::OkStatus();
-      case 'b': out->push_back('\b'); return absl::OkStatus();
-      case 'f': out->push_back('\f'); return absl::OkStatus();
-      case 'n': out->push_back('\n'); return absl::OkStatus();
-      case 'r': out->push_back('\r'); return absl::OkStatus();
-      case 't': out->push_back('\t'); return absl::OkStatus();
-      case 'u': break;
+      case '"':
+        out->push_back('"');
+        return absl::OkStatus();
+      case '\\':
+        out->push_back('\\');
+        return absl::OkStatus();
+      case '/':
+        out->push_back('/');
+        return absl::OkStatus();
+      case 'b':
+        out->push_back('\b');
+        return absl::OkStatus();
+      case 'f':
+        out->push_back('\f');
+        return absl::OkStatus();
+      case 'n':
+        out->push_back('\n');
+        return absl::OkStatus();
+      case 'r':
+        out->push_back('\r');
+        return absl::OkStatus();
+      case 't':
+        out->push_back('\t');
+        return absl::OkStatus();
+      case 'u':
+        break;
       default:
         return ErrorAt(pos_ - 1, "expected one of \" \\ / b f n r t u after '\\'");
     }
@@ -497,14 +525,36 @@ void AppendQuoted(absl::string_view s, bool ensure_ascii, std::string* out) {
   while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out->append("\\\""); ++i; continue;
-      case '\\': out->append("\\\\"); ++i; continue;
-      case '\n': out->append("\\n"); ++i; continue;
-      case '\r': out->append("\\r"); ++i; continue;
-      case '\t': out->append("\\t"); ++i; continue;
-      case '\b': out->append("\\b"); ++i; continue;
-      case '\f': out->append("\\f"); ++i; continue;
-      default: break;
+      case '"':
+        out->append("\\\"");
+        ++i;
+        continue;
+      case '\\':
+        out->append("\\\\");
+        ++i;
+        continue;
+      case '\n':
+        out->append("\\n");
+        ++i;
+        continue;
+      case '\r':
+        out->append("\\r");
+        ++i;
+        continue;
+      case '\t':
+        out->append("\\t");
+        ++i;
+        continue;
+      case '\b':
+        out->append("\\b");
+        ++i;
+        continue;
+      case '\f':
+        out->append("\\f");
+        ++i;
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || (ensure_ascii && c == 0x7F)) {
       AppendEscapedCodeUnit(c, out);
@@ -541,13 +591,27 @@ class Serializer {
 
   void Write(const Value& v, int level, std::string* out) const {
     switch (v.type()) {
-      case Value::Type::kNull: out->append("null"); return;
-      case Value::Type::kBool: out->append(v.as_bool() ? "true" : "false"); return;
-      case Value::Type::kInt: absl::StrAppend(out, v.as_int()); return;
-      case Value::Type::kDouble: WriteDouble(v.as_double(), out); return;
-      case Value::Type::kString: AppendQuoted(v.as_string(), options_.ensure_ascii, out); return;
-      case Value::Type::kArray: WriteArray(v.as_array(), level, out); return;
-      case Value::Type::kObject: WriteObject(v.as_object(), level, out); return;
+      case Value::Type::kNull:
+        out->append("null");
+        return;
+      case Value::Type::kBool:
+        out->append(v.as_bool() ? "true" : "false");
+        return;
+      case Value::Type::kInt:
+        absl::StrAppend(out, v.as_int());
+        return;
+      case Value::Type::kDouble:
+        WriteDouble(v.as_double(), out);
+        return;
+      case Value::Type::kString:
+        AppendQuoted(v.as_string(), options_.ensure_ascii, out);
+        return;
+      case Value::Type::kArray:
+        WriteArray(v.as_array(), level, out);
+        return;
+      case Value::Type::kObject:
+        WriteObject(v.as_object(), level, out);
+        return;
     }
   }
 

@@ -75,18 +75,18 @@ class Value {
  public:
   enum class Type { kNull, kBool, kInt, kDouble, kString, kArray, kObject };
 
-  Value() = default;  // null
-  Value(std::nullptr_t) {}  // NOLINT: implicit by design, as are the ones below
+  Value() = default;           // null
+  Value(std::nullptr_t) {}     // NOLINT: implicit by design, as are the ones below
   Value(bool b) : data_(b) {}  // NOLINT
-  template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
-                                                    !std::is_same_v<T, bool>>>
-  Value(T i) : data_(static_cast<int64_t>(i)) {}  // NOLINT
-  Value(double d) : data_(d) {}  // NOLINT
-  Value(std::string s) : data_(std::move(s)) {}  // NOLINT
+  template <typename T,
+            typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>>
+  Value(T i) : data_(static_cast<int64_t>(i)) {}         // NOLINT
+  Value(double d) : data_(d) {}                          // NOLINT
+  Value(std::string s) : data_(std::move(s)) {}          // NOLINT
   Value(absl::string_view s) : data_(std::string(s)) {}  // NOLINT
-  Value(const char* s) : data_(std::string(s)) {}  // NOLINT
-  Value(Array a) : data_(std::move(a)) {}  // NOLINT
-  Value(Object o) : data_(std::move(o)) {}  // NOLINT
+  Value(const char* s) : data_(std::string(s)) {}        // NOLINT
+  Value(Array a) : data_(std::move(a)) {}                // NOLINT
+  Value(Object o) : data_(std::move(o)) {}               // NOLINT
 
   Type type() const { return static_cast<Type>(data_.index()); }
   bool is_null() const { return type() == Type::kNull; }

@@ -45,7 +45,8 @@ TEST(JsonParseTest, ParsesValidDocumentsToExactValues) {
       {R"("\b\f\n\r\t")", Value("\b\f\n\r\t")},
       {R"("\u0041\u00e9\u20AC")", Value("A\u00e9\u20ac")},
       {R"("\ud83d\ude00")", Value("\xF0\x9F\x98\x80")},
-      {"\"caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80\"", Value("caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80")},
+      {"\"caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80\"",
+       Value("caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80")},
       {R"("\u0000")", Value(std::string(1, '\0'))},
       {"[]", Value(Array{})},
       {"[1, \"two\", [3.5, null]]", Value(Array{1, "two", Array{3.5, nullptr}})},
@@ -109,15 +110,15 @@ TEST(JsonParseTest, RejectsInvalidDocumentsWithPositionAndExpectation) {
       {R"("\ud800x")", "1:2: high surrogate not followed by a \\u low surrogate"},
       {R"("\ud800\u0041")", "1:2: high surrogate not followed by a \\u low surrogate"},
       {"\"\xC3\xA9\xFF\"", "1:3: invalid UTF-8 in string"},
-      {"\"\xC0\xAF\"", "1:2: invalid UTF-8 in string"},         // overlong '/'
-      {"\"\xED\xA0\x80\"", "1:2: invalid UTF-8 in string"},     // encoded surrogate
-      {"\"\xF4\x90\x80\x80\"", "1:2: invalid UTF-8 in string"}, // above U+10FFFF
-      {"\"\xE4\xB8\"", "1:2: invalid UTF-8 in string"},         // truncated
+      {"\"\xC0\xAF\"", "1:2: invalid UTF-8 in string"},          // overlong '/'
+      {"\"\xED\xA0\x80\"", "1:2: invalid UTF-8 in string"},      // encoded surrogate
+      {"\"\xF4\x90\x80\x80\"", "1:2: invalid UTF-8 in string"},  // above U+10FFFF
+      {"\"\xE4\xB8\"", "1:2: invalid UTF-8 in string"},          // truncated
       {"[NaN]", "1:2: expected a value (object, array, string, number, true, false or null)"},
   };
   for (const ErrorCase& c : cases) {
-    EXPECT_THAT(Parse(c.text), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        "JSON parse error at " + c.message))
+    EXPECT_THAT(Parse(c.text),
+                StatusIs(absl::StatusCode::kInvalidArgument, "JSON parse error at " + c.message))
         << c.text;
   }
 }
@@ -189,8 +190,10 @@ TEST(JsonSerializeTest, MatchesPythonJsonDumps) {
       {Value(std::numeric_limits<double>::infinity()), {}, "Infinity"},
       {Value(-std::numeric_limits<double>::infinity()), {}, "-Infinity"},
       {Value(std::numeric_limits<double>::quiet_NaN()), {}, "NaN"},
-      {Value("a\"b\\c/\n\r\t\b\f\x01\x1f\x7f"), {}, R"("a\"b\\c/\n\r\t\b\f\u0001\u001f)"
-                                                     "\x7f\""},
+      {Value("a\"b\\c/\n\r\t\b\f\x01\x1f\x7f"),
+       {},
+       R"("a\"b\\c/\n\r\t\b\f\u0001\u001f)"
+       "\x7f\""},
       {Value("caf\xC3\xA9 \xF0\x9F\x98\x80"), {}, "\"caf\xC3\xA9 \xF0\x9F\x98\x80\""},
       {Value("caf\xC3\xA9 \xF0\x9F\x98\x80\x7f"), Ascii(), R"("caf\u00e9 \ud83d\ude00\u007f")"},
       {Value(Array{}), Indent(2), "[]"},

@@ -13,20 +13,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define RETURN_IF_ERROR(expr)                                                \
-  do {                                                                       \
-    ::absl::Status tandem_status_macro_status = (expr);                      \
-    if (ABSL_PREDICT_FALSE(!tandem_status_macro_status.ok())) {              \
-      return tandem_status_macro_status;                                     \
-    }                                                                        \
+#define RETURN_IF_ERROR(expr)                                   \
+  do {                                                          \
+    ::absl::Status tandem_status_macro_status = (expr);         \
+    if (ABSL_PREDICT_FALSE(!tandem_status_macro_status.ok())) { \
+      return tandem_status_macro_status;                        \
+    }                                                           \
   } while (false)
 
 #define TANDEM_STATUS_CONCAT_INNER(a, b) a##b
 #define TANDEM_STATUS_CONCAT(a, b) TANDEM_STATUS_CONCAT_INNER(a, b)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
-  TANDEM_ASSIGN_OR_RETURN_IMPL(     \
-      TANDEM_STATUS_CONCAT(tandem_status_or_value_, __LINE__), lhs, expr)
+  TANDEM_ASSIGN_OR_RETURN_IMPL(TANDEM_STATUS_CONCAT(tandem_status_or_value_, __LINE__), lhs, expr)
 
 #define TANDEM_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr) \
   auto statusor = (expr);                                 \

@@ -12,12 +12,12 @@
 namespace tandem {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::Pointee;
 using ::tandem::testing::IsOk;
 using ::tandem::testing::IsOkAndHolds;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::Pointee;
 
 absl::Status FailIf(bool fail) {
   return fail ? absl::DataLossError("bad magic") : absl::OkStatus();
@@ -62,8 +62,7 @@ TEST(ReturnIfErrorTest, PassesOkThroughAndStopsAtFirstError) {
               StatusIs(absl::StatusCode::kDataLoss, "bad magic"));
   EXPECT_EQ(reached, 1);
   reached = 0;
-  EXPECT_THAT(ReturnIfErrorTwice(true, false, &reached),
-              StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(ReturnIfErrorTwice(true, false, &reached), StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_EQ(reached, 0);
 }
 

@@ -35,12 +35,10 @@ class StatusIsMatcher {
       : code_(std::move(code)), message_(std::move(message)) {}
 
   template <typename StatusType>
-  bool MatchAndExplain(const StatusType& value,
-                       ::testing::MatchResultListener* listener) const {
+  bool MatchAndExplain(const StatusType& value, ::testing::MatchResultListener* listener) const {
     const absl::Status& status = GetStatus(value);
     *listener << "whose status is " << status;
-    return code_.Matches(status.code()) &&
-           message_.Matches(std::string(status.message()));
+    return code_.Matches(status.code()) && message_.Matches(std::string(status.message()));
   }
   void DescribeTo(std::ostream* os) const {
     *os << "has a status code that ";
@@ -68,8 +66,7 @@ class IsOkAndHoldsMatcherImpl : public ::testing::MatcherInterface<const StatusO
 
   template <typename InnerMatcher>
   explicit IsOkAndHoldsMatcherImpl(InnerMatcher&& inner)
-      : inner_(::testing::SafeMatcherCast<const ValueType&>(
-            std::forward<InnerMatcher>(inner))) {}
+      : inner_(::testing::SafeMatcherCast<const ValueType&>(std::forward<InnerMatcher>(inner))) {}
 
   bool MatchAndExplain(const StatusOrType& value,
                        ::testing::MatchResultListener* listener) const override {
@@ -131,9 +128,9 @@ internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatc
 #define ASSERT_OK(expr) ASSERT_THAT((expr), ::tandem::testing::IsOk())
 #define EXPECT_OK(expr) EXPECT_THAT((expr), ::tandem::testing::IsOk())
 
-#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                      \
-  TANDEM_ASSERT_OK_AND_ASSIGN_IMPL(                                          \
-      TANDEM_STATUS_CONCAT(tandem_assert_status_or_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                                           \
+  TANDEM_ASSERT_OK_AND_ASSIGN_IMPL(TANDEM_STATUS_CONCAT(tandem_assert_status_or_, __LINE__), lhs, \
+                                   expr)
 #define TANDEM_ASSERT_OK_AND_ASSIGN_IMPL(statusor, lhs, expr) \
   auto statusor = (expr);                                     \
   ASSERT_TRUE(statusor.ok()) << statusor.status();            \

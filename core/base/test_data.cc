@@ -25,9 +25,9 @@ absl::StatusOr<std::string> SharedFile(absl::string_view relative) {
   std::filesystem::path path = std::filesystem::path(SharedDir()) / std::string(relative);
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
-    return absl::NotFoundError(absl::StrCat(
-        "shared test file missing: ", path.string(),
-        " (set TANDEM_SHARED to the folder that holds models/, normally ../shared)"));
+    return absl::NotFoundError(
+        absl::StrCat("shared test file missing: ", path.string(),
+                     " (set TANDEM_SHARED to the folder that holds models/, normally ../shared)"));
   }
   return path.string();
 }
@@ -78,8 +78,8 @@ absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& arg
   command += " 2>" + ShellQuote(pattern + "/tool.log");
   const int status = std::system(command.c_str());
   if (status != 0) {
-    return absl::InternalError(absl::StrCat("fixture tool failed (status ", status, "): ",
-                                            command));
+    return absl::InternalError(
+        absl::StrCat("fixture tool failed (status ", status, "): ", command));
   }
   return pattern;
 }

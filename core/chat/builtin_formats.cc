@@ -107,7 +107,7 @@ struct Format {
 };
 
 constexpr Format kFormats[] = {
-    {"chatml", kChatml, false}, {"gemma", kGemma, true},   {"llama2", kLlama2, true},
+    {"chatml", kChatml, false}, {"gemma", kGemma, true},     {"llama2", kLlama2, true},
     {"llama3", kLlama3, false}, {"mistral", kMistral, true}, {"phi3", kPhi3, false},
     {"raw", kRaw, false},       {"zephyr", kZephyr, false},
 };
@@ -126,8 +126,8 @@ absl::StatusOr<std::string> BuiltinFormatSource(absl::string_view name) {
       return absl::StrCat(kTextMacro, f.needs_system_prefix ? kSystemPrefix : "", f.body);
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown chat format '", name, "'; known: ",
-                                                 absl::StrJoin(BuiltinFormatNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown chat format '", name, "'; known: ", absl::StrJoin(BuiltinFormatNames(), ", ")));
 }
 
 absl::StatusOr<ChatTemplate> BuiltinFormat(absl::string_view name, ChatTemplateOptions options) {

@@ -2,13 +2,14 @@
 // Each is a Jinja template rendered by the same interpreter as a model's own template:
 //
 //   chatml   <|im_start|>{role}\n{content}<|im_end|>\n ... [<|im_start|>assistant\n]
-//   llama2   {bos}[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST] {answer} {eos}{bos}[INST] ...
-//   llama3   {bos}<|start_header_id|>{role}<|end_header_id|>\n\n{content}<|eot_id|> ...
+//   llama2   {bos}[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST] {answer} {eos}{bos}[INST]
+//   ... llama3   {bos}<|start_header_id|>{role}<|end_header_id|>\n\n{content}<|eot_id|> ...
 //            [<|start_header_id|>assistant<|end_header_id|>\n\n]
 //   mistral  {bos}[INST] {user} [/INST]{answer}{eos}[INST] ... (system text + "\n\n" leads the
 //            first user turn)
 //   phi3     <|{role}|>\n{content}<|end|>\n ... [<|assistant|>\n]
-//   gemma    {bos}<start_of_turn>{user|model}\n{content}<end_of_turn>\n ... [<start_of_turn>model\n]
+//   gemma    {bos}<start_of_turn>{user|model}\n{content}<end_of_turn>\n ...
+//   [<start_of_turn>model\n]
 //            (system text + "\n\n" leads the first user turn)
 //   zephyr   <|{role}|>\n{content}{eos}\n ... [<|assistant|>\n]
 //   raw      the message contents concatenated: the text is the prompt

@@ -55,7 +55,8 @@ TEST(BuiltinFormatsTest, RenderEachDocumentedLayout) {
        "<|assistant|>\n"},
       {"gemma", "<bos>", "<eos>",
        "<bos><start_of_turn>user\nYou are helpful.\n\nHi<end_of_turn>\n"
-       "<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>user\nHow are you?<end_of_turn>\n",
+       "<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>user\nHow are "
+       "you?<end_of_turn>\n",
        "<start_of_turn>model\n"},
       {"zephyr", "<s>", "</s>",
        "<|system|>\nYou are helpful.</s>\n<|user|>\nHi</s>\n<|assistant|>\nHello!</s>\n"

@@ -43,8 +43,7 @@ absl::StatusOr<std::string> ChatTemplate::Render(const json::Value& messages,
   for (const auto& [key, value] : extra_context) {
     if (key == "messages" || key == "add_generation_prompt" || key == "bos_token" ||
         key == "eos_token") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("extra context may not override '", key, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("extra context may not override '", key, "'"));
     }
     globals.emplace_back(key, jinja::FromJson(value));
   }
@@ -54,22 +53,21 @@ absl::StatusOr<std::string> ChatTemplate::Render(const json::Value& messages,
   globals.emplace_back("eos_token", Value(options_->eos_token));
   globals.emplace_back(
       "raise_exception",
-      jinja::MakeCallable("raise_exception", [](const jinja::CallArgs& a)
-                                                 -> absl::StatusOr<Value> {
+      jinja::MakeCallable("raise_exception", [](const jinja::CallArgs& a) -> absl::StatusOr<Value> {
         std::string message = a.positional.empty() ? "" : jinja::ToString(a.positional[0]);
         return absl::InvalidArgumentError(absl::StrCat("raise_exception: ", message));
       }));
   std::shared_ptr<const ChatTemplateOptions> options = options_;
   globals.emplace_back(
       "strftime_now",
-      jinja::MakeCallable("strftime_now", [options](const jinja::CallArgs& a)
-                                              -> absl::StatusOr<Value> {
-        if (a.positional.empty() || !a.positional[0].is_string()) {
-          return absl::InvalidArgumentError("strftime_now needs a format string");
-        }
-        return Value(absl::FormatTime(a.positional[0].as_string(), options->clock(),
-                                      options->time_zone));
-      }));
+      jinja::MakeCallable(
+          "strftime_now", [options](const jinja::CallArgs& a) -> absl::StatusOr<Value> {
+            if (a.positional.empty() || !a.positional[0].is_string()) {
+              return absl::InvalidArgumentError("strftime_now needs a format string");
+            }
+            return Value(absl::FormatTime(a.positional[0].as_string(), options->clock(),
+                                          options->time_zone));
+          }));
   return template_.Render(globals, options_->limits);
 }
 

@@ -67,8 +67,8 @@ std::vector<RenderCase> LoadRenderCases() {
   if (!doc.ok() || !doc->is_object()) {
     RenderCase missing;
     missing.template_file = "expected_renders_json";
-    missing.load_error = doc.ok() ? "expected_renders.json is not an object"
-                                  : std::string(doc.status().ToString());
+    missing.load_error =
+        doc.ok() ? "expected_renders.json is not an object" : std::string(doc.status().ToString());
     return {missing};
   }
   std::vector<RenderCase> cases;
@@ -83,8 +83,8 @@ std::vector<RenderCase> LoadRenderCases() {
         c.bos_token = renders.as_object().Find("bos_token")->as_string();
         c.eos_token = renders.as_object().Find("eos_token")->as_string();
         c.messages = messages;
-        const json::Value* expected = renders.as_object().Find(absl::StrCat(
-            conversation, "|add_generation_prompt=", flag ? "True" : "False"));
+        const json::Value* expected = renders.as_object().Find(
+            absl::StrCat(conversation, "|add_generation_prompt=", flag ? "True" : "False"));
         if (expected == nullptr) {
           c.load_error = "no expected render for this case";
         } else {
@@ -141,21 +141,17 @@ TEST_P(PlainConversationTest, ParsesAndRenders) {
 
 INSTANTIATE_TEST_SUITE_P(
     SharedTemplates, PlainConversationTest,
-    ::testing::Values("CohereForAI-c4ai-command-r-plus-tool_use.jinja",
-                      "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
-                      "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
-                      "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
-                      "Qwen-Qwen2.5-7B-Instruct.jinja",
-                      "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
-                      "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
-                      "fireworks-ai-llama-3-firefunction-v2.jinja",
-                      "llama-cpp-deepseek-r1.jinja",
-                      "meetkai-functionary-medium-v3.1.jinja",
-                      "meetkai-functionary-medium-v3.2.jinja",
-                      "meta-llama-Llama-3.1-8B-Instruct.jinja",
-                      "meta-llama-Llama-3.2-3B-Instruct.jinja",
-                      "meta-llama-Llama-3.3-70B-Instruct.jinja",
-                      "mistralai-Mistral-Nemo-Instruct-2407.jinja"),
+    ::testing::Values(
+        "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", "Qwen-Qwen2.5-7B-Instruct.jinja",
+        "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
+        "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        "fireworks-ai-llama-3-firefunction-v2.jinja", "llama-cpp-deepseek-r1.jinja",
+        "meetkai-functionary-medium-v3.1.jinja", "meetkai-functionary-medium-v3.2.jinja",
+        "meta-llama-Llama-3.1-8B-Instruct.jinja", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+        "meta-llama-Llama-3.3-70B-Instruct.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string name = info.param.substr(0, info.param.size() - 6);  // drop ".jinja"
       for (char& c : name) {
@@ -170,12 +166,11 @@ TEST(ChatTemplateTest, RaiseExceptionBecomesInvalidArgumentWithPosition) {
       ChatTemplate::Create("{% if messages[0].role != 'user' %}\n"
                            "  {{ raise_exception('Conversation must start with a user') }}\n"
                            "{% endif %}"));
-  EXPECT_THAT(t.Render(json::Value(json::Array{json::Object{{"role", "system"},
-                                                            {"content", "x"}}}),
-                       false),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "template error at 2:6: raise_exception: Conversation must start with a "
-                       "user"));
+  EXPECT_THAT(
+      t.Render(json::Value(json::Array{json::Object{{"role", "system"}, {"content", "x"}}}), false),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "template error at 2:6: raise_exception: Conversation must start with a "
+               "user"));
 }
 
 TEST(ChatTemplateTest, StrftimeNowUsesTheInjectedClock) {
@@ -203,11 +198,10 @@ TEST(ChatTemplateTest, RejectsBadMessagesAndReservedContextKeys) {
   EXPECT_THAT(t.Render(json::Value("hi"), false),
               StatusIs(absl::StatusCode::kInvalidArgument, "chat messages must be a JSON array"));
   EXPECT_THAT(t.Render(json::Value(json::Array{1}), false),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "each chat message must be an object"));
-  EXPECT_THAT(t.Render(json::Value(json::Array{}), false, json::Object{{"messages", 1}}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "extra context may not override 'messages'"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "each chat message must be an object"));
+  EXPECT_THAT(
+      t.Render(json::Value(json::Array{}), false, json::Object{{"messages", 1}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "extra context may not override 'messages'"));
 }
 
 TEST(ChatTemplateTest, SyntaxErrorsFailAtCreateWithPosition) {

@@ -60,7 +60,7 @@ struct Node {
     kFilterBlock,  // filter filter %} body {% endfilter
     kBreak,
     kContinue,
-    kScope,        // a body run in place ({% generation %} and similar no-op wrappers)
+    kScope,  // a body run in place ({% generation %} and similar no-op wrappers)
   };
   Kind kind;
   Position pos;
@@ -72,7 +72,7 @@ struct Node {
   std::string attr;                  // kSet: namespace attribute (targets[0].attr)
   std::string name;                  // kMacro
   std::vector<std::pair<std::string, ExprPtr>> params;  // kMacro: name and default (or null)
-  std::vector<std::pair<ExprPtr, Body>> branches;        // kIf
+  std::vector<std::pair<ExprPtr, Body>> branches;       // kIf
   Body body;
   Body else_body;
 };

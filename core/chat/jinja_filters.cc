@@ -42,19 +42,22 @@ Value AttributePath(const Value& v, const std::string& path) {
 
 // For sort/unique/min/max: strings compare case-insensitively unless asked otherwise.
 Value SortKey(const Value& v, const Value* attribute, bool case_sensitive) {
-  Value key = attribute != nullptr && attribute->is_string()
-                  ? AttributePath(v, attribute->as_string())
-                  : v;
+  Value key =
+      attribute != nullptr && attribute->is_string() ? AttributePath(v, attribute->as_string()) : v;
   if (!case_sensitive && key.is_string()) return Value(absl::AsciiStrToLower(key.as_string()));
   return key;
 }
 
 absl::StatusOr<Value> Length(const Value& in, const CallArgs&) {
   switch (in.kind()) {
-    case Value::Kind::kUndefined: return Value(0);
-    case Value::Kind::kString: return Value(static_cast<int64_t>(Utf8Length(in.as_string())));
-    case Value::Kind::kList: return Value(static_cast<int64_t>(in.as_list().size()));
-    case Value::Kind::kDict: return Value(static_cast<int64_t>(in.as_dict().size()));
+    case Value::Kind::kUndefined:
+      return Value(0);
+    case Value::Kind::kString:
+      return Value(static_cast<int64_t>(Utf8Length(in.as_string())));
+    case Value::Kind::kList:
+      return Value(static_cast<int64_t>(in.as_list().size()));
+    case Value::Kind::kDict:
+      return Value(static_cast<int64_t>(in.as_dict().size()));
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("object of type '", TypeName(in), "' has no len()"));
@@ -193,8 +196,7 @@ absl::StatusOr<Value> ListFilter(const Value& in, const CallArgs&) {
 }
 
 // select/reject(test, args...) and selectattr/rejectattr(attr, test, args...).
-absl::StatusOr<Value> SelectImpl(const Value& in, const CallArgs& a, bool by_attribute,
-                                 bool keep) {
+absl::StatusOr<Value> SelectImpl(const Value& in, const CallArgs& a, bool by_attribute, bool keep) {
   if (!in.Truthy()) return Value(List{});  // Jinja yields nothing for a falsy input (none)
   ASSIGN_OR_RETURN(List items, Iterate(in));
   size_t next = 0;
@@ -207,7 +209,8 @@ absl::StatusOr<Value> SelectImpl(const Value& in, const CallArgs& a, bool by_att
   }
   std::string test;
   if (next < a.positional.size()) {
-    if (!a.positional[next].is_string()) return absl::InvalidArgumentError("test name must be a string");
+    if (!a.positional[next].is_string())
+      return absl::InvalidArgumentError("test name must be a string");
     test = a.positional[next++].as_string();
   }
   CallArgs test_args;
@@ -332,10 +335,11 @@ std::vector<std::string> SplitLines(const std::string& s) {
 
 absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
   const Value* width = a.Get(0, "width");
-  std::string pad = width == nullptr ? "    "
-                    : width->is_string()
-                        ? width->as_string()
-                        : std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
+  std::string pad =
+      width == nullptr ? "    "
+      : width->is_string()
+          ? width->as_string()
+          : std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
   bool first = ArgBool(a, 1, "first", false);
   bool blank = ArgBool(a, 2, "blank", false);
   // Jinja appends a newline before splitting, which drops one trailing newline.
@@ -377,11 +381,10 @@ absl::StatusOr<Value> DictSort(const Value& in, const CallArgs& a) {
   ASSIGN_OR_RETURN(Value pairs, Items(in, a));
   List items = pairs.as_list();
   CallArgs sort_args;
-  sort_args.keyword = {{"case_sensitive", Value(ArgBool(a, 0, "case_sensitive", false))},
-                       {"attribute", Value(ToString(a.Get(1, "by") ? *a.Get(1, "by")
-                                                                   : Value("key")) == "value"
-                                               ? "1"
-                                               : "0")}};
+  sort_args.keyword = {
+      {"case_sensitive", Value(ArgBool(a, 0, "case_sensitive", false))},
+      {"attribute",
+       Value(ToString(a.Get(1, "by") ? *a.Get(1, "by") : Value("key")) == "value" ? "1" : "0")}};
   RETURN_IF_ERROR(SortList(&items, sort_args, 1000, 1000));
   if (ArgBool(a, 2, "reverse", false)) std::reverse(items.begin(), items.end());
   return Value(std::move(items));
@@ -425,24 +428,46 @@ absl::StatusOr<Value> Escape(const Value& in, const CallArgs&) {
   return Value::Markup(HtmlEscape(ToString(in)));
 }
 
-absl::StatusOr<Value> Safe(const Value& in, const CallArgs&) {
-  return Value::Markup(ToString(in));
-}
+absl::StatusOr<Value> Safe(const Value& in, const CallArgs&) { return Value::Markup(ToString(in)); }
 
 const absl::flat_hash_map<std::string, FilterFn>& Filters() {
   static const auto* filters = new absl::flat_hash_map<std::string, FilterFn>{
-      {"abs", Abs},         {"capitalize", Capitalize}, {"count", Length},
-      {"d", Default},       {"default", Default},       {"dictsort", DictSort},
-      {"e", Escape},        {"escape", Escape},         {"first", First},
-      {"float", Float},     {"indent", Indent},         {"int", Int},
-      {"items", Items},     {"join", Join},             {"last", Last},
-      {"length", Length},   {"list", ListFilter},       {"lower", Lower},
-      {"map", Map},         {"max", Max},               {"min", Min},
-      {"reject", Reject},   {"rejectattr", RejectAttr}, {"replace", Replace},
-      {"reverse", Reverse}, {"round", Round},           {"safe", Safe},
-      {"select", Select},   {"selectattr", SelectAttr}, {"sort", Sort},
-      {"string", String},   {"sum", Sum},               {"title", TitleFilter},
-      {"tojson", ToJsonFilter}, {"trim", Trim},         {"unique", Unique},
+      {"abs", Abs},
+      {"capitalize", Capitalize},
+      {"count", Length},
+      {"d", Default},
+      {"default", Default},
+      {"dictsort", DictSort},
+      {"e", Escape},
+      {"escape", Escape},
+      {"first", First},
+      {"float", Float},
+      {"indent", Indent},
+      {"int", Int},
+      {"items", Items},
+      {"join", Join},
+      {"last", Last},
+      {"length", Length},
+      {"list", ListFilter},
+      {"lower", Lower},
+      {"map", Map},
+      {"max", Max},
+      {"min", Min},
+      {"reject", Reject},
+      {"rejectattr", RejectAttr},
+      {"replace", Replace},
+      {"reverse", Reverse},
+      {"round", Round},
+      {"safe", Safe},
+      {"select", Select},
+      {"selectattr", SelectAttr},
+      {"sort", Sort},
+      {"string", String},
+      {"sum", Sum},
+      {"title", TitleFilter},
+      {"tojson", ToJsonFilter},
+      {"trim", Trim},
+      {"unique", Unique},
       {"upper", Upper},
   };
   return *filters;
@@ -502,7 +527,8 @@ const absl::flat_hash_map<std::string, TestFn>& Tests() {
        }},
       {"even",
        [](V v, A) -> absl::StatusOr<bool> {
-         if (!v.is_int() && !v.is_bool()) return absl::InvalidArgumentError("even needs an integer");
+         if (!v.is_int() && !v.is_bool())
+           return absl::InvalidArgumentError("even needs an integer");
          return v.as_int() % 2 == 0;
        }},
       {"divisibleby",
@@ -528,13 +554,15 @@ const absl::flat_hash_map<std::string, TestFn>& Tests() {
       {">=", [](V v, A a) { return CompareTest(v, a, 0, 1); }},
       {"in", [](V v, A a) { return Contains(Arg0(a), v); }},
       {"sameas",
-       [](V v, A a) -> absl::StatusOr<bool> {
-         const Value& o = Arg0(a);
-         if (v.kind() != o.kind()) return false;
-         if (v.is_list()) return v.list_ptr() == o.list_ptr();
-         if (v.is_dict()) return v.dict_ptr() == o.dict_ptr();
-         return Equals(v, o);
-       }},
+       [](V v,
+          A a) -> absl::
+                   StatusOr<bool> {
+                     const Value& o = Arg0(a);
+                     if (v.kind() != o.kind()) return false;
+                     if (v.is_list()) return v.list_ptr() == o.list_ptr();
+                     if (v.is_dict()) return v.dict_ptr() == o.dict_ptr();
+                     return Equals(v, o);
+                   }},
   };
   return *tests;
 }

@@ -22,8 +22,7 @@ bool IsKnownTest(absl::string_view name);
 
 // kInvalidArgument for an unknown filter or test, bad arguments, or an input the filter cannot
 // take (the interpreter adds the template position).
-absl::StatusOr<Value> ApplyFilter(absl::string_view name, const Value& input,
-                                  const CallArgs& args);
+absl::StatusOr<Value> ApplyFilter(absl::string_view name, const Value& input, const CallArgs& args);
 absl::StatusOr<bool> ApplyTest(absl::string_view name, const Value& input, const CallArgs& args);
 
 }  // namespace tandem::chat::jinja

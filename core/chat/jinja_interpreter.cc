@@ -98,8 +98,8 @@ class Renderer {
  private:
   absl::Status Append(std::string* out, absl::string_view text) {
     if (out->size() + text.size() > options_.max_output_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "template output exceeds the limit of ", options_.max_output_bytes, " bytes"));
+      return absl::ResourceExhaustedError(absl::StrCat("template output exceeds the limit of ",
+                                                       options_.max_output_bytes, " bytes"));
     }
     out->append(text.data(), text.size());
     return absl::OkStatus();
@@ -107,7 +107,8 @@ class Renderer {
 
   absl::Status ExecNode(const Node& node, const ScopePtr& scope, std::string* out, Flow* flow) {
     switch (node.kind) {
-      case Node::Kind::kText: return Append(out, node.text);
+      case Node::Kind::kText:
+        return Append(out, node.text);
       case Node::Kind::kOutput: {
         ASSIGN_OR_RETURN(Value v, Eval(*node.expr, scope));
         return Append(out, ToString(v));
@@ -122,8 +123,10 @@ class Renderer {
           if (take) return Exec(body, scope, out, flow);
         }
         return absl::OkStatus();
-      case Node::Kind::kFor: return ExecFor(node, scope, out);
-      case Node::Kind::kSet: return ExecSet(node, scope);
+      case Node::Kind::kFor:
+        return ExecFor(node, scope, out);
+      case Node::Kind::kSet:
+        return ExecSet(node, scope);
       case Node::Kind::kSetBlock:
       case Node::Kind::kFilterBlock: {
         std::string text;
@@ -147,9 +150,14 @@ class Renderer {
                    }));
         return absl::OkStatus();
       }
-      case Node::Kind::kBreak: *flow = Flow::kBreak; return absl::OkStatus();
-      case Node::Kind::kContinue: *flow = Flow::kContinue; return absl::OkStatus();
-      case Node::Kind::kScope: return Exec(node.body, scope, out, flow);
+      case Node::Kind::kBreak:
+        *flow = Flow::kBreak;
+        return absl::OkStatus();
+      case Node::Kind::kContinue:
+        *flow = Flow::kContinue;
+        return absl::OkStatus();
+      case Node::Kind::kScope:
+        return Exec(node.body, scope, out, flow);
     }
     return absl::OkStatus();
   }
@@ -166,10 +174,10 @@ class Renderer {
       return Bind(targets, Value(std::move(*parts)), scope, pos);
     }
     if (item.as_list().size() != targets.size()) {
-      return ErrorAt(pos, absl::StrCat(item.as_list().size() < targets.size() ? "not enough"
-                                                                              : "too many",
-                                       " values to unpack (expected ", targets.size(), ", got ",
-                                       item.as_list().size(), ")"));
+      return ErrorAt(
+          pos, absl::StrCat(item.as_list().size() < targets.size() ? "not enough" : "too many",
+                            " values to unpack (expected ", targets.size(), ", got ",
+                            item.as_list().size(), ")"));
     }
     for (size_t i = 0; i < targets.size(); ++i) scope->Set(targets[i], item.as_list()[i]);
     return absl::OkStatus();
@@ -212,19 +220,20 @@ class Renderer {
 
   static Value LoopObject(const std::shared_ptr<List>& items, int64_t i, int64_t n) {
     std::vector<std::pair<std::string, Value>> fields = {
-        {"index", Value(i + 1)},       {"index0", Value(i)},
-        {"revindex", Value(n - i)},    {"revindex0", Value(n - i - 1)},
-        {"first", Value(i == 0)},      {"last", Value(i == n - 1)},
-        {"length", Value(n)},          {"depth", Value(1)},
+        {"index", Value(i + 1)},    {"index0", Value(i)},
+        {"revindex", Value(n - i)}, {"revindex0", Value(n - i - 1)},
+        {"first", Value(i == 0)},   {"last", Value(i == n - 1)},
+        {"length", Value(n)},       {"depth", Value(1)},
         {"depth0", Value(0)},
     };
     if (i > 0) fields.emplace_back("previtem", (*items)[static_cast<size_t>(i - 1)]);
     if (i + 1 < n) fields.emplace_back("nextitem", (*items)[static_cast<size_t>(i + 1)]);
-    fields.emplace_back("cycle", MakeCallable("loop.cycle", [i](const CallArgs& a)
-                                                  -> absl::StatusOr<Value> {
-      if (a.positional.empty()) return absl::InvalidArgumentError("no items for cycling given");
-      return a.positional[static_cast<size_t>(i) % a.positional.size()];
-    }));
+    fields.emplace_back("cycle",
+                        MakeCallable("loop.cycle", [i](const CallArgs& a) -> absl::StatusOr<Value> {
+                          if (a.positional.empty())
+                            return absl::InvalidArgumentError("no items for cycling given");
+                          return a.positional[static_cast<size_t>(i) % a.positional.size()];
+                        }));
     return MakeDict(std::move(fields));
   }
 
@@ -248,8 +257,8 @@ class Renderer {
           absl::StrCat("macro '", macro.name, "' called after its scope ended"));
     }
     if (args.positional.size() > macro.params.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("macro '", macro.name, "' takes not more than ",
-                                                     macro.params.size(), " argument(s)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "macro '", macro.name, "' takes not more than ", macro.params.size(), " argument(s)"));
     }
     auto scope = std::make_shared<Scope>(parent);
     for (size_t i = 0; i < macro.params.size(); ++i) {
@@ -299,7 +308,8 @@ class Renderer {
 
   absl::StatusOr<Value> EvalInner(const Expr& e, const ScopePtr& scope) {
     switch (e.kind) {
-      case Expr::Kind::kLiteral: return e.value;
+      case Expr::Kind::kLiteral:
+        return e.value;
       case Expr::Kind::kName: {
         const Value* v = scope->Lookup(e.name);
         if (v != nullptr) return *v;
@@ -335,7 +345,8 @@ class Renderer {
         ASSIGN_OR_RETURN(Value rhs, Eval(*e.args[1], scope));
         return BinaryOp(e.name, lhs, rhs);
       }
-      case Expr::Kind::kCompare: return EvalCompare(e, scope);
+      case Expr::Kind::kCompare:
+        return EvalCompare(e, scope);
       case Expr::Kind::kCondition: {
         ASSIGN_OR_RETURN(Value c, Eval(*e.args[0], scope));
         if (c.Truthy()) return Eval(*e.args[1], scope);
@@ -364,7 +375,8 @@ class Renderer {
         auto part = [&](int i) { return e.args[i + 1] != nullptr ? &parts[i] : nullptr; };
         return Slice(obj, part(0), part(1), part(2));
       }
-      case Expr::Kind::kCall: return EvalCall(e, scope);
+      case Expr::Kind::kCall:
+        return EvalCall(e, scope);
       case Expr::Kind::kFilter: {
         ASSIGN_OR_RETURN(Value input, Eval(*e.args[0], scope));
         ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e, 1, scope));
@@ -412,8 +424,8 @@ class Renderer {
     }
     ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e, 1, scope));
     if (call_depth_ >= options_.max_call_depth) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "template exceeds the limit of ", options_.max_call_depth, " nested calls"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("template exceeds the limit of ", options_.max_call_depth, " nested calls"));
     }
     ++call_depth_;
     absl::StatusOr<Value> result = callee.as_callable().fn(args);
@@ -454,16 +466,14 @@ absl::StatusOr<Value> Range(const CallArgs& a) {
 
 }  // namespace
 
-absl::StatusOr<Template> Template::Parse(absl::string_view source,
-                                         const ParserOptions& options) {
+absl::StatusOr<Template> Template::Parse(absl::string_view source, const ParserOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Program> program, ParseTemplate(source, options));
   RETURN_IF_ERROR(CheckNames(program->body));
   return Template(std::shared_ptr<const Program>(std::move(program)));
 }
 
 absl::StatusOr<std::string> Template::Render(
-    const std::vector<std::pair<std::string, Value>>& globals,
-    const RenderOptions& options) const {
+    const std::vector<std::pair<std::string, Value>>& globals, const RenderOptions& options) const {
   Renderer renderer(options);
   auto builtins = std::make_shared<Scope>(nullptr);
   builtins->Set("range", MakeCallable("range", Range));

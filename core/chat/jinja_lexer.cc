@@ -17,12 +17,9 @@ constexpr char kPositionPayload[] = "tandem.chat/template-position";
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
-bool IsNameStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
-
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -104,8 +101,8 @@ class Lexer {
 
   void EmitText(size_t begin, size_t end) {
     if (end <= begin) return;
-    tokens_.push_back(Token{Token::Type::kText, src_.substr(begin, end - begin), 0, 0,
-                            PositionOf(begin)});
+    tokens_.push_back(
+        Token{Token::Type::kText, src_.substr(begin, end - begin), 0, 0, PositionOf(begin)});
   }
 
   // After a tag closer ending at `pos`: applies `-` or trim_blocks.
@@ -122,15 +119,15 @@ class Lexer {
   absl::StatusOr<size_t> SkipComment(size_t tag, size_t body) {
     size_t end = src_.find("#}", body);
     if (end == std::string::npos) return ErrorAt(PositionOf(tag), "unterminated comment");
-    char modifier = end > body && (src_[end - 1] == '-' || src_[end - 1] == '+')
-                        ? src_[end - 1] : '\0';
+    char modifier =
+        end > body && (src_[end - 1] == '-' || src_[end - 1] == '+') ? src_[end - 1] : '\0';
     return AfterTag(end + 2, modifier, /*trim=*/true);
   }
 
   // Lexes the inside of {{ }} or {% %} starting at `body`; returns where the text resumes.
   absl::StatusOr<size_t> LexTag(size_t tag, size_t body, bool block) {
-    tokens_.push_back(Token{block ? Token::Type::kBlockBegin : Token::Type::kVarBegin,
-                            "", 0, 0, PositionOf(tag)});
+    tokens_.push_back(Token{block ? Token::Type::kBlockBegin : Token::Type::kVarBegin, "", 0, 0,
+                            PositionOf(tag)});
     size_t first_token = tokens_.size();
     size_t pos = body;
     int depth = 0;  // open brackets: a closer inside them is an operator
@@ -138,16 +135,15 @@ class Lexer {
     while (true) {
       while (pos < src_.size() && IsSpace(src_[pos])) ++pos;
       if (pos >= src_.size()) {
-        return ErrorAt(PositionOf(tag),
-                       absl::StrCat("unterminated tag: expected '", closer, "'"));
+        return ErrorAt(PositionOf(tag), absl::StrCat("unterminated tag: expected '", closer, "'"));
       }
       if (depth == 0) {
         char m = src_[pos];
         bool has_modifier = (m == '-' || (block && m == '+'));
         size_t at = has_modifier ? pos + 1 : pos;
         if (src_.compare(at, 2, closer) == 0) {
-          tokens_.push_back(Token{block ? Token::Type::kBlockEnd : Token::Type::kVarEnd, "", 0,
-                                  0, PositionOf(pos)});
+          tokens_.push_back(Token{block ? Token::Type::kBlockEnd : Token::Type::kVarEnd, "", 0, 0,
+                                  PositionOf(pos)});
           size_t next = AfterTag(at + 2, has_modifier ? m : '\0', block);
           if (block && tokens_.size() == first_token + 2 &&
               tokens_[first_token].type == Token::Type::kName &&
@@ -181,8 +177,7 @@ class Lexer {
         while (text_end > pos && IsSpace(src_[text_end - 1])) --text_end;
       }
       EmitText(pos, text_end);
-      return AfterTag(j + 2, close_modifier == '+' || close_modifier == '-' ? close_modifier
-                                                                             : '\0',
+      return AfterTag(j + 2, close_modifier == '+' || close_modifier == '-' ? close_modifier : '\0',
                       /*trim=*/true);
     }
     return ErrorAt(PositionOf(tag), "unterminated raw block: expected '{% endraw %}'");
@@ -201,9 +196,9 @@ class Lexer {
     }
     if (IsDigit(c)) return LexNumber(pos, where);
     if (c == '\'' || c == '"') return LexString(pos, where);
-    static constexpr const char* kOperators[] = {
-        "//", "**", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<", ">", "=",
-        "(", ")", "[", "]", "{", "}", ",", ".", ":", "|", ";"};
+    static constexpr const char* kOperators[] = {"//", "**", "==", "!=", "<=", ">=", "+", "-", "*",
+                                                 "/",  "%",  "~",  "<",  ">",  "=",  "(", ")", "[",
+                                                 "]",  "{",  "}",  ",",  ".",  ":",  "|", ";"};
     for (const char* op : kOperators) {
       size_t len = std::char_traits<char>::length(op);
       if (src_.compare(start, len, op) == 0) {
@@ -276,17 +271,38 @@ class Lexer {
       char e = src_[i + 1];
       i += 2;
       switch (e) {
-        case 'n': value.push_back('\n'); break;
-        case 't': value.push_back('\t'); break;
-        case 'r': value.push_back('\r'); break;
-        case 'a': value.push_back('\a'); break;
-        case 'b': value.push_back('\b'); break;
-        case 'f': value.push_back('\f'); break;
-        case 'v': value.push_back('\v'); break;
-        case '\\': value.push_back('\\'); break;
-        case '\'': value.push_back('\''); break;
-        case '"': value.push_back('"'); break;
-        case '\n': break;  // line continuation
+        case 'n':
+          value.push_back('\n');
+          break;
+        case 't':
+          value.push_back('\t');
+          break;
+        case 'r':
+          value.push_back('\r');
+          break;
+        case 'a':
+          value.push_back('\a');
+          break;
+        case 'b':
+          value.push_back('\b');
+          break;
+        case 'f':
+          value.push_back('\f');
+          break;
+        case 'v':
+          value.push_back('\v');
+          break;
+        case '\\':
+          value.push_back('\\');
+          break;
+        case '\'':
+          value.push_back('\'');
+          break;
+        case '"':
+          value.push_back('"');
+          break;
+        case '\n':
+          break;  // line continuation
         case 'x':
         case 'u':
         case 'U': {
@@ -342,15 +358,13 @@ bool HasPosition(const absl::Status& status) {
 }
 
 absl::Status AttachPosition(absl::Status status, Position pos) {
-  if (status.ok() || HasPosition(status) ||
-      status.code() != absl::StatusCode::kInvalidArgument) {
+  if (status.ok() || HasPosition(status) || status.code() != absl::StatusCode::kInvalidArgument) {
     return status;
   }
   return ErrorAt(pos, status.message());
 }
 
-absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view source,
-                                            const LexerOptions& options) {
+absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view source, const LexerOptions& options) {
   std::string normalized = absl::StrReplaceAll(source, {{"\r\n", "\n"}, {"\r", "\n"}});
   if (!options.keep_trailing_newline && !normalized.empty() && normalized.back() == '\n') {
     normalized.pop_back();

@@ -41,10 +41,10 @@ struct Token {
     kBlockBegin,  // {%
     kBlockEnd,    // %}
     kName,
-    kString,      // text holds the decoded value
+    kString,  // text holds the decoded value
     kInt,
     kFloat,
-    kOperator,    // text holds the operator: "+", "//", "==", "(", ...
+    kOperator,  // text holds the operator: "+", "//", "==", "(", ...
     kEof,
   };
   Type type;
@@ -62,8 +62,7 @@ struct LexerOptions {
 
 // Tokenises `source`; the last token is kEof. Errors (unterminated tags or strings, stray
 // characters) carry their position.
-absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view source,
-                                            const LexerOptions& options);
+absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view source, const LexerOptions& options);
 
 }  // namespace tandem::chat::jinja
 

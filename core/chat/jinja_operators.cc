@@ -44,9 +44,15 @@ absl::StatusOr<Value> IntArithmetic(char op, int64_t x, int64_t y) {
   int64_t r = 0;
   bool overflow = false;
   switch (op) {
-    case '+': overflow = __builtin_add_overflow(x, y, &r); break;
-    case '-': overflow = __builtin_sub_overflow(x, y, &r); break;
-    case '*': overflow = __builtin_mul_overflow(x, y, &r); break;
+    case '+':
+      overflow = __builtin_add_overflow(x, y, &r);
+      break;
+    case '-':
+      overflow = __builtin_sub_overflow(x, y, &r);
+      break;
+    case '*':
+      overflow = __builtin_mul_overflow(x, y, &r);
+      break;
     case 'f':  // floor division
     case '%': {
       if (y == 0) return absl::InvalidArgumentError("integer division or modulo by zero");
@@ -64,7 +70,8 @@ absl::StatusOr<Value> IntArithmetic(char op, int64_t x, int64_t y) {
       r = op == 'f' ? q : m;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   if (overflow) return absl::InvalidArgumentError("integer overflow");
   return Value(r);
@@ -159,11 +166,12 @@ absl::StatusOr<Value> UnaryOp(absl::string_view op, const Value& a) {
 
 absl::StatusOr<bool> Contains(const Value& container, const Value& item) {
   switch (container.kind()) {
-    case Value::Kind::kUndefined: return false;
+    case Value::Kind::kUndefined:
+      return false;
     case Value::Kind::kString:
       if (!item.is_string()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "'in <string>' requires string as left operand, not ", TypeName(item)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("'in <string>' requires string as left operand, not ", TypeName(item)));
       }
       return absl::StrContains(container.as_string(), item.as_string());
     case Value::Kind::kList:
@@ -181,8 +189,10 @@ absl::StatusOr<bool> Contains(const Value& container, const Value& item) {
 
 absl::StatusOr<List> Iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined: return List{};
-    case Value::Kind::kList: return v.as_list();
+    case Value::Kind::kUndefined:
+      return List{};
+    case Value::Kind::kList:
+      return v.as_list();
     case Value::Kind::kDict: {
       List keys;
       for (const auto& item : v.as_dict().items()) keys.push_back(Value(item.first));
@@ -194,8 +204,7 @@ absl::StatusOr<List> Iterate(const Value& v) {
       return chars;
     }
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", TypeName(v), "' object is not iterable"));
+      return absl::InvalidArgumentError(absl::StrCat("'", TypeName(v), "' object is not iterable"));
   }
 }
 
@@ -204,7 +213,8 @@ std::string Strip(absl::string_view s, const std::string* chars, bool left, bool
   std::vector<absl::string_view> set;
   if (chars != nullptr) set = Utf8Chars(*chars);
   auto strip_it = [&](absl::string_view c) {
-    if (chars == nullptr) return c.size() == 1 && absl::ascii_isspace(static_cast<unsigned char>(c[0]));
+    if (chars == nullptr)
+      return c.size() == 1 && absl::ascii_isspace(static_cast<unsigned char>(c[0]));
     for (absl::string_view x : set) {
       if (x == c) return true;
     }
@@ -333,10 +343,12 @@ Value StringMethod(const std::string& s, const std::string& name) {
   }
   if (name == "startswith" || name == "endswith") {
     bool prefix = name == "startswith";
-    return method([s, prefix](const CallArgs& a) { return AffixTest(s, a.Get(0, "prefix"), prefix); });
+    return method(
+        [s, prefix](const CallArgs& a) { return AffixTest(s, a.Get(0, "prefix"), prefix); });
   }
   if (name == "split") {
-    return method([s](const CallArgs& a) { return Split(s, a.Get(0, "sep"), a.Get(1, "maxsplit")); });
+    return method(
+        [s](const CallArgs& a) { return Split(s, a.Get(0, "sep"), a.Get(1, "maxsplit")); });
   }
   if (name == "upper" || name == "lower") {
     bool upper = name == "upper";
@@ -374,9 +386,8 @@ Value StringMethod(const std::string& s, const std::string& name) {
       const Value* items = a.Get(0, "iterable");
       if (items == nullptr) return absl::InvalidArgumentError("join() needs an iterable");
       ASSIGN_OR_RETURN(List list, Iterate(*items));
-      return Value(absl::StrJoin(list, s, [](std::string* out, const Value& v) {
-        out->append(ToString(v));
-      }));
+      return Value(absl::StrJoin(
+          list, s, [](std::string* out, const Value& v) { out->append(ToString(v)); }));
     });
   }
   if (name == "find" || name == "count") {
@@ -468,7 +479,8 @@ Value GetAttribute(const Value& obj, const std::string& name) {
       return Value::Undefined(
           absl::StrCat("'", TypeName(obj), " object' has no attribute '", name, "'"));
     }
-    case Value::Kind::kString: return StringMethod(obj.as_string(), name);
+    case Value::Kind::kString:
+      return StringMethod(obj.as_string(), name);
     default:
       return Value::Undefined(
           absl::StrCat("'", TypeName(obj), " object' has no attribute '", name, "'"));
@@ -496,8 +508,7 @@ Value GetItem(const Value& obj, const Value& key) {
   } else if (key.is_string()) {
     return GetAttribute(obj, key.as_string());
   }
-  return Value::Undefined(
-      absl::StrCat("'", TypeName(obj), " object' has no element ", Repr(key)));
+  return Value::Undefined(absl::StrCat("'", TypeName(obj), " object' has no element ", Repr(key)));
 }
 
 absl::StatusOr<Value> Slice(const Value& obj, const Value* start, const Value* stop,

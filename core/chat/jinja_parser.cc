@@ -15,17 +15,27 @@ using Type = Token::Type;
 
 std::string Describe(const Token& t) {
   switch (t.type) {
-    case Type::kText: return "text";
-    case Type::kVarBegin: return "'{{'";
-    case Type::kVarEnd: return "'}}'";
-    case Type::kBlockBegin: return "'{%'";
-    case Type::kBlockEnd: return "'%}'";
-    case Type::kName: return absl::StrCat("'", t.text, "'");
-    case Type::kString: return "a string";
+    case Type::kText:
+      return "text";
+    case Type::kVarBegin:
+      return "'{{'";
+    case Type::kVarEnd:
+      return "'}}'";
+    case Type::kBlockBegin:
+      return "'{%'";
+    case Type::kBlockEnd:
+      return "'%}'";
+    case Type::kName:
+      return absl::StrCat("'", t.text, "'");
+    case Type::kString:
+      return "a string";
     case Type::kInt:
-    case Type::kFloat: return absl::StrCat("'", t.text, "'");
-    case Type::kOperator: return absl::StrCat("'", t.text, "'");
-    case Type::kEof: return "end of template";
+    case Type::kFloat:
+      return absl::StrCat("'", t.text, "'");
+    case Type::kOperator:
+      return absl::StrCat("'", t.text, "'");
+    case Type::kEof:
+      return "end of template";
   }
   return "token";
 }
@@ -103,8 +113,8 @@ class Parser {
   };
   absl::Status CheckDepth() const {
     if (depth_ > options_.max_depth) {
-      return ErrorAt(Peek().pos, absl::StrCat("nesting deeper than ", options_.max_depth,
-                                              " levels"));
+      return ErrorAt(Peek().pos,
+                     absl::StrCat("nesting deeper than ", options_.max_depth, " levels"));
     }
     return absl::OkStatus();
   }
@@ -200,8 +210,8 @@ class Parser {
       RETURN_IF_ERROR(ExpectBlockEnd());
       return node;
     }
-    static const char* kUnsupported[] = {"include", "import", "from", "extends", "block",
-                                         "call", "with", "do", "autoescape", "trans"};
+    static const char* kUnsupported[] = {"include", "import", "from", "extends",    "block",
+                                         "call",    "with",   "do",   "autoescape", "trans"};
     for (const char* u : kUnsupported) {
       if (name == u) return ErrorAt(tag.pos, absl::StrCat("unsupported tag '", name, "'"));
     }
@@ -421,9 +431,9 @@ class Parser {
       // A chain a < b < c means (a < b) and (b < c); the middle operand is evaluated twice.
       ExprPtr next_lhs = CloneForChain(*rhs);
       ExprPtr cmp = NewBinary(Expr::Kind::kCompare, op, std::move(lhs), std::move(rhs), pos);
-      result = result == nullptr ? std::move(cmp)
-                                 : NewBinary(Expr::Kind::kBinary, "and", std::move(result),
-                                             std::move(cmp), pos);
+      result = result == nullptr
+                   ? std::move(cmp)
+                   : NewBinary(Expr::Kind::kBinary, "and", std::move(result), std::move(cmp), pos);
       lhs = std::move(next_lhs);
     }
     return result != nullptr ? std::move(result) : std::move(lhs);
@@ -439,9 +449,8 @@ class Parser {
     return c;
   }
 
-  absl::StatusOr<ExprPtr> ParseBinaryLevel(
-      const std::vector<absl::string_view>& ops,
-      absl::StatusOr<ExprPtr> (Parser::*operand)()) {
+  absl::StatusOr<ExprPtr> ParseBinaryLevel(const std::vector<absl::string_view>& ops,
+                                           absl::StatusOr<ExprPtr> (Parser::*operand)()) {
     ASSIGN_OR_RETURN(ExprPtr lhs, (this->*operand)());
     while (true) {
       bool matched = false;
@@ -449,8 +458,8 @@ class Parser {
         if (IsOp(op)) {
           Position pos = Next().pos;
           ASSIGN_OR_RETURN(ExprPtr rhs, (this->*operand)());
-          lhs = NewBinary(Expr::Kind::kBinary, std::string(op), std::move(lhs), std::move(rhs),
-                          pos);
+          lhs =
+              NewBinary(Expr::Kind::kBinary, std::string(op), std::move(lhs), std::move(rhs), pos);
           matched = true;
           break;
         }
@@ -459,12 +468,16 @@ class Parser {
     }
   }
 
-  absl::StatusOr<ExprPtr> ParseMath1() { return ParseBinaryLevel({"+", "-"}, &Parser::ParseConcat); }
+  absl::StatusOr<ExprPtr> ParseMath1() {
+    return ParseBinaryLevel({"+", "-"}, &Parser::ParseConcat);
+  }
   absl::StatusOr<ExprPtr> ParseConcat() { return ParseBinaryLevel({"~"}, &Parser::ParseMath2); }
   absl::StatusOr<ExprPtr> ParseMath2() {
     return ParseBinaryLevel({"*", "/", "//", "%"}, &Parser::ParsePow);
   }
-  absl::StatusOr<ExprPtr> ParsePow() { return ParseBinaryLevel({"**"}, &Parser::ParseUnaryWithFilter); }
+  absl::StatusOr<ExprPtr> ParsePow() {
+    return ParseBinaryLevel({"**"}, &Parser::ParseUnaryWithFilter);
+  }
   absl::StatusOr<ExprPtr> ParseUnaryWithFilter() { return ParseUnary(true); }
 
   absl::StatusOr<ExprPtr> ParseUnary(bool with_filter) {
@@ -637,7 +650,8 @@ class Parser {
   absl::Status ParseCallArgs(Expr* e) {
     RETURN_IF_ERROR(ExpectOp("("));
     while (!IsOp(")")) {
-      if (IsOp("*") || IsOp("**")) return ErrorAt(Peek().pos, "*args and **kwargs are not supported");
+      if (IsOp("*") || IsOp("**"))
+        return ErrorAt(Peek().pos, "*args and **kwargs are not supported");
       if (Peek().type == Type::kName && IsOp("=", 1)) {
         std::string key = Next().text;
         Next();
@@ -696,8 +710,8 @@ class Parser {
       return t.text != "else" && t.text != "or" && t.text != "and" && t.text != "if" &&
              t.text != "is" && t.text != "in" && t.text != "not";
     }
-    return t.type == Type::kString || t.type == Type::kInt || t.type == Type::kFloat ||
-           IsOp("[") || IsOp("{");
+    return t.type == Type::kString || t.type == Type::kInt || t.type == Type::kFloat || IsOp("[") ||
+           IsOp("{");
   }
 
   std::vector<Token> tokens_;

@@ -52,57 +52,84 @@ void ExpectRenders(const std::vector<Case>& cases, bool trim = true) {
 
 TEST(JinjaTest, EvaluatesExpressionsWithPythonSemantics) {
   ExpectRenders({
-      {"{{ 1 + 2 * 3 }}|{{ (1 + 2) * 3 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ -7 % 3 }}|{{ 7 / 2 }}|{{ 2 ** 10 }}",
+      {"{{ 1 + 2 * 3 }}|{{ (1 + 2) * 3 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ -7 % 3 }}|{{ 7 / 2 }}|{{ 2 "
+       "** 10 }}",
        "7|9|3|-4|2|3.5|1024"},
-      {"{{ 'a' ~ 1 ~ none ~ true }}|{{ 'ab' * 3 }}|{{ [1] + [2] }}|{{ n > 5 and n < 10 }}|{{ 1 < n < 5 }}",
+      {"{{ 'a' ~ 1 ~ none ~ true }}|{{ 'ab' * 3 }}|{{ [1] + [2] }}|{{ n > 5 and n < 10 }}|{{ 1 < n "
+       "< 5 }}",
        "a1NoneTrue|ababab|[1, 2]|True|False"},
-      {"{{ 'x' if n else 'y' }}|{{ 'x' if t else 'y' }}|{{ 'x' if t }}|{{ not n }}|{{ t or 'dflt' }}|{{ n and 'yes' }}",
+      {"{{ 'x' if n else 'y' }}|{{ 'x' if t else 'y' }}|{{ 'x' if t }}|{{ not n }}|{{ t or 'dflt' "
+       "}}|{{ n and 'yes' }}",
        "x|y||False|dflt|yes"},
       {"{{ 'b' in d }}|{{ 'q' not in d }}|{{ 2 in l }}|{{ 'ell' in s }}|{{ 'x' in undefined_var }}",
        "True|True|True|True|False"},
-      {"{{ l[0] }}|{{ l[-1] }}|{{ l[1:] }}|{{ l[::-1] }}|{{ l[:-1] }}|{{ s[2:7] }}|{{ u[::-1] }}|{{ u[1] }}|{{ l[5] }}|",
+      {"{{ l[0] }}|{{ l[-1] }}|{{ l[1:] }}|{{ l[::-1] }}|{{ l[:-1] }}|{{ s[2:7] }}|{{ u[::-1] "
+       "}}|{{ u[1] }}|{{ l[5] }}|",
        "3|2|[1, 2]|[2, 1, 3]|[3, 1]|Hello|✓ïnü|n||"},
-      {"{{ d.b }}|{{ d['c'] }}|{{ d.missing }}|{{ msgs[1].tool_calls }}|{{ msgs[0].tool_calls is defined }}",
+      {"{{ d.b }}|{{ d['c'] }}|{{ d.missing }}|{{ msgs[1].tool_calls }}|{{ msgs[0].tool_calls is "
+       "defined }}",
        "1|x||[1]|False"},
-      {"{{ [1, 'a', none, true, 2.0] }}|{{ {'k': 'v', 'n': [1]} }}|{{ (1, 2) | list }}|{{ none }}|{{ f }}|{{ 1e20 }}|{{ 0.1 + 0.2 }}",
+      {"{{ [1, 'a', none, true, 2.0] }}|{{ {'k': 'v', 'n': [1]} }}|{{ (1, 2) | list }}|{{ none "
+       "}}|{{ f }}|{{ 1e20 }}|{{ 0.1 + 0.2 }}",
        "[1, 'a', None, True, 2.0]|{'k': 'v', 'n': [1]}|[1, 2]|None|2.5|1e+20|0.30000000000000004"},
       {"{{ \"it's\" }}|{{ ['it\\'s', \"q\\\"\"] }}|{{ 'tab\\there' }}|{{ '\\u00e9\\x41' }}",
        "it's|[\"it's\", 'q\"']|tab\there|éA"},
-      {"{{ d.items() | list }}|{{ d.keys() | list }}|{{ d.values() | list }}|{{ d.get('c') }}|{{ d.get('zz', 5) }}|{{ d.get('zz') }}",
-       "[('b', 1), ('a', [True, None]), ('c', 'x')]|['b', 'a', 'c']|[1, [True, None], 'x']|x|5|None"},
-      {"{{ s.strip() }}|{{ s.lstrip() }}|{{ s.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'a b c'.split(' ', 1) }}",
+      {"{{ d.items() | list }}|{{ d.keys() | list }}|{{ d.values() | list }}|{{ d.get('c') }}|{{ "
+       "d.get('zz', 5) }}|{{ d.get('zz') }}",
+       "[('b', 1), ('a', [True, None]), ('c', 'x')]|['b', 'a', 'c']|[1, [True, None], "
+       "'x']|x|5|None"},
+      {"{{ s.strip() }}|{{ s.lstrip() }}|{{ s.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ "
+       "'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'a b c'.split(' ', 1) }}",
        "Hello World|Hello World  |  Hello World|a|['a', 'b', '', 'c']|['a', 'b']|['a', 'b c']"},
-      {"{{ 'Hello'.startswith('He') }}|{{ 'Hello'.endswith(('x', 'lo')) }}|{{ 'aXa'.replace('a', 'b') }}|{{ 'abc'.upper() }}|{{ 'ABC'.lower() }}|{{ 'hello world'.title() }}|{{ 'hELLO'.capitalize() }}|{{ '{} and {}'.format(1, 'b') }}|{{ '-'.join(['a', 'b']) }}",
+      {"{{ 'Hello'.startswith('He') }}|{{ 'Hello'.endswith(('x', 'lo')) }}|{{ 'aXa'.replace('a', "
+       "'b') }}|{{ 'abc'.upper() }}|{{ 'ABC'.lower() }}|{{ 'hello world'.title() }}|{{ "
+       "'hELLO'.capitalize() }}|{{ '{} and {}'.format(1, 'b') }}|{{ '-'.join(['a', 'b']) }}",
        "True|True|bXb|ABC|abc|Hello World|Hello|1 and b|a-b"},
   });
 }
 
 TEST(JinjaTest, AppliesFilters) {
   ExpectRenders({
-      {"{{ s | trim }}|{{ 'xxhixx' | trim('x') }}|{{ l | length }}|{{ d | count }}|{{ u | length }}|{{ undefined_var | length }}",
+      {"{{ s | trim }}|{{ 'xxhixx' | trim('x') }}|{{ l | length }}|{{ d | count }}|{{ u | length "
+       "}}|{{ undefined_var | length }}",
        "Hello World|hi|3|3|4|0"},
-      {"{{ 'abc' | upper }}|{{ 'ABC' | lower }}|{{ 'hello big world' | title }}|{{ 'hELLO wORLD' | capitalize }}",
+      {"{{ 'abc' | upper }}|{{ 'ABC' | lower }}|{{ 'hello big world' | title }}|{{ 'hELLO wORLD' | "
+       "capitalize }}",
        "ABC|abc|Hello Big World|Hello world"},
-      {"{{ undefined_var | default('dflt') }}|{{ '' | default('dflt') }}|{{ '' | default('dflt', true) }}|{{ t | d('x', true) }}|{{ n | d(1) }}",
+      {"{{ undefined_var | default('dflt') }}|{{ '' | default('dflt') }}|{{ '' | default('dflt', "
+       "true) }}|{{ t | d('x', true) }}|{{ n | d(1) }}",
        "dflt||dflt|x|7"},
       {"{{ d | items | list }}|{% for k, v in d | items %}{{ k }}={{ v }};{% endfor %}",
        "[('b', 1), ('a', [True, None]), ('c', 'x')]|b=1;a=[True, None];c=x;"},
-      {"{{ l | join(', ') }}|{{ msgs | join('/', attribute='role') }}|{{ l | first }}|{{ l | last }}|{{ 'abc' | first }}",
+      {"{{ l | join(', ') }}|{{ msgs | join('/', attribute='role') }}|{{ l | first }}|{{ l | last "
+       "}}|{{ 'abc' | first }}",
        "3, 1, 2|user/assistant/user|3|2|a"},
-      {"{{ 'a-b-c' | replace('-', '+') }}|{{ 'a-b-c' | replace('-', '+', 1) }}|{{ l | string }}|{{ 42 | string }}|{{ '42' | int + 1 }}|{{ '3.7' | int }}|{{ 'x' | int(-1) }}|{{ 2.9 | int }}|{{ '2.5' | float }}",
+      {"{{ 'a-b-c' | replace('-', '+') }}|{{ 'a-b-c' | replace('-', '+', 1) }}|{{ l | string }}|{{ "
+       "42 | string }}|{{ '42' | int + 1 }}|{{ '3.7' | int }}|{{ 'x' | int(-1) }}|{{ 2.9 | int "
+       "}}|{{ '2.5' | float }}",
        "a+b+c|a+b-c|[3, 1, 2]|42|43|3|-1|2|2.5"},
-      {"{{ 'abc' | list }}|{{ msgs | selectattr('role', 'equalto', 'user') | map(attribute='content') | list }}|{{ msgs | rejectattr('role', 'eq', 'user') | list | length }}",
+      {"{{ 'abc' | list }}|{{ msgs | selectattr('role', 'equalto', 'user') | "
+       "map(attribute='content') | list }}|{{ msgs | rejectattr('role', 'eq', 'user') | list | "
+       "length }}",
        "['a', 'b', 'c']|['hi', 'bye']|1"},
-      {"{{ msgs | selectattr('tool_calls', 'defined') | list | length }}|{{ msgs | selectattr('tool_calls') | list | length }}|{{ l | select('odd') | list }}|{{ l | reject('odd') | list }}|{{ ['a', 'b'] | map('upper') | list }}",
+      {"{{ msgs | selectattr('tool_calls', 'defined') | list | length }}|{{ msgs | "
+       "selectattr('tool_calls') | list | length }}|{{ l | select('odd') | list }}|{{ l | "
+       "reject('odd') | list }}|{{ ['a', 'b'] | map('upper') | list }}",
        "1|1|[3, 1]|[2]|['A', 'B']"},
-      {"{{ [1, 2, 1, 3] | unique | list }}|{{ ['A', 'a', 'b'] | unique | list }}|{{ 2.5 | round }}|{{ 3.14159 | round(2) }}|{{ 2.1 | round(0, 'ceil') }}|{{ -3 | abs }}|{{ -2.5 | abs }}",
+      {"{{ [1, 2, 1, 3] | unique | list }}|{{ ['A', 'a', 'b'] | unique | list }}|{{ 2.5 | round "
+       "}}|{{ 3.14159 | round(2) }}|{{ 2.1 | round(0, 'ceil') }}|{{ -3 | abs }}|{{ -2.5 | abs }}",
        "[1, 2, 3]|['A', 'b']|2.0|3.14|3.0|3|2.5"},
-      {"{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(4, true) }}|{{ 'a\\n\\nb' | indent(2, blank=true) }}",
+      {"{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(4, true) }}|{{ 'a\\n\\nb' | indent(2, "
+       "blank=true) }}",
        "a\n  b\n\n  c|    a\n    b|a\n  \n  b"},
-      {"{{ l | sort }}|{{ l | sort(reverse=true) }}|{{ ['b', 'A', 'c'] | sort }}|{{ msgs | sort(attribute='role') | map(attribute='content') | join(',') }}|{{ l | reverse | list }}|{{ l | sum }}|{{ l | min }}|{{ l | max }}",
+      {"{{ l | sort }}|{{ l | sort(reverse=true) }}|{{ ['b', 'A', 'c'] | sort }}|{{ msgs | "
+       "sort(attribute='role') | map(attribute='content') | join(',') }}|{{ l | reverse | list "
+       "}}|{{ l | sum }}|{{ l | min }}|{{ l | max }}",
        "[1, 2, 3]|[3, 2, 1]|['A', 'b', 'c']|yo,hi,bye|[2, 1, 3]|6|1|3"},
-      {"{{ d | tojson }}|{{ d | tojson(indent=2) }}|{{ u | tojson }}|{{ 'a\"b\\n' | tojson }}|{{ f | tojson }}|{{ t | tojson }}",
-       "{\"b\": 1, \"a\": [true, null], \"c\": \"x\"}|{\n  \"b\": 1,\n  \"a\": [\n    true,\n    null\n  ],\n  \"c\": \"x\"\n}|\"ünï✓\"|\"a\\\"b\\n\"|2.5|null"},
+      {"{{ d | tojson }}|{{ d | tojson(indent=2) }}|{{ u | tojson }}|{{ 'a\"b\\n' | tojson }}|{{ f "
+       "| tojson }}|{{ t | tojson }}",
+       "{\"b\": 1, \"a\": [true, null], \"c\": \"x\"}|{\n  \"b\": 1,\n  \"a\": [\n    true,\n    "
+       "null\n  ],\n  \"c\": \"x\"\n}|\"ünï✓\"|\"a\\\"b\\n\"|2.5|null"},
       {"{{ '<a>' | safe }}|{{ '<a>' | e }}|{{ '<b>' | safe + '<i>' }}|{{ '<b>' ~ ('<i>' | safe) }}",
        "<a>|&lt;a&gt;|<b>&lt;i&gt;|<b><i>"},
   });
@@ -110,78 +137,86 @@ TEST(JinjaTest, AppliesFilters) {
 
 TEST(JinjaTest, AppliesTests) {
   ExpectRenders({
-      {"{{ n is defined }}|{{ nope is defined }}|{{ nope is undefined }}|{{ t is none }}|{{ n is none }}|{{ s is string }}|{{ n is string }}",
+      {"{{ n is defined }}|{{ nope is defined }}|{{ nope is undefined }}|{{ t is none }}|{{ n is "
+       "none }}|{{ s is string }}|{{ n is string }}",
        "True|False|True|True|False|True|False"},
-      {"{{ n is number }}|{{ f is number }}|{{ true is number }}|{{ n is integer }}|{{ f is float }}|{{ d is mapping }}|{{ l is mapping }}",
+      {"{{ n is number }}|{{ f is number }}|{{ true is number }}|{{ n is integer }}|{{ f is float "
+       "}}|{{ d is mapping }}|{{ l is mapping }}",
        "True|True|True|True|True|True|False"},
-      {"{{ l is iterable }}|{{ s is iterable }}|{{ n is iterable }}|{{ d is iterable }}|{{ l is sequence }}|{{ true is boolean }}|{{ 1 is boolean }}",
+      {"{{ l is iterable }}|{{ s is iterable }}|{{ n is iterable }}|{{ d is iterable }}|{{ l is "
+       "sequence }}|{{ true is boolean }}|{{ 1 is boolean }}",
        "True|True|False|True|True|True|False"},
-      {"{{ true is true }}|{{ 1 is true }}|{{ false is false }}|{{ 'a' is equalto 'a' }}|{{ 1 is eq 2 }}|{{ 3 is odd }}|{{ 3 is even }}|{{ 9 is divisibleby 3 }}",
+      {"{{ true is true }}|{{ 1 is true }}|{{ false is false }}|{{ 'a' is equalto 'a' }}|{{ 1 is "
+       "eq 2 }}|{{ 3 is odd }}|{{ 3 is even }}|{{ 9 is divisibleby 3 }}",
        "True|False|True|True|False|True|False|True"},
-      {"{{ 2 is in l }}|{{ 'x' is in 'xyz' }}|{{ n is not none }}|{{ not n is none }}|{{ 'ABC' is upper }}|{{ 'abc' is lower }}|{{ n is gt 3 }}|{{ n is le 3 }}",
+      {"{{ 2 is in l }}|{{ 'x' is in 'xyz' }}|{{ n is not none }}|{{ not n is none }}|{{ 'ABC' is "
+       "upper }}|{{ 'abc' is lower }}|{{ n is gt 3 }}|{{ n is le 3 }}",
        "True|True|True|True|True|True|True|False"},
   });
 }
 
 TEST(JinjaTest, RunsStatements) {
   ExpectRenders({
-      {"{% for m in msgs %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }};{% endfor %}",
+      {"{% for m in msgs %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}{{ loop.revindex0 "
+       "}}{{ loop.first }}{{ loop.last }}{{ loop.length }};{% endfor %}",
        "1032TrueFalse3;2121FalseFalse3;3210FalseTrue3;"},
-      {"{% for m in msgs %}{{ loop.previtem.role if loop.previtem is defined else '-' }}>{{ loop.nextitem.role if loop.nextitem is defined else '-' }} {% endfor %}",
+      {"{% for m in msgs %}{{ loop.previtem.role if loop.previtem is defined else '-' }}>{{ "
+       "loop.nextitem.role if loop.nextitem is defined else '-' }} {% endfor %}",
        "->assistant user>user assistant>- "},
-      {"{% for m in msgs if m.role == 'user' %}{{ loop.index }}:{{ m.content }} {% endfor %}|{% for x in [] %}x{% else %}empty{% endfor %}",
+      {"{% for m in msgs if m.role == 'user' %}{{ loop.index }}:{{ m.content }} {% endfor %}|{% "
+       "for x in [] %}x{% else %}empty{% endfor %}",
        "1:hi 2:bye |empty"},
-      {"{% for x in l %}{% if x == 1 %}{% continue %}{% endif %}{% if x == 2 %}{% break %}{% endif %}{{ x }}{% endfor %}",
+      {"{% for x in l %}{% if x == 1 %}{% continue %}{% endif %}{% if x == 2 %}{% break %}{% endif "
+       "%}{{ x }}{% endfor %}",
        "3"},
-      {"{% for k, v in d.items() %}{{ k }}{% endfor %}|{% for a, b in [(1, 2), (3, 4)] %}{{ a + b }}{% endfor %}|{% for c in 'ab' %}{{ c }}.{% endfor %}|{% for k in d %}{{ k }}{% endfor %}",
+      {"{% for k, v in d.items() %}{{ k }}{% endfor %}|{% for a, b in [(1, 2), (3, 4)] %}{{ a + b "
+       "}}{% endfor %}|{% for c in 'ab' %}{{ c }}.{% endfor %}|{% for k in d %}{{ k }}{% endfor %}",
        "bac|37|a.b.|bac"},
-      {"{% set x = 1 %}{% for i in l %}{% set x = i %}{% endfor %}{{ x }}|{% set ns = namespace(x=1, y='a') %}{% for i in l %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}{{ ns.y }}",
+      {"{% set x = 1 %}{% for i in l %}{% set x = i %}{% endfor %}{{ x }}|{% set ns = "
+       "namespace(x=1, y='a') %}{% for i in l %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}{{ "
+       "ns.y }}",
        "1|7a"},
-      {"{% if n > 10 %}big{% elif n > 5 %}mid{% else %}small{% endif %}|{% if t %}t{% endif %}|{% set a, b = 1, 2 %}{{ a }}{{ b }}",
+      {"{% if n > 10 %}big{% elif n > 5 %}mid{% else %}small{% endif %}|{% if t %}t{% endif %}|{% "
+       "set a, b = 1, 2 %}{{ a }}{{ b }}",
        "mid||12"},
-      {"{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('Ann') }}|{{ greet('Bob', '?') }}|{{ greet(punct='.', name='Cy') }}",
+      {"{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('Ann') "
+       "}}|{{ greet('Bob', '?') }}|{{ greet(punct='.', name='Cy') }}",
        "Hi Ann!|Hi Bob?|Hi Cy."},
-      {"{% macro fact(k) %}{% if k <= 1 %}1{% else %}{{ k * fact(k - 1) | int }}{% endif %}{% endmacro %}{{ fact(5) }}",
+      {"{% macro fact(k) %}{% if k <= 1 %}1{% else %}{{ k * fact(k - 1) | int }}{% endif %}{% "
+       "endmacro %}{{ fact(5) }}",
        "120"},
-      {"{% set block %}  Inner {{ n }}  {% endset %}[{{ block }}]|{% filter upper %}shout {{ s | trim }}{% endfilter %}|{% set t2 | trim %}  padded  {% endset %}[{{ t2 }}]",
+      {"{% set block %}  Inner {{ n }}  {% endset %}[{{ block }}]|{% filter upper %}shout {{ s | "
+       "trim }}{% endfilter %}|{% set t2 | trim %}  padded  {% endset %}[{{ t2 }}]",
        "[  Inner 7  ]|SHOUT HELLO WORLD|[padded]"},
-      {"{% raw %}{{ not rendered }}{% endraw %}|{{ range(3) | list }}|{{ range(1, 7, 2) | list }}|{{ dict(a=1, b='x') }}|{% for i in range(3) %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+      {"{% raw %}{{ not rendered }}{% endraw %}|{{ range(3) | list }}|{{ range(1, 7, 2) | list "
+       "}}|{{ dict(a=1, b='x') }}|{% for i in range(3) %}{{ loop.cycle('a', 'b') }}{% endfor %}",
        "{{ not rendered }}|[0, 1, 2]|[1, 3, 5]|{'a': 1, 'b': 'x'}|aba"},
   });
 }
 
 TEST(JinjaTest, ControlsWhitespaceLikeTransformers) {
   ExpectRenders({
-      {"a\n{% if true %}\nb\n{% endif %}\nc\n",
-       "a\nb\nc"},
-      {"a\n    {% if true %}\n    b\n    {% endif %}\nc",
-       "a\n    b\nc"},
-      {"a  {%- if true -%}  b  {%- endif -%}  c",
-       "abc"},
-      {"a\n  {{- 'b' -}}\n  c",
-       "abc"},
-      {"x {#- comment -#} y\n  {# own line #}\nz",
-       "xy\nz"},
-      {"line\n  {%+ if true %}kept{% endif %}\n",
-       "line\n  kept"},
-      {"{% if true +%}\nnewline kept{% endif %}",
-       "\nnewline kept"},
+      {"a\n{% if true %}\nb\n{% endif %}\nc\n", "a\nb\nc"},
+      {"a\n    {% if true %}\n    b\n    {% endif %}\nc", "a\n    b\nc"},
+      {"a  {%- if true -%}  b  {%- endif -%}  c", "abc"},
+      {"a\n  {{- 'b' -}}\n  c", "abc"},
+      {"x {#- comment -#} y\n  {# own line #}\nz", "xy\nz"},
+      {"line\n  {%+ if true %}kept{% endif %}\n", "line\n  kept"},
+      {"{% if true +%}\nnewline kept{% endif %}", "\nnewline kept"},
       {"  {{ 'var tags are not lstripped' }}\n{% for i in [1, 2] %}\n  - {{ i }}\n{% endfor %}\n",
        "  var tags are not lstripped\n  - 1\n  - 2\n"},
-      {"tail newline kept once\n\n",
-       "tail newline kept once\n"},
-      {"a\r\nb\rc",
-       "a\nb\nc"},
+      {"tail newline kept once\n\n", "tail newline kept once\n"},
+      {"a\r\nb\rc", "a\nb\nc"},
   });
 }
 
 TEST(JinjaTest, WithoutTrimSettingsKeepsBlockWhitespace) {
-  ExpectRenders({
-      {"a\n{% if true %}\nb\n{% endif %}\nc",
-       "a\n\nb\n\nc"},
-      {"x\n  {% if true %}y{% endif %}",
-       "x\n  y"},
-  }, /*trim=*/false);
+  ExpectRenders(
+      {
+          {"a\n{% if true %}\nb\n{% endif %}\nc", "a\n\nb\n\nc"},
+          {"x\n  {% if true %}y{% endif %}", "x\n  y"},
+      },
+      /*trim=*/false);
 }
 
 TEST(JinjaTest, UndefinedValuesAreFalsyEmptyAndIterableButNotOperands) {
@@ -201,8 +236,9 @@ TEST(JinjaTest, ReportsSyntaxErrorsWithPosition) {
   const std::vector<ErrorCase> cases = {
       {"{% if %}", "template error at 1:7: expected an expression, found '%}'"},
       {"a\n{% endfor %}", "template error at 2:4: unknown tag 'endfor'"},
-      {"{% for x in l %}", "template error at 1:17: unexpected end of template, expected "
-                           "{% else %} or {% endfor %}"},
+      {"{% for x in l %}",
+       "template error at 1:17: unexpected end of template, expected "
+       "{% else %} or {% endfor %}"},
       {"{% for x l %}", "template error at 1:10: expected 'in', found 'l'"},
       {"{{ 1 + }}", "template error at 1:8: expected an expression, found '}}'"},
       {"{{ (1 }}", "template error at 1:1: unterminated tag: expected '}}'"},
@@ -214,8 +250,9 @@ TEST(JinjaTest, ReportsSyntaxErrorsWithPosition) {
       {"{{ x $ y }}", "template error at 1:6: unexpected character '$'"},
       {"{{ x | nofilter }}", "template error at 1:8: no filter named 'nofilter'"},
       {"{{ x is notatest }}", "template error at 1:9: no test named 'notatest'"},
-      {"{% raw %}never ends", "template error at 1:1: unterminated raw block: expected "
-                              "'{% endraw %}'"},
+      {"{% raw %}never ends",
+       "template error at 1:1: unterminated raw block: expected "
+       "'{% endraw %}'"},
   };
   for (const ErrorCase& c : cases) {
     EXPECT_THAT(Render(c.source), StatusIs(absl::StatusCode::kInvalidArgument, c.message))
@@ -226,19 +263,23 @@ TEST(JinjaTest, ReportsSyntaxErrorsWithPosition) {
 TEST(JinjaTest, ReportsRuntimeErrorsWithPosition) {
   const std::vector<ErrorCase> cases = {
       {"{{ nope.attr }}", "template error at 1:8: 'nope' is undefined"},
-      {"{{ d.missing.deeper }}", "template error at 1:13: 'dict object' has no attribute "
-                                 "'missing'"},
+      {"{{ d.missing.deeper }}",
+       "template error at 1:13: 'dict object' has no attribute "
+       "'missing'"},
       {"\n  {{ nope + 1 }}", "template error at 2:11: 'nope' is undefined"},
-      {"{{ 1 + 'a' }}", "template error at 1:6: unsupported operand type(s) for +: 'int' and "
-                        "'str'"},
+      {"{{ 1 + 'a' }}",
+       "template error at 1:6: unsupported operand type(s) for +: 'int' and "
+       "'str'"},
       {"{{ 1 / 0 }}", "template error at 1:6: division by zero"},
       {"{{ n() }}", "template error at 1:4: 'int' object is not callable"},
       {"{{ nope | tojson }}", "template error at 1:11: 'nope' is undefined"},
-      {"{% for a, b in l %}{% endfor %}", "template error at 1:4: 'int' object is not "
-                                          "iterable"},
+      {"{% for a, b in l %}{% endfor %}",
+       "template error at 1:4: 'int' object is not "
+       "iterable"},
       {"{% for x in n %}{% endfor %}", "template error at 1:13: 'int' object is not iterable"},
-      {"{% set d.x = 1 %}", "template error at 1:4: cannot assign attribute on non-namespace "
-                            "object 'd'"},
+      {"{% set d.x = 1 %}",
+       "template error at 1:4: cannot assign attribute on non-namespace "
+       "object 'd'"},
       {"{{ 'a' < 1 }}", "template error at 1:8: '<' not supported between 'str' and 'int'"},
       {"{{ 9223372036854775807 + 1 }}", "template error at 1:24: integer overflow"},
       {"{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}",
@@ -265,9 +306,8 @@ TEST(JinjaTest, BoundsRecursionOutputAndLoops) {
                      true, limits),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        "template exceeds the limit of 50 loop iterations"));
-  EXPECT_THAT(Render("{{ 'x' * 100000000 }}"),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       "sequence repetition result too large"));
+  EXPECT_THAT(Render("{{ 'x' * 100000000 }}"), StatusIs(absl::StatusCode::kResourceExhausted,
+                                                        "sequence repetition result too large"));
 }
 
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
@@ -275,8 +315,8 @@ TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
   std::string ifs;
   for (int i = 0; i < 300; ++i) ifs += "{% if true %}";
-  EXPECT_THAT(Render(ifs), StatusIs(absl::StatusCode::kInvalidArgument,
-                                    HasSubstr("nesting deeper than 200")));
+  EXPECT_THAT(Render(ifs),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
 }
 
 TEST(JinjaTest, NamespacesReferencingEachOtherDoNotLeak) {

@@ -18,8 +18,7 @@ const Value* CallArgs::Get(size_t index, absl::string_view name) const {
   return nullptr;
 }
 
-Value::Value(List list)
-    : kind_(Kind::kList), list_(std::make_shared<List>(std::move(list))) {}
+Value::Value(List list) : kind_(Kind::kList), list_(std::make_shared<List>(std::move(list))) {}
 Value::Value(std::shared_ptr<Dict> dict) : kind_(Kind::kDict), dict_(std::move(dict)) {}
 Value::Value(std::shared_ptr<Callable> callable)
     : kind_(Kind::kCallable), callable_(std::move(callable)) {}
@@ -27,14 +26,21 @@ Value::Value(std::shared_ptr<Callable> callable)
 bool Value::Truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
-    case Kind::kNone: return false;
+    case Kind::kNone:
+      return false;
     case Kind::kBool:
-    case Kind::kInt: return int_ != 0;
-    case Kind::kFloat: return float_ != 0;
-    case Kind::kString: return !string_.empty();
-    case Kind::kList: return !list_->empty();
-    case Kind::kDict: return dict_->size() != 0;
-    case Kind::kCallable: return true;
+    case Kind::kInt:
+      return int_ != 0;
+    case Kind::kFloat:
+      return float_ != 0;
+    case Kind::kString:
+      return !string_.empty();
+    case Kind::kList:
+      return !list_->empty();
+    case Kind::kDict:
+      return dict_->size() != 0;
+    case Kind::kCallable:
+      return true;
   }
   return false;
 }
@@ -68,15 +74,24 @@ Value MakeDict(std::vector<std::pair<std::string, Value>> items, bool is_namespa
 
 absl::string_view TypeName(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined: return "undefined";
-    case Value::Kind::kNone: return "NoneType";
-    case Value::Kind::kBool: return "bool";
-    case Value::Kind::kInt: return "int";
-    case Value::Kind::kFloat: return "float";
-    case Value::Kind::kString: return "str";
-    case Value::Kind::kList: return "list";
-    case Value::Kind::kDict: return v.as_dict().is_namespace() ? "Namespace" : "dict";
-    case Value::Kind::kCallable: return "function";
+    case Value::Kind::kUndefined:
+      return "undefined";
+    case Value::Kind::kNone:
+      return "NoneType";
+    case Value::Kind::kBool:
+      return "bool";
+    case Value::Kind::kInt:
+      return "int";
+    case Value::Kind::kFloat:
+      return "float";
+    case Value::Kind::kString:
+      return "str";
+    case Value::Kind::kList:
+      return "list";
+    case Value::Kind::kDict:
+      return v.as_dict().is_namespace() ? "Namespace" : "dict";
+    case Value::Kind::kCallable:
+      return "function";
   }
   return "object";
 }
@@ -121,12 +136,18 @@ std::string Repr(const Value& v) {
 
 std::string ToString(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined: return "";
-    case Value::Kind::kNone: return "None";
-    case Value::Kind::kBool: return v.as_bool() ? "True" : "False";
-    case Value::Kind::kInt: return absl::StrCat(v.as_int());
-    case Value::Kind::kFloat: return json::FormatDouble(v.as_float());
-    case Value::Kind::kString: return v.as_string();
+    case Value::Kind::kUndefined:
+      return "";
+    case Value::Kind::kNone:
+      return "None";
+    case Value::Kind::kBool:
+      return v.as_bool() ? "True" : "False";
+    case Value::Kind::kInt:
+      return absl::StrCat(v.as_int());
+    case Value::Kind::kFloat:
+      return json::FormatDouble(v.as_float());
+    case Value::Kind::kString:
+      return v.as_string();
     case Value::Kind::kList: {
       std::string items = absl::StrJoin(
           v.as_list(), ", ", [](std::string* out, const Value& x) { out->append(Repr(x)); });
@@ -142,7 +163,8 @@ std::string ToString(const Value& v) {
       }
       return out + (v.as_dict().is_namespace() ? "}>" : "}");
     }
-    case Value::Kind::kCallable: return absl::StrCat("<function ", v.as_callable().name, ">");
+    case Value::Kind::kCallable:
+      return absl::StrCat("<function ", v.as_callable().name, ">");
   }
   return "";
 }
@@ -155,8 +177,10 @@ bool Equals(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::kUndefined:
-    case Value::Kind::kNone: return true;
-    case Value::Kind::kString: return a.as_string() == b.as_string();
+    case Value::Kind::kNone:
+      return true;
+    case Value::Kind::kString:
+      return a.as_string() == b.as_string();
     case Value::Kind::kList: {
       if (a.is_tuple() != b.is_tuple()) return false;
       const List& x = a.as_list();
@@ -178,8 +202,10 @@ bool Equals(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Value::Kind::kCallable: return &a.as_callable() == &b.as_callable();
-    default: return false;
+    case Value::Kind::kCallable:
+      return &a.as_callable() == &b.as_callable();
+    default:
+      return false;
   }
 }
 
@@ -205,20 +231,31 @@ absl::StatusOr<int> Compare(const Value& a, const Value& b) {
     }
     return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
   }
-  return absl::InvalidArgumentError(absl::StrCat("cannot compare ", TypeName(a), " with ",
-                                                 TypeName(b)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot compare ", TypeName(a), " with ", TypeName(b)));
 }
 
 std::string HtmlEscape(absl::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -246,11 +283,16 @@ std::vector<absl::string_view> Utf8Chars(absl::string_view s) {
 
 Value FromJson(const json::Value& v) {
   switch (v.type()) {
-    case json::Value::Type::kNull: return Value::None();
-    case json::Value::Type::kBool: return Value(v.as_bool());
-    case json::Value::Type::kInt: return Value(v.as_int());
-    case json::Value::Type::kDouble: return Value(v.as_double());
-    case json::Value::Type::kString: return Value(v.as_string());
+    case json::Value::Type::kNull:
+      return Value::None();
+    case json::Value::Type::kBool:
+      return Value(v.as_bool());
+    case json::Value::Type::kInt:
+      return Value(v.as_int());
+    case json::Value::Type::kDouble:
+      return Value(v.as_double());
+    case json::Value::Type::kString:
+      return Value(v.as_string());
     case json::Value::Type::kArray: {
       List list;
       list.reserve(v.as_array().size());
@@ -268,11 +310,16 @@ Value FromJson(const json::Value& v) {
 
 absl::StatusOr<json::Value> ToJson(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kNone: return json::Value();
-    case Value::Kind::kBool: return json::Value(v.as_bool());
-    case Value::Kind::kInt: return json::Value(v.as_int());
-    case Value::Kind::kFloat: return json::Value(v.as_float());
-    case Value::Kind::kString: return json::Value(v.as_string());
+    case Value::Kind::kNone:
+      return json::Value();
+    case Value::Kind::kBool:
+      return json::Value(v.as_bool());
+    case Value::Kind::kInt:
+      return json::Value(v.as_int());
+    case Value::Kind::kFloat:
+      return json::Value(v.as_float());
+    case Value::Kind::kString:
+      return json::Value(v.as_string());
     case Value::Kind::kList: {
       json::Array array;
       for (const Value& x : v.as_list()) {
@@ -294,8 +341,7 @@ absl::StatusOr<json::Value> ToJson(const Value& v) {
                                             ? std::string("value is undefined")
                                             : v.undefined_message());
     case Value::Kind::kCallable:
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot serialize ", TypeName(v), " to JSON"));
+      return absl::InvalidArgumentError(absl::StrCat("cannot serialize ", TypeName(v), " to JSON"));
   }
   return json::Value();
 }

@@ -57,20 +57,20 @@ class Value {
     v.markup_ = true;
     return v;
   }
-  Value(bool b) : kind_(Kind::kBool), int_(b) {}  // NOLINT: implicit by design
-  Value(int64_t i) : kind_(Kind::kInt), int_(i) {}  // NOLINT
-  Value(int i) : kind_(Kind::kInt), int_(i) {}  // NOLINT
+  Value(bool b) : kind_(Kind::kBool), int_(b) {}       // NOLINT: implicit by design
+  Value(int64_t i) : kind_(Kind::kInt), int_(i) {}     // NOLINT
+  Value(int i) : kind_(Kind::kInt), int_(i) {}         // NOLINT
   Value(double d) : kind_(Kind::kFloat), float_(d) {}  // NOLINT
   Value(std::string s) : kind_(Kind::kString), string_(std::move(s)) {}  // NOLINT
-  Value(const char* s) : kind_(Kind::kString), string_(s) {}  // NOLINT
-  Value(List list);  // NOLINT
+  Value(const char* s) : kind_(Kind::kString), string_(s) {}             // NOLINT
+  Value(List list);                                                      // NOLINT
   // A tuple: a list that prints as (a, b) and is never equal to a list.
   static Value Tuple(List items) {
     Value v(std::move(items));
     v.tuple_ = true;
     return v;
   }
-  Value(std::shared_ptr<Dict> dict);  // NOLINT
+  Value(std::shared_ptr<Dict> dict);          // NOLINT
   Value(std::shared_ptr<Callable> callable);  // NOLINT
 
   Kind kind() const { return kind_; }

@@ -14,10 +14,10 @@
 namespace tandem::chat {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Optional;
 using ::tandem::testing::IsOkAndHolds;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Optional;
 
 std::string TempFolderWithConfig(const std::string& name, const std::string& config) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -27,7 +27,8 @@ std::string TempFolderWithConfig(const std::string& name, const std::string& con
 }
 
 TEST(ModelChatTemplateTest, ModelsWithoutTemplatesHaveNone) {
-  ASSERT_OK_AND_ASSIGN(std::string gguf, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string gguf,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   EXPECT_THAT(ModelChatTemplate(gguf), IsOkAndHolds(std::nullopt));
   ASSERT_OK_AND_ASSIGN(std::string hf, testing::SharedFile("models/stories260K/hf"));
   EXPECT_THAT(ModelChatTemplate(hf), IsOkAndHolds(std::nullopt));
@@ -36,11 +37,10 @@ TEST(ModelChatTemplateTest, ModelsWithoutTemplatesHaveNone) {
 TEST(ModelChatTemplateTest, ReadsStringAndNamedListTemplates) {
   EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig("plain", R"({"chat_template": "{{ x }}"})")),
               IsOkAndHolds(Optional(std::string("{{ x }}"))));
-  EXPECT_THAT(
-      ModelChatTemplate(TempFolderWithConfig(
-          "named", R"({"chat_template": [{"name": "tool_use", "template": "T"},
+  EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig(
+                  "named", R"({"chat_template": [{"name": "tool_use", "template": "T"},
                                          {"name": "default", "template": "D"}]})")),
-      IsOkAndHolds(Optional(std::string("D"))));
+              IsOkAndHolds(Optional(std::string("D"))));
 }
 
 TEST(ModelChatTemplateTest, MalformedConfigNamesTheFile) {

@@ -51,9 +51,8 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return absl::InvalidArgumentError("forward pass: no tokens to run");
   if (start < 0 || start > cache.length()) {
-    return absl::InvalidArgumentError(absl::StrCat("forward pass: start position ", start,
-                                                   " is past the ", cache.length(),
-                                                   " cached tokens"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "forward pass: start position ", start, " is past the ", cache.length(), " cached tokens"));
   }
   const int64_t context = std::min(cache.shape().context_size, rope_.max_positions());
   if (start + n > context) {
@@ -62,9 +61,9 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
   }
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat("forward pass: token id ", tokens[i],
-                                                     " at index ", i, " is outside the vocabulary of ",
-                                                     config_.vocab_size));
+      return absl::InvalidArgumentError(
+          absl::StrCat("forward pass: token id ", tokens[i], " at index ", i,
+                       " is outside the vocabulary of ", config_.vocab_size));
     }
   }
   const int64_t logit_rows = mode == LogitsMode::kAll ? n : 1;
@@ -96,8 +95,7 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
   for (int64_t i = 0; i < n; ++i) {
     const absl::Status ok = DequantizeRow(
         embedding.type,
-        absl::MakeConstSpan(embedding.data + tokens[i] * embedding.row_bytes,
-                            embedding.row_bytes),
+        absl::MakeConstSpan(embedding.data + tokens[i] * embedding.row_bytes, embedding.row_bytes),
         absl::MakeSpan(x_.data() + i * dim, dim));
     (void)ok;  // the loader checked the type and row size
   }

@@ -49,8 +49,7 @@ class Decoder {
   // Logits [rows, vocab] (rows = 1 for kLast, n for kAll), valid until the next call.
   // kInvalidArgument: empty `tokens`, start > cache length, an id outside the vocabulary;
   // kOutOfRange: start + n beyond the cache's context.
-  absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache,
-                                                  absl::Span<const int32_t> tokens,
+  absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache, absl::Span<const int32_t> tokens,
                                                   int64_t start, LogitsMode mode);
 
  private:
@@ -64,16 +63,16 @@ class Decoder {
   RopeTable rope_;
   int64_t capacity_ = 0;  // rows the scratch holds
   // Scratch, [capacity_, …] each.
-  std::vector<float> x_;       // [n, dim] residual stream
-  std::vector<float> xn_;      // [n, dim] normalised
-  std::vector<float> q_;       // [n, q_dim]
-  std::vector<float> k_;       // [n, kv_dim]
-  std::vector<float> v_;       // [n, kv_dim]
-  std::vector<float> attn_;    // [n, q_dim]
-  std::vector<float> gate_;    // [n, ffn_dim]
-  std::vector<float> up_;      // [n, ffn_dim]
-  std::vector<float> proj_;    // [n, dim]
-  std::vector<float> logits_;  // [logit rows, vocab]
+  std::vector<float> x_;                 // [n, dim] residual stream
+  std::vector<float> xn_;                // [n, dim] normalised
+  std::vector<float> q_;                 // [n, q_dim]
+  std::vector<float> k_;                 // [n, kv_dim]
+  std::vector<float> v_;                 // [n, kv_dim]
+  std::vector<float> attn_;              // [n, q_dim]
+  std::vector<float> gate_;              // [n, ffn_dim]
+  std::vector<float> up_;                // [n, ffn_dim]
+  std::vector<float> proj_;              // [n, dim]
+  std::vector<float> logits_;            // [logit rows, vocab]
   std::vector<float> attention_scores_;  // [threads, context]: one score row per thread
 };
 

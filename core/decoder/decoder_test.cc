@@ -1,5 +1,7 @@
 // Behaviour of the forward pass beyond the golden outputs: batch invariance, sync by
 // position, KV cache types, and error codes.
+#include "core/decoder/decoder.h"
+
 #include <cstring>
 #include <memory>
 #include <string>
@@ -7,7 +9,6 @@
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
-#include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -15,8 +16,8 @@
 namespace tandem {
 namespace {
 
-using ::testing::HasSubstr;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
 
 std::unique_ptr<Model> LoadShared(const std::string& relative) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/" + relative);
@@ -61,9 +62,13 @@ TEST_P(BatchInvarianceTest, BatchedLogitsEqualSingleStepsBitForBit) {
   ASSERT_OK_AND_ASSIGN(auto cache_b, stepped.NewCache(64, c.kv));
 
   // Batched: a prefill of 14 then a "verify" batch of 9 (pending + 8 guesses).
-  ASSERT_OK_AND_ASSIGN(auto first, batched.Forward(*cache_a, absl::MakeConstSpan(tokens).subspan(0, 14), 0, LogitsMode::kAll));
+  ASSERT_OK_AND_ASSIGN(
+      auto first,
+      batched.Forward(*cache_a, absl::MakeConstSpan(tokens).subspan(0, 14), 0, LogitsMode::kAll));
   std::vector<float> all(first.begin(), first.end());
-  ASSERT_OK_AND_ASSIGN(auto second, batched.Forward(*cache_a, absl::MakeConstSpan(tokens).subspan(14), 14, LogitsMode::kAll));
+  ASSERT_OK_AND_ASSIGN(
+      auto second,
+      batched.Forward(*cache_a, absl::MakeConstSpan(tokens).subspan(14), 14, LogitsMode::kAll));
   all.insert(all.end(), second.begin(), second.end());
   ASSERT_EQ(all.size(), tokens.size() * vocab);
 
@@ -83,10 +88,11 @@ INSTANTIATE_TEST_SUITE_P(
                       InvarianceCase{"stories260K/hf", KvType::kF16, 2},
                       InvarianceCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2},
                       InvarianceCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF32, 1},
-                      InvarianceCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2}),
+                      InvarianceCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16,
+                                     2}),
     [](const ::testing::TestParamInfo<InvarianceCase>& info) {
-      std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) +
-                         "_t" + std::to_string(info.param.threads);
+      std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
+                         std::to_string(info.param.threads);
       for (char& ch : name) {
         if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       }
@@ -103,9 +109,11 @@ TEST(DecoderTest, RerunningFromAnEarlierPositionTruncatesTheCache) {
   ASSERT_OK_AND_ASSIGN(auto la, decoder.Forward(*cache, a, 0, LogitsMode::kLast));
   std::vector<float> after_a(la.begin(), la.end());
   // Rewrite positions 2..3 with other tokens, then go back to a's: same logits as before.
-  ASSERT_OK(decoder.Forward(*cache, absl::MakeConstSpan(b).subspan(2), 2, LogitsMode::kLast).status());
+  ASSERT_OK(
+      decoder.Forward(*cache, absl::MakeConstSpan(b).subspan(2), 2, LogitsMode::kLast).status());
   EXPECT_EQ(cache->length(), 4);
-  ASSERT_OK_AND_ASSIGN(auto again, decoder.Forward(*cache, absl::MakeConstSpan(a).subspan(2), 2, LogitsMode::kLast));
+  ASSERT_OK_AND_ASSIGN(
+      auto again, decoder.Forward(*cache, absl::MakeConstSpan(a).subspan(2), 2, LogitsMode::kLast));
   EXPECT_EQ(0, std::memcmp(again.data(), after_a.data(), after_a.size() * sizeof(float)));
 }
 
@@ -126,7 +134,7 @@ TEST(DecoderTest, I8CacheStaysCloseToF32) {
   }
   // 8-bit keys and values move logits of magnitude ~10-20 by a few hundredths.
   EXPECT_LT(max_diff, 0.25);
-  EXPECT_GT(max_diff, 0.0);  // it is a different cache, not the same numbers
+  EXPECT_GT(max_diff, 0.0);                  // it is a different cache, not the same numbers
   EXPECT_LT(i8->bytes(), f32->bytes() / 2);  // head_dim 8: (8 + 4 scale bytes) vs 32
 }
 
@@ -199,8 +207,8 @@ TEST(ModelLoadTest, VocabularyOnlyGgufLacksTheArchitectureTensors) {
                        testing::SharedFile("models/vocab/ggml-vocab-llama-spm.gguf"));
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(path);
   EXPECT_FALSE(model.ok());
-  EXPECT_THAT(model.status().code(), ::testing::AnyOf(absl::StatusCode::kInvalidArgument,
-                                                      absl::StatusCode::kNotFound));
+  EXPECT_THAT(model.status().code(),
+              ::testing::AnyOf(absl::StatusCode::kInvalidArgument, absl::StatusCode::kNotFound));
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ class FixtureModelTest : public ::testing::TestWithParam<FixtureCase> {};
 
 TEST_P(FixtureModelTest, GgufAndHfFilesGiveTheSameLogitsAndBatchesAreInvariant) {
   const FixtureCase& c = GetParam();
-  ASSERT_OK_AND_ASSIGN(std::string vocab, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string vocab,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   std::vector<std::string> args = c.args;
   args.insert(args.end(), {"--vocab-from", vocab, "--seed", "5"});
   ASSERT_OK_AND_ASSIGN(std::string dir, testing::MakeFixtureModel(args));
@@ -77,8 +78,8 @@ TEST_P(FixtureModelTest, GgufAndHfFilesGiveTheSameLogitsAndBatchesAreInvariant) 
     const int64_t vocab_size = model->config().vocab_size;
     for (size_t i = 0; i < tokens.size(); ++i) {
       ASSERT_OK_AND_ASSIGN(auto one, decoder.Forward(*cache, {tokens[i]}, i, LogitsMode::kLast));
-      ASSERT_EQ(0, std::memcmp(one.data(), batched.data() + i * vocab_size,
-                               vocab_size * sizeof(float)))
+      ASSERT_EQ(
+          0, std::memcmp(one.data(), batched.data() + i * vocab_size, vocab_size * sizeof(float)))
           << model->path() << " position " << i;
     }
   }
@@ -87,21 +88,29 @@ TEST_P(FixtureModelTest, GgufAndHfFilesGiveTheSameLogitsAndBatchesAreInvariant) 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FixtureModelTest,
     ::testing::Values(
-        FixtureCase{"llama_f32_gqa2", {"--arch", "llama", "--dim", "64", "--heads", "4",
-                                       "--kv-heads", "2", "--ffn", "96", "--layers", "2"}, 1e-4f},
-        FixtureCase{"llama_f32_untied_gqa3", {"--arch", "llama", "--dim", "96", "--heads", "6",
-                                              "--kv-heads", "2", "--ffn", "160", "--layers", "3"},
+        FixtureCase{"llama_f32_gqa2",
+                    {"--arch", "llama", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--layers", "2"},
                     1e-4f},
-        FixtureCase{"qwen2_f32_bias_tied", {"--arch", "qwen2", "--dim", "64", "--heads", "4",
-                                            "--kv-heads", "1", "--ffn", "128", "--tied"}, 1e-4f},
-        FixtureCase{"llama_f16", {"--type", "f16", "--dim", "64", "--heads", "2", "--kv-heads",
-                                  "2", "--ffn", "64"}, 1e-4f},
+        FixtureCase{"llama_f32_untied_gqa3",
+                    {"--arch", "llama", "--dim", "96", "--heads", "6", "--kv-heads", "2", "--ffn",
+                     "160", "--layers", "3"},
+                    1e-4f},
+        FixtureCase{"qwen2_f32_bias_tied",
+                    {"--arch", "qwen2", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
+                     "128", "--tied"},
+                    1e-4f},
+        FixtureCase{
+            "llama_f16",
+            {"--type", "f16", "--dim", "64", "--heads", "2", "--kv-heads", "2", "--ffn", "64"},
+            1e-4f},
         // The HF folder keeps the unquantized weights, so only quantization error separates
         // them (embedding and tied output quantized too; logits of magnitude ~4). Exactness
         // of the quantized paths is pinned by the golden tests on the shared Q8_0/Q4_0 files.
         FixtureCase{"llama_q8_0", {"--type", "q8_0", "--dim", "64", "--ffn", "96"}, 0.15f},
-        FixtureCase{"qwen2_q4_0", {"--arch", "qwen2", "--type", "q4_0", "--dim", "64", "--ffn",
-                                   "96"}, 2.0f}),
+        FixtureCase{"qwen2_q4_0",
+                    {"--arch", "qwen2", "--type", "q4_0", "--dim", "64", "--ffn", "96"},
+                    2.0f}),
     [](const ::testing::TestParamInfo<FixtureCase>& info) { return info.param.name; });
 
 }  // namespace

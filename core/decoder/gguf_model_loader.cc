@@ -33,8 +33,8 @@ absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
   ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
   c.architecture = std::string(arch);
   if (c.architecture != "llama" && c.architecture != "qwen2") {
-    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": architecture '", arch,
-                                                 "' is not supported (llama, qwen2)"));
+    return absl::UnimplementedError(
+        absl::StrCat(gguf.path(), ": architecture '", arch, "' is not supported (llama, qwen2)"));
   }
   if (gguf.HasKey("general.name")) {
     ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
@@ -87,19 +87,18 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
   model->gguf_.emplace(std::move(gguf));
   const GgufFile& file = *model->gguf_;
   Model::TensorNames names{
-      "token_embd.weight", "output_norm.weight", "output.weight",
-      "blk.{}.attn_norm.weight", "blk.{}.attn_q.weight", "blk.{}.attn_k.weight",
-      "blk.{}.attn_v.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias",
-      "blk.{}.attn_k.bias", "blk.{}.attn_v.bias", "blk.{}.ffn_norm.weight",
-      "blk.{}.ffn_gate.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_down.weight"};
-  RETURN_IF_ERROR(model->BindWeights(names, [&](absl::string_view name)
-                                                -> absl::StatusOr<TensorView> {
-    if (file.FindTensorInfo(name) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": tensor '", name, "' is missing"));
-    }
-    return file.GetTensor(name);
-  }));
+      "token_embd.weight",       "output_norm.weight",        "output.weight",
+      "blk.{}.attn_norm.weight", "blk.{}.attn_q.weight",      "blk.{}.attn_k.weight",
+      "blk.{}.attn_v.weight",    "blk.{}.attn_output.weight", "blk.{}.attn_q.bias",
+      "blk.{}.attn_k.bias",      "blk.{}.attn_v.bias",        "blk.{}.ffn_norm.weight",
+      "blk.{}.ffn_gate.weight",  "blk.{}.ffn_up.weight",      "blk.{}.ffn_down.weight"};
+  RETURN_IF_ERROR(
+      model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
+        if (file.FindTensorInfo(name) == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", name, "' is missing"));
+        }
+        return file.GetTensor(name);
+      }));
   return model;
 }
 

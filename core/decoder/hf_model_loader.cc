@@ -27,8 +27,8 @@ absl::StatusOr<json::Value> ReadJsonFile(const std::string& path) {
 }
 
 // Reads an integer field; `fallback` when absent or null (fallback < 0: required).
-absl::StatusOr<int64_t> Int(const json::Object& config, const std::string& path,
-                            const char* key, int64_t fallback) {
+absl::StatusOr<int64_t> Int(const json::Object& config, const std::string& path, const char* key,
+                            int64_t fallback) {
   const json::Value* v = config.Find(key);
   if (v == nullptr || v->is_null()) {
     if (fallback >= 0) return fallback;
@@ -40,8 +40,8 @@ absl::StatusOr<int64_t> Int(const json::Object& config, const std::string& path,
   return v->as_int();
 }
 
-absl::StatusOr<double> Number(const json::Object& config, const std::string& path,
-                              const char* key, double fallback) {
+absl::StatusOr<double> Number(const json::Object& config, const std::string& path, const char* key,
+                              double fallback) {
   const json::Value* v = config.Find(key);
   if (v == nullptr || v->is_null()) return fallback;
   if (!v->is_number()) {
@@ -135,14 +135,13 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
                            "model.layers.{}.mlp.gate_proj.weight",
                            "model.layers.{}.mlp.up_proj.weight",
                            "model.layers.{}.mlp.down_proj.weight"};
-  RETURN_IF_ERROR(model->BindWeights(names, [&](absl::string_view name)
-                                                -> absl::StatusOr<TensorView> {
-    if (files.FindTensorInfo(name) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": tensor '", name, "' is missing"));
-    }
-    return files.GetTensor(name);
-  }));
+  RETURN_IF_ERROR(
+      model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
+        if (files.FindTensorInfo(name) == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", name, "' is missing"));
+        }
+        return files.GetTensor(name);
+      }));
   return model;
 }
 

@@ -48,27 +48,26 @@ absl::StatusOr<KvType> ParseKvType(absl::string_view name) {
 int64_t KvCache::BytesFor(const KvCacheShape& shape, KvType type) {
   const double rows =
       double(shape.n_layers) * double(shape.n_kv_heads) * double(shape.context_size);
-  const double per_row = double(shape.head_dim) * ElementBytes(type) +
-                         (type == KvType::kI8 ? sizeof(float) : 0);
+  const double per_row =
+      double(shape.head_dim) * ElementBytes(type) + (type == KvType::kI8 ? sizeof(float) : 0);
   const double total = 2 * rows * per_row;  // K and V
   return total > double(std::numeric_limits<int64_t>::max() / 2)
              ? std::numeric_limits<int64_t>::max()
              : static_cast<int64_t>(total);
 }
 
-absl::StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const KvCacheShape& shape,
-                                                         KvType type) {
+absl::StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const KvCacheShape& shape, KvType type) {
   if (shape.n_layers <= 0 || shape.n_kv_heads <= 0 || shape.head_dim <= 0 ||
       shape.context_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "KV cache shape must be positive: layers ", shape.n_layers, ", kv heads ",
-        shape.n_kv_heads, ", head_dim ", shape.head_dim, ", context ", shape.context_size));
+        "KV cache shape must be positive: layers ", shape.n_layers, ", kv heads ", shape.n_kv_heads,
+        ", head_dim ", shape.head_dim, ", context ", shape.context_size));
   }
   // Refuse anything beyond 1 TiB outright: it is a typo or a hostile request, not a cache.
   if (BytesFor(shape, type) > (int64_t{1} << 40)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "KV cache of ", shape.context_size, " positions would need ", BytesFor(shape, type),
-        " bytes"));
+    return absl::ResourceExhaustedError(absl::StrCat("KV cache of ", shape.context_size,
+                                                     " positions would need ",
+                                                     BytesFor(shape, type), " bytes"));
   }
   return std::unique_ptr<KvCache>(new KvCache(shape, type));
 }

@@ -30,16 +30,14 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   return LoadGgufModel(path);
 }
 
-absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup,
-                                               const std::string& name, int64_t rows,
-                                               int64_t cols) {
+absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup, const std::string& name,
+                                               int64_t rows, int64_t cols) {
   ASSIGN_OR_RETURN(TensorView t, lookup(name));
   if (t.ne.size() != 2 || t.ne[0] != cols || t.ne[1] != rows) {
     std::string got = "[";
     for (size_t i = t.ne.size(); i-- > 0;) absl::StrAppend(&got, t.ne[i], i ? ", " : "");
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name, "' has shape ",
-                                                   got, "], expected ",
-                                                   ShapeString(rows, cols)));
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name, "' has shape ", got,
+                                                   "], expected ", ShapeString(rows, cols)));
   }
   RETURN_IF_ERROR(CheckSupported(t.type, name));
   ASSIGN_OR_RETURN(int64_t row_bytes, RowBytes(t.type, cols));
@@ -76,13 +74,12 @@ absl::Status Model::PackMatrices() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup,
-                                               const std::string& name, int64_t size) {
+absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup, const std::string& name,
+                                               int64_t size) {
   ASSIGN_OR_RETURN(TensorView t, lookup(name));
   if (t.ne.size() != 1 || t.ne[0] != size) {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name,
-                                                   "' has ", t.num_elements,
-                                                   " elements in ", t.ne.size(),
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name, "' has ",
+                                                   t.num_elements, " elements in ", t.ne.size(),
                                                    " dimensions, expected [", size, "]"));
   }
   RETURN_IF_ERROR(CheckSupported(t.type, name));
@@ -95,8 +92,8 @@ absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup,
 
 absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lookup) {
   const ModelConfig& c = config_;
-  ASSIGN_OR_RETURN(token_embedding_, BindMatrix(lookup, names.token_embedding, c.vocab_size,
-                                                c.dim));
+  ASSIGN_OR_RETURN(token_embedding_,
+                   BindMatrix(lookup, names.token_embedding, c.vocab_size, c.dim));
   if (c.tied_output) {
     output_ = token_embedding_;
   } else {

@@ -27,34 +27,33 @@ absl::Status ModelConfig::Validate() const {
     return absl::UnimplementedError(absl::StrCat("model config: architecture '", architecture,
                                                  "' is not supported (llama, qwen2)"));
   }
-  for (auto [field, value, max] : {std::tuple<const char*, int64_t, int64_t>{
-                                       "vocab_size", vocab_size, kMaxVocab},
-                                   {"dim", dim, kMaxDim},
-                                   {"n_layers", n_layers, kMaxLayers},
-                                   {"n_heads", n_heads, kMaxDim},
-                                   {"n_kv_heads", n_kv_heads, kMaxDim},
-                                   {"head_dim", head_dim, kMaxDim},
-                                   {"ffn_dim", ffn_dim, 4 * kMaxDim},
-                                   {"context_length", context_length, int64_t{1} << 24}}) {
+  for (auto [field, value, max] :
+       {std::tuple<const char*, int64_t, int64_t>{"vocab_size", vocab_size, kMaxVocab},
+        {"dim", dim, kMaxDim},
+        {"n_layers", n_layers, kMaxLayers},
+        {"n_heads", n_heads, kMaxDim},
+        {"n_kv_heads", n_kv_heads, kMaxDim},
+        {"head_dim", head_dim, kMaxDim},
+        {"ffn_dim", ffn_dim, 4 * kMaxDim},
+        {"context_length", context_length, int64_t{1} << 24}}) {
     if (absl::Status s = CheckRange(field, value, max); !s.ok()) return s;
   }
   if (n_heads % n_kv_heads != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("model config: n_heads ", n_heads,
-                                                    " is not a multiple of n_kv_heads ",
-                                                    n_kv_heads));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config: n_heads ", n_heads, " is not a multiple of n_kv_heads ", n_kv_heads));
   }
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrCat("model config: rope dimension ", rope_dim,
-                                                   " must be even and in [2, head_dim ",
-                                                   head_dim, "]"));
+                                                   " must be even and in [2, head_dim ", head_dim,
+                                                   "]"));
   }
   if (!(rms_eps > 0) || !std::isfinite(rms_eps)) {
     return absl::InvalidArgumentError(absl::StrCat("model config: rms_eps ", rms_eps));
   }
   if (!(rope_base > 0) || !std::isfinite(rope_base) || !(rope_scale >= 1) ||
       !std::isfinite(rope_scale)) {
-    return absl::InvalidArgumentError(absl::StrCat("model config: rope base ", rope_base,
-                                                   " / scale ", rope_scale));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config: rope base ", rope_base, " / scale ", rope_scale));
   }
   return absl::OkStatus();
 }

@@ -15,16 +15,16 @@ struct ModelConfig {
   std::string architecture;  // "llama" or "qwen2"
   std::string name;          // general.name or the folder name
   int64_t vocab_size = 0;
-  int64_t dim = 0;           // hidden size
+  int64_t dim = 0;  // hidden size
   int64_t n_layers = 0;
   int64_t n_heads = 0;
-  int64_t n_kv_heads = 0;    // grouped-query attention: n_heads % n_kv_heads == 0
-  int64_t head_dim = 0;      // usually dim / n_heads
-  int64_t ffn_dim = 0;       // SwiGLU hidden size
+  int64_t n_kv_heads = 0;  // grouped-query attention: n_heads % n_kv_heads == 0
+  int64_t head_dim = 0;    // usually dim / n_heads
+  int64_t ffn_dim = 0;     // SwiGLU hidden size
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
-  float rope_scale = 1.0f;   // linear scaling: positions are divided by it
-  int64_t rope_dim = 0;      // rotated elements per head (<= head_dim)
+  float rope_scale = 1.0f;  // linear scaling: positions are divided by it
+  int64_t rope_dim = 0;     // rotated elements per head (<= head_dim)
   RopeLayout rope_layout = RopeLayout::kInterleaved;
   int64_t context_length = 0;  // trained context
   bool qkv_bias = false;       // qwen2

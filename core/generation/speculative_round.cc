@@ -39,8 +39,8 @@ absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
   const int64_t pending_position = static_cast<int64_t>(sequence.size()) - 1;
   std::vector<int32_t> draft_sequence;
   ToDraftVocabulary(sequence, sampler.vocab_size(), &draft_sequence);
-  ASSIGN_OR_RETURN(RunOutput run, RunTokens(decoder, state, draft_sequence, pending_position,
-                                            LogitsMode::kLast));
+  ASSIGN_OR_RETURN(RunOutput run,
+                   RunTokens(decoder, state, draft_sequence, pending_position, LogitsMode::kLast));
   absl::Span<const float> logits = run.logits;
   for (int32_t i = 0; i < k; ++i) {
     const int64_t position = pending_position + 1 + i;

@@ -45,8 +45,7 @@ absl::StatusOr<std::unique_ptr<SpeculativeSession>> SpeculativeSession::Create(
   const KvType kv = options.session.kv_type;
   ASSIGN_OR_RETURN(session->target_.state.cache,
                    session->target_.decoder.NewCache(context_size, kv));
-  ASSIGN_OR_RETURN(session->draft_.state.cache,
-                   session->draft_.decoder.NewCache(context_size, kv));
+  ASSIGN_OR_RETURN(session->draft_.state.cache, session->draft_.decoder.NewCache(context_size, kv));
   return session;
 }
 
@@ -78,8 +77,8 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   // runs.
   const int64_t n = static_cast<int64_t>(context.size()) - 1;
   const auto prefill_start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(RunOutput target_run, RunTokens(target_.decoder, target_.state,
-                                                   context.first(n), n, LogitsMode::kLast));
+  ASSIGN_OR_RETURN(RunOutput target_run, RunTokens(target_.decoder, target_.state, context.first(n),
+                                                   n, LogitsMode::kLast));
   ToDraftVocabulary(context.first(n), draft_.sampler.vocab_size(), &draft_input_);
   RETURN_IF_ERROR(
       RunTokens(draft_.decoder, draft_.state, draft_input_, n, LogitsMode::kLast).status());

@@ -63,7 +63,8 @@ TANDEM_AVX512 void SoftmaxAvx512(float* x, int64_t n) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    const __m512 e = _mm512_maskz_mov_ps(m, Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), top)));
+    const __m512 e =
+        _mm512_maskz_mov_ps(m, Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), top)));
     sum = _mm512_add_ps(sum, e);  // masked lanes add 0
     _mm512_mask_storeu_ps(x + i, m, e);
   }

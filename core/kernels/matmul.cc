@@ -50,8 +50,7 @@ bool IsaAvailable(KernelIsa isa) {
 // The packed path: threads split whole panels; the kernel applies each panel to up to
 // kMaxPanelGroup x rows per pass, so the panel streams from memory once for typical batches
 // and stays in cache for the further passes of a long prefill chunk.
-void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y,
-                  ThreadPool& pool) {
+void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
   const int64_t panels = PanelCount(w.rows);
   pool.ParallelFor(
       panels,

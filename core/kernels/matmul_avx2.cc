@@ -73,12 +73,12 @@ inline __m256 LoadX8(const float* x, int count) {
 }
 
 template <int kTile>
-void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-             int64_t cols, float* out) {
+void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
+             float* out) {
   __m256 acc[kTile][kAcc];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm256_setzero_ps();
   const bool quant = type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
   const int64_t block_bytes = type == TensorType::kQ8_0 ? 34 : 18;
@@ -94,13 +94,14 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
       const __m256 d = _mm256_set1_ps(_cvtsh_ss(d_bits));
       __m256i q;
       if (type == TensorType::kQ8_0) {
-        q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2 + within)));
+        q = _mm256_cvtepi8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2 + within)));
       } else {
         const __m128i bytes =
             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2 + within % 16));
-        const __m128i nibbles = within < 16 ? _mm_and_si128(bytes, _mm_set1_epi8(0x0F))
-                                            : _mm_and_si128(_mm_srli_epi16(bytes, 4),
-                                                            _mm_set1_epi8(0x0F));
+        const __m128i nibbles = within < 16
+                                    ? _mm_and_si128(bytes, _mm_set1_epi8(0x0F))
+                                    : _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0F));
         q = _mm256_sub_epi32(_mm256_cvtepu8_epi32(nibbles), _mm256_set1_epi32(8));
       }
       w = _mm256_mul_ps(_mm256_cvtepi32_ps(q), d);
@@ -108,19 +109,19 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
       w = LoadPlain8(type, row, c, count);
     }
     const int a = static_cast<int>(chunk % kAcc);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       acc[t][a] = _mm256_fmadd_ps(w, LoadX8(x + t * x_stride + c, count), acc[t][a]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) out[t] = HorizontalSum(_mm256_add_ps(acc[t][0], acc[t][1]));
 }
 
 }  // namespace
 
-void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                 int tile, int64_t cols, float* out) {
+void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                 int64_t cols, float* out) {
   // Sixteen ymm registers hold four rows' accumulators: larger tiles run as groups of up to
   // four (each row's arithmetic is the same in any group).
   if (tile > 4) {
@@ -150,8 +151,8 @@ void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_
 
 #else  // not x86-64: never selected, kept linkable.
 namespace tandem::internal {
-void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                 int tile, int64_t cols, float* out) {
+void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                 int64_t cols, float* out) {
   DotTileScalar(type, row, x, x_stride, tile, cols, out);
 }
 }  // namespace tandem::internal

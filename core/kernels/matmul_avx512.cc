@@ -42,12 +42,12 @@ inline __m512 LoadPlain16(TensorType type, const uint8_t* row, int64_t c, __mmas
 }
 
 template <int kTile>
-void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-              int64_t cols, float* out) {
+void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
+              float* out) {
   __m512 acc[kTile][kAcc];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
   int64_t chunk = 0;
   for (int64_t c = 0; c < cols; c += 16, ++chunk) {
@@ -55,26 +55,27 @@ void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
     const __m512 w = LoadPlain16(type, row, c, mask);
     const int a = static_cast<int>(chunk % kAcc);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + t * x_stride + c);
       acc[t][a] = _mm512_fmadd_ps(w, xv, acc[t][a]);
     }
   }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
+#pragma GCC unroll 16
+  for (int t = 0; t < kTile; ++t)
+    out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
 // Q8_0 and Q4_0: 32-element blocks, two chunks each; weight = q · d, exact in float, computed
 // once per block and shared by the tile's rows. Chunk c (elements 16c..16c+15) goes to
 // accumulator c % kAcc.
 template <int kTile>
-void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-              int64_t cols, float* out) {
+void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
+              float* out) {
   __m512 acc[kTile][kAcc];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int a = 0; a < kAcc; ++a) acc[t][a] = _mm512_setzero_ps();
   const bool q8 = type == TensorType::kQ8_0;
   const int64_t block_bytes = q8 ? 34 : 18;
@@ -85,36 +86,37 @@ void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
     __m512 w0, w1;  // elements 0..15 and 16..31
     if (q8) {
-      w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))));
-      w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))));
+      w0 = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))));
+      w1 = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))));
     } else {
       const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
       const __m128i mask = _mm_set1_epi8(0x0F);
       const __m512i eight = _mm512_set1_epi32(8);
-      w0 = _mm512_cvtepi32_ps(
-          _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(q, mask)), eight));
-      w1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(
-          _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(q, 4), mask)), eight));
+      w0 =
+          _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(q, mask)), eight));
+      w1 = _mm512_cvtepi32_ps(
+          _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(q, 4), mask)), eight));
     }
     w0 = _mm512_mul_ps(w0, d);
     w1 = _mm512_mul_ps(w1, d);
-    // kAcc == 2: the block's two chunks go to accumulators 0 and 1.
-    #pragma GCC unroll 16
+// kAcc == 2: the block's two chunks go to accumulators 0 and 1.
+#pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const float* xt = x + t * x_stride + 32 * b;
       acc[t][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt), acc[t][0]);
       acc[t][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16), acc[t][1]);
     }
   }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t) out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
+#pragma GCC unroll 16
+  for (int t = 0; t < kTile; ++t)
+    out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
 template <int kTile>
-void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-             int64_t cols, float* out) {
+void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
+             float* out) {
   if (type == TensorType::kQ8_0 || type == TensorType::kQ4_0) {
     DotQuant<kTile>(type, row, x, x_stride, cols, out);
   } else {
@@ -124,8 +126,8 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
 
 }  // namespace
 
-void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                   int tile, int64_t cols, float* out) {
+void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                   int64_t cols, float* out) {
   static_assert(kMaxTile == 8, "one case per tile size");
   switch (tile) {
     case 1:
@@ -157,8 +159,8 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
 
 #else  // not x86-64: never selected (DetectKernelIsa), kept linkable.
 namespace tandem::internal {
-void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                   int tile, int64_t cols, float* out) {
+void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                   int64_t cols, float* out) {
   DotTileScalar(type, row, x, x_stride, tile, cols, out);
 }
 }  // namespace tandem::internal

@@ -14,15 +14,15 @@ namespace tandem::internal {
 inline constexpr int kMaxTile = 8;
 
 // out[t] = dot(row, x + t * x_stride) for t < tile; `row` holds `cols` elements of `type`.
-using DotTileFn = void (*)(TensorType type, const uint8_t* row, const float* x,
-                           int64_t x_stride, int tile, int64_t cols, float* out);
+using DotTileFn = void (*)(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+                           int tile, int64_t cols, float* out);
 
-void DotTileScalar(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                   int tile, int64_t cols, float* out);
-void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                   int tile, int64_t cols, float* out);
-void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                 int tile, int64_t cols, float* out);
+void DotTileScalar(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                   int64_t cols, float* out);
+void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                   int64_t cols, float* out);
+void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                 int64_t cols, float* out);
 
 // Most x rows one tile computes: 12 rows × 2 accumulators plus a block's two columns and
 // its scales fit the 32 zmm registers.

@@ -67,10 +67,10 @@ template <int kTile, TensorType kType>
 inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int64_t x_stride,
                             __m512 scale, float* sums) {
   __m512 even[kTile], odd[kTile];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) even[t] = odd[t] = _mm512_setzero_ps();
   auto fma2 = [&](__m512 w0, int c0, __m512 w1, int c1) {
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[t * x_stride + c0]), even[t]);
       odd[t] = _mm512_fmadd_ps(w1, _mm512_set1_ps(x[t * x_stride + c1]), odd[t]);
@@ -78,12 +78,12 @@ inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int
   };
   if constexpr (kType == TensorType::kQ8_0) {
     const uint8_t* q = block + 32;  // column c: 16 int8 at q + 16c
-    #pragma GCC unroll 2
+#pragma GCC unroll 2
     for (int c = 0; c < 32; c += 2) {
       const __m512 w0 = _mm512_cvtepi32_ps(
           _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
-      const __m512 w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c + 16))));
+      const __m512 w1 = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c + 16))));
       fma2(w0, c, w1, c + 1);
     }
   } else if constexpr (kType == TensorType::kQ4_0) {
@@ -92,7 +92,7 @@ inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int
     // n - 8 exactly, without masking off the other bits.
     const __m512 table = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
     const uint8_t* q = block + 32;
-    #pragma GCC unroll 2
+#pragma GCC unroll 2
     for (int c = 0; c < 16; ++c) {
       const __m512i v =
           _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c)));
@@ -102,19 +102,19 @@ inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int
     }
   } else {
     int c = 0;
-    #pragma GCC unroll 2
+#pragma GCC unroll 2
     for (; c + 2 <= width; c += 2) {
       fma2(HalfColumn<kType>(block, c), c, HalfColumn<kType>(block, c + 1), c + 1);
     }
     if (c < width) {  // an odd last column is even-indexed
       const __m512 w0 = HalfColumn<kType>(block, c);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int t = 0; t < kTile; ++t) {
         even[t] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[t * x_stride + c]), even[t]);
       }
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t) {
     float* s = sums + 16 * t;
     _mm512_store_ps(s, _mm512_fmadd_ps(_mm512_add_ps(even[t], odd[t]), scale, _mm512_load_ps(s)));
@@ -159,8 +159,8 @@ void PanelGroup(const uint8_t* panel, int64_t cols, const float* x, int n, float
 }
 
 template <TensorType kType>
-void PanelForType(int tile, const uint8_t* panel, int64_t cols, const float* x, int n,
-                  float* y, int64_t y_stride, __mmask16 lanes) {
+void PanelForType(int tile, const uint8_t* panel, int64_t cols, const float* x, int n, float* y,
+                  int64_t y_stride, __mmask16 lanes) {
   static_assert(kMaxPanelTile == 12, "one case per tile size");
   switch (tile) {
 #define TANDEM_PANEL_CASE(k) \

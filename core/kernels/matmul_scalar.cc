@@ -23,8 +23,8 @@ void DecodeQ4_0(const uint8_t* block, float* w) {
   const float d = Fp16ToF32(LoadU16(block));
   const uint8_t* q = block + 2;
   for (int k = 0; k < 16; ++k) {
-    w[k] = static_cast<float>((q[k] & 0x0F) - 8) * d;       // low nibbles: elements 0..15
-    w[k + 16] = static_cast<float>((q[k] >> 4) - 8) * d;    // high nibbles: elements 16..31
+    w[k] = static_cast<float>((q[k] & 0x0F) - 8) * d;     // low nibbles: elements 0..15
+    w[k + 16] = static_cast<float>((q[k] >> 4) - 8) * d;  // high nibbles: elements 16..31
   }
 }
 
@@ -44,8 +44,8 @@ float Weight(TensorType type, const uint8_t* row, int64_t c) {
 
 }  // namespace
 
-void DotTileScalar(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
-                   int tile, int64_t cols, float* out) {
+void DotTileScalar(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
+                   int64_t cols, float* out) {
   float acc[kMaxTile] = {};
   if (type == TensorType::kQ8_0 || type == TensorType::kQ4_0) {
     const int64_t block_bytes = type == TensorType::kQ8_0 ? 34 : 18;

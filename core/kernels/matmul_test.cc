@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "core/base/check.h"
 #include "core/kernels/packed_matrix.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace tandem {
 namespace {
@@ -29,12 +29,21 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
   TestMatrix m;
   int64_t row_bytes = 0;
   switch (type) {
-    case TensorType::kF32: row_bytes = 4 * cols; break;
+    case TensorType::kF32:
+      row_bytes = 4 * cols;
+      break;
     case TensorType::kF16:
-    case TensorType::kBF16: row_bytes = 2 * cols; break;
-    case TensorType::kQ8_0: row_bytes = cols / 32 * 34; break;
-    case TensorType::kQ4_0: row_bytes = cols / 32 * 18; break;
-    default: ADD_FAILURE() << "no test quantizer";
+    case TensorType::kBF16:
+      row_bytes = 2 * cols;
+      break;
+    case TensorType::kQ8_0:
+      row_bytes = cols / 32 * 34;
+      break;
+    case TensorType::kQ4_0:
+      row_bytes = cols / 32 * 18;
+      break;
+    default:
+      ADD_FAILURE() << "no test quantizer";
   }
   m.bytes.assign(rows * row_bytes, 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -92,14 +101,14 @@ std::string PathName(const Path& p) {
 
 // Every path the test matrix supports (paths this CPU lacks fall back to scalar).
 std::vector<Path> PathsFor(const TestMatrix& m) {
-  std::vector<Path> paths = {{KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false},
-                             {KernelIsa::kAvx512, false}};
+  std::vector<Path> paths = {
+      {KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false}, {KernelIsa::kAvx512, false}};
   if (m.packed.data() != nullptr) paths.push_back({KernelIsa::kAvx512, true});
   return paths;
 }
 
 void RunPath(const Path& path, const TestMatrix& m, const float* x, int64_t n, float* y,
-         ThreadPool& pool) {
+             ThreadPool& pool) {
   WeightMatrix w = m.w;
   w.packed = path.packed ? m.packed.data() : nullptr;
   MatMulWithIsa(path.isa, w, x, n, y, pool);
@@ -167,21 +176,17 @@ TEST_P(MatMulTest, RowsAreBitIdenticalAloneInABatchAndOnAnyThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(
     Types, MatMulTest,
-    ::testing::Values(MatMulCase{TensorType::kF32, 37, 64, 1},
-                      MatMulCase{TensorType::kF32, 33, 172, 9},  // 172: masked tail
-                      MatMulCase{TensorType::kF32, 5, 7, 6},
-                      MatMulCase{TensorType::kF16, 41, 100, 5},
-                      MatMulCase{TensorType::kF16, 17, 8, 3},
-                      MatMulCase{TensorType::kF16, 33, 75, 17},  // odd columns, 3 panels
-                      MatMulCase{TensorType::kBF16, 19, 75, 4},
-                      MatMulCase{TensorType::kBF16, 48, 64, 11},
-                      MatMulCase{TensorType::kQ8_0, 35, 96, 7},
-                      MatMulCase{TensorType::kQ8_0, 3, 32, 1},
-                      MatMulCase{TensorType::kQ8_0, 64, 160, 16},
-                      MatMulCase{TensorType::kQ8_0, 7, 64, 17},
-                      MatMulCase{TensorType::kQ4_0, 29, 160, 9},
-                      MatMulCase{TensorType::kQ4_0, 64, 64, 2},
-                      MatMulCase{TensorType::kQ4_0, 50, 96, 13}),
+    ::testing::Values(
+        MatMulCase{TensorType::kF32, 37, 64, 1},
+        MatMulCase{TensorType::kF32, 33, 172, 9},  // 172: masked tail
+        MatMulCase{TensorType::kF32, 5, 7, 6}, MatMulCase{TensorType::kF16, 41, 100, 5},
+        MatMulCase{TensorType::kF16, 17, 8, 3},
+        MatMulCase{TensorType::kF16, 33, 75, 17},  // odd columns, 3 panels
+        MatMulCase{TensorType::kBF16, 19, 75, 4}, MatMulCase{TensorType::kBF16, 48, 64, 11},
+        MatMulCase{TensorType::kQ8_0, 35, 96, 7}, MatMulCase{TensorType::kQ8_0, 3, 32, 1},
+        MatMulCase{TensorType::kQ8_0, 64, 160, 16}, MatMulCase{TensorType::kQ8_0, 7, 64, 17},
+        MatMulCase{TensorType::kQ4_0, 29, 160, 9}, MatMulCase{TensorType::kQ4_0, 64, 64, 2},
+        MatMulCase{TensorType::kQ4_0, 50, 96, 13}),
     CaseName);
 
 // The packed path splits n rows into tiles by n (13 rows run as 7 + 6) and groups of 64:
@@ -217,8 +222,7 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
 
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {
   const KernelIsa isa = DetectKernelIsa();
-  EXPECT_THAT(std::string(KernelIsaName(isa)),
-              ::testing::AnyOf("scalar", "avx2", "avx512"));
+  EXPECT_THAT(std::string(KernelIsaName(isa)), ::testing::AnyOf("scalar", "avx2", "avx512"));
 }
 
 }  // namespace

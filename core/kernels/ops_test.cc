@@ -25,7 +25,8 @@ TEST(RmsNormTest, MatchesReferenceOnOddSizes) {
     std::vector<float> fast(3 * dim), ref(3 * dim);
     RmsNorm(x.data(), w.data(), 3, dim, 1e-5f, fast.data());
     RmsNormReference(x.data(), w.data(), 3, dim, 1e-5f, ref.data());
-    for (int64_t i = 0; i < 3 * dim; ++i) ASSERT_NEAR(fast[i], ref[i], 1e-5f * std::fabs(ref[i]) + 1e-6f);
+    for (int64_t i = 0; i < 3 * dim; ++i)
+      ASSERT_NEAR(fast[i], ref[i], 1e-5f * std::fabs(ref[i]) + 1e-6f);
   }
 }
 
@@ -94,7 +95,7 @@ TEST(SoftmaxTest, MatchesReferenceAndSumsToOne) {
 
 TEST(SwiGluTest, MatchesReferenceOverTheFloatRange) {
   // Large |g| (exp overflows or vanishes), zeros and an odd size for the masked tail.
-  std::vector<float> gate = {-1e30f, -200.0f, -88.0f, -20.0f, -1.0f, -0.0f, 0.0f, 1e-20f,
+  std::vector<float> gate = {-1e30f, -200.0f, -88.0f, -20.0f, -1.0f,  -0.0f, 0.0f, 1e-20f,
                              0.5f,   3.0f,    20.0f,  88.0f,  200.0f, 1e30f, -3.5f};
   std::vector<float> ref = gate;
   const std::vector<float> up(gate.size(), 1.0f);
@@ -110,7 +111,8 @@ TEST(SwiGluTest, MatchesReference) {
   const std::vector<float> up = Random(100, 7);
   SwiGlu(gate.data(), up.data(), 100);
   SwiGluReference(ref.data(), up.data(), 100);
-  for (size_t i = 0; i < gate.size(); ++i) ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i])));
+  for (size_t i = 0; i < gate.size(); ++i)
+    ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i])));
 }
 
 }  // namespace

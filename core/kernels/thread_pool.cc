@@ -58,9 +58,7 @@ void ThreadPool::WorkerLoop(int index) {
     }
     if (now == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      work_ready_.wait(lock, [&] {
-        return generation_.load(std::memory_order_acquire) != seen;
-      });
+      work_ready_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
       now = generation_.load(std::memory_order_acquire);
     }
     if (stopping_.load(std::memory_order_acquire)) return;

@@ -184,7 +184,9 @@ float DotF32(const float* a, const float* b, int64_t n) { return reference::DotF
 float DotF16(const float* a, const uint16_t* b, int64_t n) { return reference::DotF16(a, b, n); }
 float DotI8(const float* a, const int8_t* b, int64_t n) { return reference::DotI8(a, b, n); }
 void AxpyF32(float w, const float* v, float* out, int64_t n) { reference::AxpyF32(w, v, out, n); }
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n) { reference::AxpyF16(w, v, out, n); }
+void AxpyF16(float w, const uint16_t* v, float* out, int64_t n) {
+  reference::AxpyF16(w, v, out, n);
+}
 void AxpyI8(float w, const int8_t* v, float* out, int64_t n) { reference::AxpyI8(w, v, out, n); }
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
   reference::ConvertF32ToF16(in, out, n);

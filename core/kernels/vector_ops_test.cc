@@ -36,11 +36,14 @@ TEST(VectorOpsTest, DotsMatchTheReferenceOnOddSizes) {
     const Inputs in = Make(n, static_cast<uint32_t>(n));
     const float tolerance = 1e-5f * n;
     EXPECT_NEAR(DotF32(in.a.data(), in.f32.data(), n),
-                reference::DotF32(in.a.data(), in.f32.data(), n), tolerance) << n;
+                reference::DotF32(in.a.data(), in.f32.data(), n), tolerance)
+        << n;
     EXPECT_NEAR(DotF16(in.a.data(), in.f16.data(), n),
-                reference::DotF16(in.a.data(), in.f16.data(), n), tolerance) << n;
-    EXPECT_NEAR(DotI8(in.a.data(), in.i8.data(), n),
-                reference::DotI8(in.a.data(), in.i8.data(), n), 100 * tolerance) << n;
+                reference::DotF16(in.a.data(), in.f16.data(), n), tolerance)
+        << n;
+    EXPECT_NEAR(DotI8(in.a.data(), in.i8.data(), n), reference::DotI8(in.a.data(), in.i8.data(), n),
+                100 * tolerance)
+        << n;
   }
 }
 
@@ -60,8 +63,8 @@ TEST(VectorOpsTest, AxpysMatchTheReferenceAndTouchOnlyNElements) {
 }
 
 TEST(VectorOpsTest, HalfConversionRoundsExactlyLikeTheReference) {
-  std::vector<float> values = {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, 1e-8f, 6.1e-5f,
-                               -2.5f, 3.14159f, 1e10f, -1e-7f, 0.33333334f};
+  std::vector<float> values = {0.0f,    -0.0f, 1.0f,     65504.0f, 65520.0f, 1e-8f,
+                               6.1e-5f, -2.5f, 3.14159f, 1e10f,    -1e-7f,   0.33333334f};
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0.0f, 100.0f);
   for (int i = 0; i < 1000; ++i) values.push_back(dist(rng));

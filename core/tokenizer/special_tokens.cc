@@ -5,8 +5,8 @@
 namespace tandem {
 
 std::vector<int32_t> EndOfTurnIds(const Tokenizer& tokenizer) {
-  static constexpr const char* kEndOfTurnTexts[] = {
-      "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>"};
+  static constexpr const char* kEndOfTurnTexts[] = {"<|eot_id|>",    "<|im_end|>",    "<|end|>",
+                                                    "<end_of_turn>", "<|endoftext|>", "<|eom_id|>"};
   std::vector<int32_t> others;
   for (const char* text : kEndOfTurnTexts) {
     if (std::optional<int32_t> id = tokenizer.TokenId(text); id.has_value()) {

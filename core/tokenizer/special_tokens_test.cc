@@ -12,13 +12,15 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(EndOfTurnIdsTest, StoriesEndsWithEosOnly) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(path));
   EXPECT_THAT(EndOfTurnIds(tok), ElementsAre(2));
 }
 
 TEST(EndOfTurnIdsTest, ByteLevelVocabularyFindsEndOfText) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/vocab/ggml-vocab-starcoder.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/vocab/ggml-vocab-starcoder.gguf"));
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(path));
   const std::vector<int32_t> ids = EndOfTurnIds(tok);
   ASSERT_FALSE(ids.empty());

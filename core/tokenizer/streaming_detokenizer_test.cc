@@ -8,8 +8,8 @@
 #include "absl/status/status.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
-#include "core/tokenizer/tokenizer_loader.h"
 #include "core/base/utf8.h"
+#include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

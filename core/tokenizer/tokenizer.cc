@@ -20,10 +20,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/base/status_macros.h"
+#include "core/base/utf8.h"
 #include "core/tokenizer/bpe_merge.h"
 #include "core/tokenizer/byte_level.h"
 #include "core/tokenizer/pre_tokenizer.h"
-#include "core/base/utf8.h"
 #include "core/tokenizer/wordpiece.h"
 
 namespace tandem {

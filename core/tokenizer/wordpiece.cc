@@ -13,8 +13,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
-#include "core/tokenizer/unicode_accents.h"
 #include "core/base/utf8.h"
+#include "core/tokenizer/unicode_accents.h"
 
 namespace tandem {
 namespace {

@@ -46,8 +46,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   if (!options.metrics_listen.empty()) {
     // civetweb reports a failed bind by throwing; check the address shape first.
     if (options.metrics_listen.find(':') == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metrics address '", options.metrics_listen, "' is not HOST:PORT"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics address '", options.metrics_listen, "' is not HOST:PORT"));
     }
     server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
     server->exposer_->RegisterCollectable(registry);

@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpcpp/server.h"
 #include "grpcpp/impl/codegen/service_type.h"
+#include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 

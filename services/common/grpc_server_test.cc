@@ -52,8 +52,9 @@ TEST(GrpcServerTest, ServesHealthThatFollowsReadinessAndDrains) {
 
 TEST(GrpcServerTest, RejectsAnAddressWithoutPort) {
   v1::Worker::Service service;
-  EXPECT_THAT(GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
-              testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
+  EXPECT_THAT(
+      GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
 }
 
 }  // namespace

@@ -35,10 +35,9 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
                                   .Help("The worker's KV cache budget in bytes (0: unlimited)")
                                   .Register(registry)
                                   .Add({{"role", role}})),
-      batch_size(batch_tokens.Add({{"role", role}},
-                                  prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6, 8,
-                                                                          12, 16, 32, 64, 128,
-                                                                          256, 512})),
+      batch_size(batch_tokens.Add(
+          {{"role", role}}, prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6, 8, 12, 16, 32,
+                                                                    64, 128, 256, 512})),
       role(role) {}
 
 prometheus::Histogram& WorkerMetrics::ComputeSeconds(const std::string& kind) {
@@ -87,8 +86,7 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
       time_to_first_token(NewHistogram(registry, "tandem_time_to_first_token_seconds",
                                        "From request to first token", LatencyBuckets())),
       inter_token_latency(NewHistogram(registry, "tandem_inter_token_latency_seconds",
-                                       "Between consecutive streamed tokens",
-                                       LatencyBuckets())),
+                                       "Between consecutive streamed tokens", LatencyBuckets())),
       request_duration(NewHistogram(registry, "tandem_request_duration_seconds",
                                     "Whole Generate requests", LatencyBuckets())),
       draft_call(NewHistogram(registry, "tandem_draft_call_seconds",

@@ -49,13 +49,13 @@ struct CoordinatorMetrics {
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Counter>& accepted_by_position;
-  prometheus::Counter& drafts;             // draft calls (rounds with a draft)
-  prometheus::Counter& draft_tokens;       // guesses proposed
-  prometheus::Counter& accepted_tokens;    // guesses the target kept
-  prometheus::Counter& generated_tokens;   // tokens streamed to clients
-  prometheus::Counter& prompt_tokens;      // prompt tokens of requests
+  prometheus::Counter& drafts;                // draft calls (rounds with a draft)
+  prometheus::Counter& draft_tokens;          // guesses proposed
+  prometheus::Counter& accepted_tokens;       // guesses the target kept
+  prometheus::Counter& generated_tokens;      // tokens streamed to clients
+  prometheus::Counter& prompt_tokens;         // prompt tokens of requests
   prometheus::Counter& cached_prompt_tokens;  // of which served from a session's cache
-  prometheus::Counter& draft_failures;     // requests that lost their draft and went on alone
+  prometheus::Counter& draft_failures;        // requests that lost their draft and went on alone
   prometheus::Histogram& time_to_first_token;
   prometheus::Histogram& inter_token_latency;
   prometheus::Histogram& request_duration;

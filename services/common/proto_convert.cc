@@ -8,8 +8,7 @@ SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params) {
   config.top_k = params.top_k();
   config.top_p = params.has_top_p() ? params.top_p() : 1.0f;
   config.min_p = params.min_p();
-  config.repetition_penalty =
-      params.has_repetition_penalty() ? params.repetition_penalty() : 1.0f;
+  config.repetition_penalty = params.has_repetition_penalty() ? params.repetition_penalty() : 1.0f;
   config.penalty_window = params.penalty_window();
   config.seed = params.has_seed() ? params.seed() : 0;
   return config;
@@ -34,8 +33,7 @@ SparseDistribution SparseFromProto(const v1::SparseDistribution& proto) {
 
 void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto) {
   proto->mutable_token_ids()->Assign(sparse.ids.begin(), sparse.ids.end());
-  proto->mutable_probabilities()->Assign(sparse.probabilities.begin(),
-                                         sparse.probabilities.end());
+  proto->mutable_probabilities()->Assign(sparse.probabilities.begin(), sparse.probabilities.end());
 }
 
 }  // namespace tandem

@@ -40,7 +40,7 @@ std::string Outcome(const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
-                                                                  CoordinatorMetrics* metrics) {
+                                                                 CoordinatorMetrics* metrics) {
   std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
   for (const std::string& a : options.targets) targets.push_back(std::make_unique<WorkerClient>(a));
   for (const std::string& a : options.drafts) drafts.push_back(std::make_unique<WorkerClient>(a));
@@ -52,8 +52,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
   if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
   if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
-    return absl::InvalidArgumentError(absl::StrCat("--draft-tokens ", options.default_draft_tokens,
-                                                   " is outside [1, 16]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
   }
   std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));
   c->targets_ = std::move(targets);
@@ -69,11 +69,12 @@ absl::Status Coordinator::Init() {
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
   for (size_t i = 1; i < targets_.size(); ++i) {
-    ASSIGN_OR_RETURN(v1::DescribeResponse other, targets_[i]->WaitReady(false, options_.worker_wait));
+    ASSIGN_OR_RETURN(v1::DescribeResponse other,
+                     targets_[i]->WaitReady(false, options_.worker_wait));
     if (other.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "target replica ", targets_[i]->address(), " (", other.model().name(),
-          ") serves another vocabulary than ", targets_[0]->address()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("target replica ", targets_[i]->address(), " (", other.model().name(),
+                       ") serves another vocabulary than ", targets_[0]->address()));
     }
   }
   for (const auto& draft : drafts_) {
@@ -185,8 +186,8 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
       return absl::NotFoundError(absl::StrCat("no session '", *id, "'"));
     }
     if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the coordinator holds its maximum of ", options_.max_sessions, " sessions"));
+      return absl::ResourceExhaustedError(absl::StrCat("the coordinator holds its maximum of ",
+                                                       options_.max_sessions, " sessions"));
     }
   } else {
     *id = absl::StrCat("oneoff-", next_session_++);
@@ -215,16 +216,18 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     }
     const int32_t k = request.speculation().draft_tokens();
     if (k < 0 || k > 16) {
-      return absl::InvalidArgumentError(absl::StrCat("speculation.draft_tokens ", k,
-                                                     " is outside [0, 16]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
     }
-    params.max_tokens = request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
+    params.max_tokens =
+        request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
     params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
     params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
     if (!request.ignore_eos()) {
-      for (int32_t id : target_info_.special_tokens().end_of_turn_ids()) params.stop_ids.push_back(id);
+      for (int32_t id : target_info_.special_tokens().end_of_turn_ids())
+        params.stop_ids.push_back(id);
     }
     ASSIGN_OR_RETURN(params.context, PromptTokens(request));
 
@@ -238,7 +241,8 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     // fresh one for this request; its cache is re-filled from the history.
     if (!drafts_.empty() && (session->workers.draft == nullptr || session->workers.draft->dead())) {
       absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
-          drafts_[next_replica_++ % drafts_.size()]->Attach(session_id, target_info_.context_size());
+          drafts_[next_replica_++ % drafts_.size()]->Attach(session_id,
+                                                            target_info_.context_size());
       session->workers.draft = draft.ok() ? *std::move(draft) : nullptr;
       session->workers.draft_known = 0;
     }

@@ -21,8 +21,8 @@
 namespace tandem {
 namespace {
 
-using ::testing::HasSubstr;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
 
 // One worker: engine, service and an in-process server.
 struct InProcessWorker {
@@ -74,9 +74,8 @@ class CoordinatorTest : public ::testing::Test {
       drafts.push_back(draft_->Client("draft"));
     }
     metrics_ = std::make_unique<CoordinatorMetrics>(registry_);
-    absl::StatusOr<std::unique_ptr<Coordinator>> c =
-        Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts),
-                            metrics_.get());
+    absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(
+        CoordinatorOptions(), std::move(targets), std::move(drafts), metrics_.get());
     ASSERT_TRUE(c.ok()) << c.status();
     coordinator_ = std::move(*c);
   }
@@ -144,14 +143,17 @@ TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
   options.session.sampler.seed = 77;
   options.session.context_size = 256;
   options.session.stop_ids = {2};
-  ASSERT_OK_AND_ASSIGN(auto session, SpeculativeSession::Create(target_->engine->model(),
-                                                                draft_->engine->model(), pool,
-                                                                options));
+  ASSERT_OK_AND_ASSIGN(
+      auto session,
+      SpeculativeSession::Create(target_->engine->model(), draft_->engine->model(), pool, options));
   std::vector<int32_t> in_process;
-  ASSERT_OK(session->Generate({1, 403, 407, 261, 378}, 40, [&](int32_t t) {
-    in_process.push_back(t);
-    return true;
-  }).status());
+  ASSERT_OK(session
+                ->Generate({1, 403, 407, 261, 378}, 40,
+                           [&](int32_t t) {
+                             in_process.push_back(t);
+                             return true;
+                           })
+                .status());
   EXPECT_EQ(reply.ids, in_process);
   EXPECT_EQ(reply.final.seed(), 77u);
 }
@@ -230,8 +232,9 @@ TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
 TEST_F(CoordinatorTest, ARequestWhoseDraftDiesCompletesWithTheTargetsOwnOutput) {
   Start("models/stories260K/derived/stories-draft-distilled.gguf");
   ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 48), [&](int delta) {
-    if (delta == 2) draft_->server->Shutdown();  // the draft worker goes away mid-request
-  }));
+                         if (delta == 2)
+                           draft_->server->Shutdown();  // the draft worker goes away mid-request
+                       }));
   EXPECT_TRUE(reply.final.speculation().draft_failed());
   EXPECT_EQ(reply.final.usage().generated_tokens(), 48);
   EXPECT_THAT(reply.text, ::testing::StartsWith(
@@ -278,11 +281,10 @@ TEST(CoordinatorCreateTest, AnIncompatibleDraftIsAFailedPrecondition) {
   drafts.push_back(draft.Client("draft"));
   prometheus::Registry registry;
   CoordinatorMetrics metrics(registry);
-  EXPECT_THAT(Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts),
-                                  &metrics),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       ::testing::AllOf(HasSubstr("llama-2-tiny-random"),
-                                        HasSubstr("stories260K"))));
+  EXPECT_THAT(
+      Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts), &metrics),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               ::testing::AllOf(HasSubstr("llama-2-tiny-random"), HasSubstr("stories260K"))));
 }
 
 }  // namespace

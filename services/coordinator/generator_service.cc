@@ -20,8 +20,7 @@ grpc::Status GeneratorService::Tokenize(grpc::ServerContext*, const v1::Tokenize
   return grpc::Status::OK;
 }
 
-grpc::Status GeneratorService::DescribeModel(grpc::ServerContext*,
-                                             const v1::DescribeModelRequest*,
+grpc::Status GeneratorService::DescribeModel(grpc::ServerContext*, const v1::DescribeModelRequest*,
                                              v1::DescribeModelResponse* response) {
   *response = coordinator_->Describe();
   return grpc::Status::OK;

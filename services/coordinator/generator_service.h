@@ -17,8 +17,7 @@ class GeneratorService final : public v1::Generator::Service {
                         grpc::ServerWriter<v1::GenerateResponse>* writer) override;
   grpc::Status Tokenize(grpc::ServerContext* context, const v1::TokenizeRequest* request,
                         v1::TokenizeResponse* response) override;
-  grpc::Status DescribeModel(grpc::ServerContext* context,
-                             const v1::DescribeModelRequest* request,
+  grpc::Status DescribeModel(grpc::ServerContext* context, const v1::DescribeModelRequest* request,
                              v1::DescribeModelResponse* response) override;
   grpc::Status CloseSession(grpc::ServerContext* context, const v1::CloseSessionRequest* request,
                             v1::CloseSessionResponse* response) override;

@@ -77,12 +77,12 @@ int main(int argc, char** argv) {
   if (!created.ok()) return Fail(2, created.status().ToString());
   coordinator = *std::move(created);
   service = std::make_unique<tandem::GeneratorService>(coordinator.get());
-  server = tandem::GrpcServer::Start(
-      {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {service.get()},
-      registry);
+  server =
+      tandem::GrpcServer::Start({absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)},
+                                {service.get()}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
-  std::printf("tandem-coordinator listening on %s (metrics on %d)\n",
-              (*server)->address().c_str(), (*server)->metrics_port());
+  std::printf("tandem-coordinator listening on %s (metrics on %d)\n", (*server)->address().c_str(),
+              (*server)->metrics_port());
   std::fflush(stdout);
   (*server)->SetServing(true);
 

@@ -168,8 +168,8 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
     ASSIGN_OR_RETURN(v1::VerifyResult verdict, Verify(guesses));
     const int32_t accepted = verdict.accepted_count();
     if (accepted < 0 || accepted > guesses.guesses_size()) {
-      return absl::InternalError(absl::StrCat("target accepted ", accepted, " of ",
-                                              guesses.guesses_size(), " guesses"));
+      return absl::InternalError(
+          absl::StrCat("target accepted ", accepted, " of ", guesses.guesses_size(), " guesses"));
     }
     s_.target_known = len + accepted;
     if (guesses.guesses_size() > 0) {
@@ -217,8 +217,7 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
   v1::SpeculationStats& st = out_.speculation;
   if (st.drafted_tokens() > 0) {
     st.set_acceptance_rate(static_cast<double>(st.accepted_tokens()) / st.drafted_tokens());
-    st.set_tokens_per_round(static_cast<double>(st.accepted_tokens() + st.rounds()) /
-                            st.rounds());
+    st.set_tokens_per_round(static_cast<double>(st.accepted_tokens() + st.rounds()) / st.rounds());
   }
   st.set_final_draft_tokens(k_);
   return out_;

@@ -31,7 +31,7 @@ struct SessionWorkers {
   std::unique_ptr<WorkerStream> draft;  // null: no draft (or it failed)
   int64_t target_known = 0;             // leading history tokens the target's cache holds
   int64_t draft_known = 0;
-  std::vector<int32_t> history;         // every token fed so far: prompts and replies
+  std::vector<int32_t> history;  // every token fed so far: prompts and replies
   int32_t context_size = 0;
 };
 

@@ -8,10 +8,11 @@
 namespace tandem {
 namespace {
 
-const std::vector<std::string> kBytes = {"", "Hel", "lo", " wor", "ld", "\xE2\x82", "\xAC", "!",
-                                         "EN", "D"};
+const std::vector<std::string> kBytes = {"",         "Hel",  "lo", " wor", "ld",
+                                         "\xE2\x82", "\xAC", "!",  "EN",   "D"};
 
-std::string Feed(TextStream& stream, const std::vector<int32_t>& ids, std::vector<std::string>* pieces) {
+std::string Feed(TextStream& stream, const std::vector<int32_t>& ids,
+                 std::vector<std::string>* pieces) {
   std::string all;
   for (int32_t id : ids) {
     pieces->push_back(stream.Add(id));

@@ -54,8 +54,8 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
     context_->TryCancel();
     const grpc::Status status = stream_->Finish();
     finished_ = true;
-    return absl::UnavailableError(absl::StrCat("worker ", address_, " failed: ",
-                                               status.ok() ? "stream ended" : status.error_message()));
+    return absl::UnavailableError(absl::StrCat(
+        "worker ", address_, " failed: ", status.ok() ? "stream ended" : status.error_message()));
   }
   if (response.request_id() != request.request_id()) {
     dead_ = true;
@@ -69,8 +69,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
   return response;
 }
 
-WorkerClient::WorkerClient(std::string address)
-    : WorkerClient(address, NewChannel(address)) {}
+WorkerClient::WorkerClient(std::string address) : WorkerClient(address, NewChannel(address)) {}
 
 WorkerClient::WorkerClient(std::string address, std::shared_ptr<grpc::Channel> channel)
     : address_(std::move(address)),
@@ -96,8 +95,7 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabu
                                                              absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
   while (true) {
-    absl::StatusOr<v1::DescribeResponse> response =
-        Describe(include_vocabulary, absl::Seconds(10));
+    absl::StatusOr<v1::DescribeResponse> response = Describe(include_vocabulary, absl::Seconds(10));
     if (response.ok() || response.status().code() != absl::StatusCode::kUnavailable ||
         absl::Now() > give_up) {
       return response;
@@ -130,8 +128,8 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerClient::Attach(const std::st
   v1::SessionResponse response;
   if (!stream->Write(open) || !stream->Read(&response)) {
     const grpc::Status status = stream->Finish();
-    const absl::Status s = status.ok() ? absl::UnavailableError("stream ended")
-                                       : FromGrpcStatus(status);
+    const absl::Status s =
+        status.ok() ? absl::UnavailableError("stream ended") : FromGrpcStatus(status);
     return absl::Status(s.code(), absl::StrCat("worker ", address_, ": ", s.message()));
   }
   return std::make_unique<WorkerStream>(std::move(context), std::move(stream), address_);

@@ -19,10 +19,10 @@ namespace tandem {
 
 class WorkerStream {
  public:
-  WorkerStream(std::unique_ptr<grpc::ClientContext> context,
-               std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>>
-                   stream,
-               std::string address);
+  WorkerStream(
+      std::unique_ptr<grpc::ClientContext> context,
+      std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>> stream,
+      std::string address);
   ~WorkerStream();  // closes the stream: the worker frees the session's cache
 
   // Sends one request and waits for its response. A RequestError becomes its status code and
@@ -54,8 +54,7 @@ class WorkerClient {
   absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary,
                                                 absl::Duration timeout = absl::Seconds(30));
   // Waits until Describe succeeds (the worker is up and has loaded its model) or `timeout`.
-  absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary,
-                                                 absl::Duration timeout);
+  absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
   // Waits until the channel is connected (e.g. a restarted worker is back); false on timeout.
   bool WaitConnected(absl::Duration timeout);

@@ -1,8 +1,7 @@
 #include "tools/bench/bench.h"
 
-#include <sys/resource.h>
-
 #include <immintrin.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -63,7 +62,7 @@ namespace {
 // OR-reduces [begin, end) of `data` with four independent 256-bit accumulators, so the loads
 // and not the arithmetic bound the loop.
 __attribute__((target("avx2"))) uint64_t SweepAvx2(const uint64_t* data, int64_t begin,
-                                                    int64_t end) {
+                                                   int64_t end) {
   __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                     _mm256_setzero_si256()};
   int64_t i = begin;
@@ -74,9 +73,9 @@ __attribute__((target("avx2"))) uint64_t SweepAvx2(const uint64_t* data, int64_t
     }
   }
   alignas(32) uint64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
-                     _mm256_or_si256(_mm256_or_si256(acc[0], acc[1]),
-                                     _mm256_or_si256(acc[2], acc[3])));
+  _mm256_store_si256(
+      reinterpret_cast<__m256i*>(lanes),
+      _mm256_or_si256(_mm256_or_si256(acc[0], acc[1]), _mm256_or_si256(acc[2], acc[3])));
   uint64_t result = lanes[0] | lanes[1] | lanes[2] | lanes[3];
   for (; i < end; ++i) result |= data[i];
   return result;
@@ -107,8 +106,8 @@ double MeasureReadBandwidth(int threads) {
     pool.ParallelFor(
         n,
         [&](int64_t begin, int64_t end) {
-          sink |= avx2 ? SweepAvx2(buffer.data(), begin, end)
-                       : SweepScalar(buffer.data(), begin, end);
+          sink |=
+              avx2 ? SweepAvx2(buffer.data(), begin, end) : SweepScalar(buffer.data(), begin, end);
         },
         1 << 16);
     const double seconds = Seconds(start);
@@ -130,13 +129,15 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   const int64_t context = o.prompt_tokens + std::max(o.decode_tokens, max_batch) + 1;
   ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, decoder.NewCache(context, o.kv));
   const std::vector<int32_t> prompt = SyntheticTokens(o.prompt_tokens, c.vocab_size);
-  const std::vector<int32_t> extra = SyntheticTokens(std::max(o.decode_tokens, max_batch) + 1,
-                                                     c.vocab_size);
+  const std::vector<int32_t> extra =
+      SyntheticTokens(std::max(o.decode_tokens, max_batch) + 1, c.vocab_size);
 
   // Warm-up: fault the weights in and grow the scratch buffers.
   RETURN_IF_ERROR(decoder.Forward(*cache, prompt, 0, LogitsMode::kLast).status());
-  RETURN_IF_ERROR(decoder.Forward(*cache, absl::MakeConstSpan(extra).subspan(0, max_batch),
-                                  o.prompt_tokens, LogitsMode::kAll).status());
+  RETURN_IF_ERROR(decoder
+                      .Forward(*cache, absl::MakeConstSpan(extra).subspan(0, max_batch),
+                               o.prompt_tokens, LogitsMode::kAll)
+                      .status());
 
   std::vector<double> prefill, decode;
   for (int r = 0; r < o.reps; ++r) {
@@ -145,8 +146,8 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
     prefill.push_back(o.prompt_tokens / Seconds(start));
     start = Clock::now();
     for (int64_t i = 0; i < o.decode_tokens; ++i) {
-      RETURN_IF_ERROR(decoder.Forward(*cache, {extra[i]}, o.prompt_tokens + i,
-                                      LogitsMode::kLast).status());
+      RETURN_IF_ERROR(
+          decoder.Forward(*cache, {extra[i]}, o.prompt_tokens + i, LogitsMode::kLast).status());
     }
     decode.push_back(o.decode_tokens / Seconds(start));
   }
@@ -156,8 +157,10 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   // pair, median over repetitions.
   auto pass_seconds = [&](int64_t b) -> absl::StatusOr<double> {
     const auto start = Clock::now();
-    RETURN_IF_ERROR(decoder.Forward(*cache, absl::MakeConstSpan(extra).subspan(0, b),
-                                    o.prompt_tokens, LogitsMode::kAll).status());
+    RETURN_IF_ERROR(decoder
+                        .Forward(*cache, absl::MakeConstSpan(extra).subspan(0, b), o.prompt_tokens,
+                                 LogitsMode::kAll)
+                        .status());
     return Seconds(start);
   };
   auto cost_ratio = [&](int64_t b) -> absl::StatusOr<double> {

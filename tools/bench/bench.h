@@ -17,8 +17,8 @@ struct BenchOptions {
   std::string model_path;
   int threads = 2;
   KvType kv = KvType::kF16;
-  int64_t prompt_tokens = 128;    // -p
-  int64_t decode_tokens = 64;     // -n
+  int64_t prompt_tokens = 128;  // -p
+  int64_t decode_tokens = 64;   // -n
   std::vector<int64_t> batches = {1, 2, 5, 9};
   int reps = 3;
 };
