@@ -95,7 +95,7 @@ def target_alone(prompt, max_tokens):
 
 
 def test_killing_the_draft_mid_request_keeps_the_output_exact():
-    expected = target_alone("Once upon a time", 200)
+    expected = target_alone("Once upon a time", 600)
     with Stack() as stack:
         draft_pid = int(stack.read("draft.pid"))
         killed = []
@@ -105,7 +105,7 @@ def test_killing_the_draft_mid_request_keeps_the_output_exact():
                 os.kill(draft_pid, signal.SIGKILL)
                 killed.append(n)
 
-        ids, final = collect(stack.stub.Generate(request("Once upon a time", 200)), kill_draft)
+        ids, final = collect(stack.stub.Generate(request("Once upon a time", 600)), kill_draft)
         assert killed, "the draft was never killed"
         assert ids == expected, (len(ids), len(expected))
         assert final.speculation.draft_failed
