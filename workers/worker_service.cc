@@ -23,18 +23,13 @@ void SetError(const absl::Status& status, v1::SessionResponse* response) {
   response->mutable_error()->set_message(std::string(status.message()));
 }
 
-std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
-  if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
-  return tokenizer.vocabulary().tokens[*id];
-}
-
 // Renders a conversation with the model's template (or a built-in format).
 absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
                                        const v1::ChatConversation& chat) {
   const Tokenizer& tok = engine.tokenizer();
   chat::ChatTemplateOptions options;
-  options.bos_token = TokenText(tok, tok.vocabulary().bos_id);
-  options.eos_token = TokenText(tok, tok.vocabulary().eos_id);
+  options.bos_token = SpecialTokenText(tok, tok.vocabulary().bos_id);
+  options.eos_token = SpecialTokenText(tok, tok.vocabulary().eos_id);
   std::vector<chat::ChatMessage> messages;
   for (const v1::ChatMessage& m : chat.messages()) {
     chat::ChatMessage message{m.role(), json::Value(m.content()), {}};

@@ -12,15 +12,6 @@
 #include "core/tokenizer/tokenizer_loader.h"
 
 namespace tandem {
-namespace {
-
-std::string TokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
-  if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
-  return tokenizer.vocabulary().tokens[*id];
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions& options) {
   std::unique_ptr<ChatEngine> engine(new ChatEngine());
   engine->options_ = options;
@@ -53,8 +44,8 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
 
 absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
   chat::ChatTemplateOptions template_options;
-  template_options.bos_token = TokenText(*tokenizer_, tokenizer_->vocabulary().bos_id);
-  template_options.eos_token = TokenText(*tokenizer_, tokenizer_->vocabulary().eos_id);
+  template_options.bos_token = SpecialTokenText(*tokenizer_, tokenizer_->vocabulary().bos_id);
+  template_options.eos_token = SpecialTokenText(*tokenizer_, tokenizer_->vocabulary().eos_id);
   if (!options.format.empty()) {
     format_name_ = options.format;
     if (options.format == "raw") {

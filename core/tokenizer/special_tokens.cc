@@ -23,4 +23,9 @@ std::vector<int32_t> EndOfTurnIds(const Tokenizer& tokenizer) {
   return ids;
 }
 
+std::string SpecialTokenText(const Tokenizer& tokenizer, std::optional<int32_t> id) {
+  if (!id.has_value() || *id < 0 || *id >= tokenizer.vocab_size()) return "";
+  return tokenizer.vocabulary().tokens[*id];
+}
+
 }  // namespace tandem

@@ -18,6 +18,16 @@ TEST(EndOfTurnIdsTest, StoriesEndsWithEosOnly) {
   EXPECT_THAT(EndOfTurnIds(tok), ElementsAre(2));
 }
 
+TEST(SpecialTokenTextTest, NamesTheTokenOrNothing) {
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(path));
+  EXPECT_EQ(SpecialTokenText(tok, 1), "<s>");
+  EXPECT_EQ(SpecialTokenText(tok, 2), "</s>");
+  EXPECT_EQ(SpecialTokenText(tok, std::nullopt), "");
+  EXPECT_EQ(SpecialTokenText(tok, 512), "");
+}
+
 TEST(EndOfTurnIdsTest, ByteLevelVocabularyFindsEndOfText) {
   ASSERT_OK_AND_ASSIGN(std::string path,
                        testing::SharedFile("models/vocab/ggml-vocab-starcoder.gguf"));
