@@ -14,7 +14,8 @@ namespace {
 
 TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
   for (const char* relative : {"models/stories260K/stories260K.gguf",
-                               "models/stories260K/derived/stories260K-Q4_0.gguf"}) {
+                               "models/stories260K/derived/stories260K-Q4_0.gguf",
+                               "models/stories260K/derived/stories260K-Q8_0.gguf"}) {
     for (int threads : {1, 2}) {
       ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile(relative));
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model, Model::Load(path));

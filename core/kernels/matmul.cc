@@ -24,6 +24,7 @@ constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 DotTileFn DotTileFor(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kAvx512:
+    case KernelIsa::kAvx512Vnni:
       return internal::DotTileAvx512;
     case KernelIsa::kAvx2:
       return internal::DotTileAvx2;
@@ -38,6 +39,8 @@ bool IsaAvailable(KernelIsa isa) {
     case KernelIsa::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl");
+    case KernelIsa::kAvx512Vnni:
+      return IsaAvailable(KernelIsa::kAvx512) && __builtin_cpu_supports("avx512vnni");
     case KernelIsa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("f16c");
@@ -66,10 +69,42 @@ void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y, Th
       w.rows * w.cols * n < kMinParallelWork ? panels : 1);
 }
 
+// The VNNI path for Q8_0 panels: the activations are quantized once (into buffers the calling
+// thread keeps, so decode steps allocate nothing), then threads split pairs of panels.
+void MatMulPanelsVnni(const WeightMatrix& w, const float* x, int64_t n, float* y,
+                      ThreadPool& pool) {
+  thread_local std::vector<int16_t> q_buffer;
+  thread_local std::vector<float> scale_buffer;
+  if (static_cast<int64_t>(q_buffer.size()) < n * w.cols) q_buffer.resize(n * w.cols);
+  if (static_cast<int64_t>(scale_buffer.size()) < n * w.cols / 32) {
+    scale_buffer.resize(n * w.cols / 32);
+  }
+  const int16_t* xq = q_buffer.data();  // this thread's buffers, read by the pool's threads
+  const float* xs = scale_buffer.data();
+  internal::QuantizeRowsInt16(x, n, w.cols, q_buffer.data(), scale_buffer.data());
+  const int64_t panels = PanelCount(w.rows);
+  const int64_t pairs = (panels + 1) / 2;
+  pool.ParallelFor(
+      pairs,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t pair = begin; pair < end; ++pair) {
+          const int64_t first = 2 * pair;
+          const int count = static_cast<int>(std::min<int64_t>(2, panels - first));
+          for (int64_t i = 0; i < n; i += internal::kMaxPanelGroup) {
+            const int64_t group = std::min<int64_t>(internal::kMaxPanelGroup, n - i);
+            internal::PanelsVnni(w, first, count, xq + i * w.cols, xs + i * w.cols / 32,
+                                 static_cast<int>(group), y + i * w.rows);
+          }
+        }
+      },
+      w.rows * w.cols * n < kMinParallelWork ? pairs : 1);
+}
+
 }  // namespace
 
 KernelIsa DetectKernelIsa() {
   static const KernelIsa isa = [] {
+    if (IsaAvailable(KernelIsa::kAvx512Vnni)) return KernelIsa::kAvx512Vnni;
     if (IsaAvailable(KernelIsa::kAvx512)) return KernelIsa::kAvx512;
     if (IsaAvailable(KernelIsa::kAvx2)) return KernelIsa::kAvx2;
     return KernelIsa::kScalar;
@@ -81,6 +116,8 @@ absl::string_view KernelIsaName(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kAvx512:
       return "avx512";
+    case KernelIsa::kAvx512Vnni:
+      return "avx512vnni";
     case KernelIsa::kAvx2:
       return "avx2";
     case KernelIsa::kScalar:
@@ -92,7 +129,14 @@ absl::string_view KernelIsaName(KernelIsa isa) {
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
                    ThreadPool& pool) {
   if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
-  if (isa == KernelIsa::kAvx512 && w.packed != nullptr) return MatMulPanels(w, x, n, y, pool);
+  if (w.packed != nullptr) {
+    if (isa == KernelIsa::kAvx512Vnni && w.type == TensorType::kQ8_0) {
+      return MatMulPanelsVnni(w, x, n, y, pool);
+    }
+    if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) {
+      return MatMulPanels(w, x, n, y, pool);
+    }
+  }
   const DotTileFn dot = DotTileFor(isa);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
   pool.ParallelFor(

@@ -77,13 +77,15 @@ inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int
     }
   };
   if constexpr (kType == TensorType::kQ8_0) {
-    const uint8_t* q = block + 32;  // column c: 16 int8 at q + 16c
+    // Column pair c, c + 1: 16 rows' int8 pairs at q + 16c. Widened to int16, each 32-bit
+    // lane holds one row's pair; shifts split it into the two columns' integers.
+    const uint8_t* q = block + 32;
 #pragma GCC unroll 2
     for (int c = 0; c < 32; c += 2) {
-      const __m512 w0 = _mm512_cvtepi32_ps(
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
-      const __m512 w1 = _mm512_cvtepi32_ps(
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c + 16))));
+      const __m512i pairs =
+          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 16 * c)));
+      const __m512 w0 = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16));
+      const __m512 w1 = _mm512_cvtepi32_ps(_mm512_srai_epi32(pairs, 16));
       fma2(w0, c, w1, c + 1);
     }
   } else if constexpr (kType == TensorType::kQ4_0) {

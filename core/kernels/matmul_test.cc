@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/kernels/matmul_internal.h"
 #include "core/kernels/packed_matrix.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -103,7 +104,10 @@ std::string PathName(const Path& p) {
 std::vector<Path> PathsFor(const TestMatrix& m) {
   std::vector<Path> paths = {
       {KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false}, {KernelIsa::kAvx512, false}};
-  if (m.packed.data() != nullptr) paths.push_back({KernelIsa::kAvx512, true});
+  if (m.packed.data() != nullptr) {
+    paths.push_back({KernelIsa::kAvx512, true});
+    paths.push_back({KernelIsa::kAvx512Vnni, true});
+  }
   return paths;
 }
 
@@ -199,14 +203,15 @@ TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
     const int64_t max_n = 70;
     const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);
     ThreadPool pool(2);
-    const Path path{KernelIsa::kAvx512, true};
-    std::vector<float> full(max_n * m.w.rows);
-    RunPath(path, m, x.data(), max_n, full.data(), pool);
-    for (int64_t n = 1; n < max_n; ++n) {
-      std::vector<float> part(n * m.w.rows);
-      RunPath(path, m, x.data(), n, part.data(), pool);
-      ASSERT_EQ(0, std::memcmp(part.data(), full.data(), 4 * part.size()))
-          << TensorTypeName(type) << " n=" << n;
+    for (const Path& path : {Path{KernelIsa::kAvx512, true}, Path{KernelIsa::kAvx512Vnni, true}}) {
+      std::vector<float> full(max_n * m.w.rows);
+      RunPath(path, m, x.data(), max_n, full.data(), pool);
+      for (int64_t n = 1; n < max_n; ++n) {
+        std::vector<float> part(n * m.w.rows);
+        RunPath(path, m, x.data(), n, part.data(), pool);
+        ASSERT_EQ(0, std::memcmp(part.data(), full.data(), 4 * part.size()))
+            << TensorTypeName(type) << " " << PathName(path) << " n=" << n;
+      }
     }
   }
 }
@@ -220,9 +225,40 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
   EXPECT_FALSE(HasPanelLayout(TensorType::kF32));
 }
 
+// The VNNI path's activations: per 32-column block, q = x · (32767 / max|x|) rounded to
+// nearest even, scale = max|x| / 32767; an all-zero block gives zeros and scale 0.
+TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
+  if (DetectKernelIsa() != KernelIsa::kAvx512Vnni) GTEST_SKIP() << "no AVX-512 VNNI here";
+  std::vector<float> x(2 * 64, 0.0f);  // 2 rows x 2 blocks
+  x[0] = -2.0f;                        // row 0 block 0: max|x| = 2
+  x[1] = 1.0f;
+  x[2] = 2.0f / 32767 * 0.5f;   // exactly half a step: ties to even (0)
+  x[3] = 2.0f / 32767 * 1.5f;   // one and a half steps: ties to even (2)
+  x[4] = 2.0f / 32767 * 1.25f;  // rounds to 1
+  // row 0 block 1 stays zero
+  x[64 + 32] = 0.5f;  // row 1 block 1: max|x| = 0.5
+  x[64 + 33] = -0.25f;
+  std::vector<int16_t> q(x.size(), 99);
+  std::vector<float> scales(4, -1.0f);
+  internal::QuantizeRowsInt16(x.data(), 2, 64, q.data(), scales.data());
+  EXPECT_EQ(scales[0], 2.0f / 32767.0f);
+  EXPECT_EQ(scales[1], 0.0f);
+  EXPECT_EQ(scales[2], 0.0f);
+  EXPECT_EQ(scales[3], 0.5f / 32767.0f);
+  EXPECT_EQ(q[0], -32767);
+  EXPECT_EQ(q[1], 16384);  // 32767 / 2 = 16383.5: ties to even
+  EXPECT_EQ(q[2], 0);
+  EXPECT_EQ(q[3], 2);
+  EXPECT_EQ(q[4], 1);
+  for (int c = 32; c < 64; ++c) EXPECT_EQ(q[c], 0) << c;
+  EXPECT_EQ(q[64 + 32], 32767);
+  EXPECT_EQ(q[64 + 33], -16384);
+}
+
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {
   const KernelIsa isa = DetectKernelIsa();
-  EXPECT_THAT(std::string(KernelIsaName(isa)), ::testing::AnyOf("scalar", "avx2", "avx512"));
+  EXPECT_THAT(std::string(KernelIsaName(isa)),
+              ::testing::AnyOf("scalar", "avx2", "avx512", "avx512vnni"));
 }
 
 }  // namespace

@@ -15,6 +15,14 @@ namespace {
 constexpr int64_t kBlock = 32;                   // Q8_0 / Q4_0 elements per block
 constexpr int64_t kScaleBytes = 2 * kPanelRows;  // 16 f16 scales
 
+// Where byte k of a row's block (after its scale) goes in the packed block's quants, for row
+// `lane` of the panel. Q8_0: column pair k / 2, then the row, then the column's parity (so a
+// 32-byte load holds 16 rows' (q[r][2j], q[r][2j + 1]) pairs); Q4_0: byte k, then the row.
+int64_t QuantSlot(TensorType type, int64_t k, int64_t lane) {
+  if (type == TensorType::kQ8_0) return (k / 2) * 2 * kPanelRows + 2 * lane + k % 2;
+  return k * kPanelRows + lane;
+}
+
 // Packs the quantized blocks of panel `p` into `out` (zeroed by the caller: padding rows keep
 // scale 0 and quants 0, so they contribute exact zeros). `quant_bytes` is 32 for Q8_0 (one
 // int8 per element) and 16 for Q4_0 (two nibbles per byte, kept as stored).
@@ -29,9 +37,8 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
       const uint8_t* src = row + b * block_bytes;
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
-      // Byte k of the block goes to slot k of the column-major block: lane `lane` of 16.
       for (int64_t k = 0; k < quant_bytes; ++k)
-        dst[kScaleBytes + k * kPanelRows + lane] = src[2 + k];
+        dst[kScaleBytes + QuantSlot(w.type, k, lane)] = src[2 + k];
     }
   }
 }
@@ -94,7 +101,8 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
 }
 
 bool PacksOnThisCpu(TensorType type) {
-  return DetectKernelIsa() == KernelIsa::kAvx512 && HasPanelLayout(type);
+  const KernelIsa isa = DetectKernelIsa();
+  return (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) && HasPanelLayout(type);
 }
 
 absl::StatusOr<PackedArena> PackedArena::Create(int64_t bytes) {

@@ -6,8 +6,9 @@
 //
 // Layout (panel p = rows 16p..16p+15, the last panel padded with zero rows; panels follow
 // each other, PanelBytes() apart):
-//   Q8_0  per 32-column block: 16 f16 scales d[r], then for each column c of the block the
-//         16 int8 quants q[r][c]                                    (32 + 32 * 16 = 544 bytes)
+//   Q8_0  per 32-column block: 16 f16 scales d[r], then for each column pair j of the block
+//         the 16 rows' pairs q[r][2j], q[r][2j + 1] (a 32-bit lane per row once widened to
+//         int16, the operand layout of AVX-512 VNNI's vpdpwssd)      (32 + 32 * 16 = 544 bytes)
 //   Q4_0  per 32-column block: 16 f16 scales d[r], then for each c in 0..15 the 16 bytes of
 //         the original blocks' byte c: low nibble = column c, high nibble = column c + 16
 //                                                                  (32 + 16 * 16 = 288 bytes)

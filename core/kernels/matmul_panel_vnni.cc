@@ -1,0 +1,205 @@
+// The AVX-512 VNNI kernel for Q8_0 panels (packed_matrix.h): integer dot products of the
+// weights' int8 quants with activations quantized to int16 per 32-column block,
+//   acc[t, r]  = Σ_{c in block} q[r, c] · xq[t, c]          exact, in int32 (vpdpwssd)
+//   y[t, r]   += float(acc[t, r]) · (d[r] · s[t])          once per block
+// where d[r] is the weights' block scale and s[t] the activations' (x ≈ s · xq). The int16
+// activations carry 16 bits per block: x's rounding error is at most max|x| / 65534 per
+// element, far below the weights' own 8-bit quantization.
+//
+// Why: a column pair of 16 rows costs one widening load and one vpdpwssd per x row, where
+// the float kernel spends two conversions and two FMAs; at the batch sizes of speculative
+// verification the float kernel is compute-bound, this one is not.
+//
+// Batch invariance: a block's integer sum is exact whatever the order, and the float steps
+// per (x row, block) are fixed, so y[t, r] is the same whatever n, the tiling, the pairing of
+// panels, or the thread.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_matrix.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push( \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")
+#endif
+
+namespace tandem::internal {
+namespace {
+
+constexpr int64_t kBlockBytes = 32 + 32 * 16;  // 16 f16 scales, 16 column pairs × 16 rows
+// Bytes ahead of the block being computed to prefetch, per panel stream.
+constexpr int64_t kPrefetchBytes = 2048;
+
+// The pair (xq[c], xq[c + 1]) as one 32-bit value, broadcast to every row's lane.
+inline __m512i PairOf(const int16_t* xq) {
+  int32_t pair;
+  std::memcpy(&pair, xq, sizeof(pair));
+  return _mm512_set1_epi32(pair);
+}
+
+// sums[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
+// block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
+// block scales s_stride apart).
+template <int kTile, int kPanels>
+inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
+                            const float* s, int64_t s_stride, float* const* sums) {
+  __m512i acc[kPanels][kTile];
+#pragma GCC unroll 24
+  for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+  for (int j = 0; j < 16; ++j) {
+    __m512i w[kPanels];  // [16 rows] × (q[r][2j], q[r][2j + 1]) as int16
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) {
+      w[p] = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p] + 32 + 32 * j)));
+    }
+#pragma GCC unroll 12
+    for (int t = 0; t < kTile; ++t) {
+      const __m512i x_pair = PairOf(xq + t * x_stride + 2 * j);
+#pragma GCC unroll 2
+      for (int p = 0; p < kPanels; ++p) acc[p][t] = _mm512_dpwssd_epi32(acc[p][t], w[p], x_pair);
+    }
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < kPanels; ++p) {
+    const __m512 d =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p])));
+#pragma GCC unroll 12
+    for (int t = 0; t < kTile; ++t) {
+      float* out = sums[p] + 16 * t;
+      const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(s[t * s_stride]));
+      _mm512_store_ps(out,
+                      _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[p][t]), scale, _mm512_load_ps(out)));
+    }
+  }
+}
+
+// kPanels consecutive panels for n x rows (n <= kMaxPanelGroup), in tiles of kTile or
+// kTile - 1 rows; the same loop order and prefetching as the float panel kernel.
+template <int kTile, int kPanels>
+void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const int16_t* xq,
+                const float* xs, int n, float* y, int64_t y_stride, const __mmask16* lanes) {
+  alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
+  for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
+  const int tiles = (n + kTile - 1) / kTile;
+  const int big_tiles = n - tiles * (kTile - 1);
+  const int64_t blocks = cols / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block[kPanels];
+    for (int p = 0; p < kPanels; ++p) {
+      block[p] = first_panel + p * panel_bytes + b * kBlockBytes;
+      for (int64_t line = 0; line < kBlockBytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(block[p] + kPrefetchBytes + line), _MM_HINT_T0);
+      }
+    }
+    int row = 0;
+    for (int k = 0; k < tiles; ++k) {
+      const int16_t* xt = xq + row * cols + 32 * b;
+      const float* st = xs + row * blocks + b;
+      float* out[kPanels];
+      for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
+      if (k < big_tiles) {
+        AccumulateBlock<kTile, kPanels>(block, xt, cols, st, blocks, out);
+        row += kTile;
+      } else if constexpr (kTile > 1) {
+        AccumulateBlock<kTile - 1, kPanels>(block, xt, cols, st, blocks, out);
+        row += kTile - 1;
+      }
+    }
+  }
+  for (int p = 0; p < kPanels; ++p) {
+    for (int t = 0; t < n; ++t) {
+      _mm512_mask_storeu_ps(y + p * kPanelRows + t * y_stride, lanes[p],
+                            _mm512_load_ps(sums[p] + 16 * t));
+    }
+  }
+}
+
+template <int kPanels>
+void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes, int64_t cols,
+                       const int16_t* xq, const float* xs, int n, float* y, int64_t y_stride,
+                       const __mmask16* lanes) {
+  static_assert(kMaxPanelTile == 12, "one case per tile size");
+  switch (tile) {
+#define TANDEM_VNNI_CASE(k) \
+  case k:                   \
+    return PanelGroup<k, kPanels>(first_panel, panel_bytes, cols, xq, xs, n, y, y_stride, lanes);
+    TANDEM_VNNI_CASE(1)
+    TANDEM_VNNI_CASE(2)
+    TANDEM_VNNI_CASE(3)
+    TANDEM_VNNI_CASE(4)
+    TANDEM_VNNI_CASE(5)
+    TANDEM_VNNI_CASE(6)
+    TANDEM_VNNI_CASE(7)
+    TANDEM_VNNI_CASE(8)
+    TANDEM_VNNI_CASE(9)
+    TANDEM_VNNI_CASE(10)
+    TANDEM_VNNI_CASE(11)
+    default:
+      return PanelGroup<12, kPanels>(first_panel, panel_bytes, cols, xq, xs, n, y, y_stride, lanes);
+#undef TANDEM_VNNI_CASE
+  }
+}
+
+}  // namespace
+
+void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales) {
+  const int64_t blocks = cols / 32;
+  for (int64_t i = 0; i < n * blocks; ++i) {
+    const float* src = x + i * 32;  // rows are `cols` apart and cols = 32 · blocks
+    const __m512 lo = _mm512_loadu_ps(src), hi = _mm512_loadu_ps(src + 16);
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+    const float inv = amax > 0 ? 32767.0f / amax : 0.0f;
+    scales[i] = amax / 32767.0f;
+    // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
+    const __m512i q_lo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(inv)));
+    const __m512i q_hi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(inv)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32), _mm512_cvtsepi32_epi16(q_lo));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32 + 16), _mm512_cvtsepi32_epi16(q_hi));
+  }
+}
+
+void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const int16_t* xq,
+                const float* xs, int n, float* y) {
+  const int64_t panel_bytes = PanelBytes(w.type, w.cols);
+  __mmask16 lanes[2];
+  for (int p = 0; p < panels; ++p) {
+    const int64_t valid = std::min<int64_t>(kPanelRows, w.rows - (first_panel + p) * kPanelRows);
+    lanes[p] = static_cast<__mmask16>((1u << valid) - 1);
+  }
+  const int tiles = (n + kMaxPanelTile - 1) / kMaxPanelTile;
+  const int tile = (n + tiles - 1) / tiles;
+  const uint8_t* data = w.packed + first_panel * panel_bytes;
+  float* out = y + first_panel * kPanelRows;
+  if (panels == 2) {
+    return PanelGroupForTile<2>(tile, data, panel_bytes, w.cols, xq, xs, n, out, w.rows, lanes);
+  }
+  PanelGroupForTile<1>(tile, data, panel_bytes, w.cols, xq, xs, n, out, w.rows, lanes);
+}
+
+}  // namespace tandem::internal
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else  // not x86-64: never selected (VNNI is never detected), kept linkable.
+namespace tandem::internal {
+void QuantizeRowsInt16(const float*, int64_t, int64_t, int16_t*, float*) {}
+void PanelsVnni(const WeightMatrix&, int64_t, int, const int16_t*, const float*, int, float*) {}
+}  // namespace tandem::internal
+#endif
