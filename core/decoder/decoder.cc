@@ -157,14 +157,9 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
           const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
           float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
           const int64_t positions = start + i + 1;
-          for (int64_t p = 0; p < positions; ++p) {
-            scores[p] = cache.DotK(layer, kv_head, p, q) * scale;
-          }
+          cache.KeyScores(layer, kv_head, q, positions, scale, scores);
           Softmax(scores, positions);
-          std::fill(out, out + c.head_dim, 0.0f);
-          for (int64_t p = 0; p < positions; ++p) {
-            cache.AccumulateV(layer, kv_head, p, scores[p], out);
-          }
+          cache.ValueSum(layer, kv_head, scores, positions, out);
         }
       },
       work < (int64_t{1} << 15) ? tasks : 1);

@@ -143,13 +143,14 @@ TEST(DecoderTest, CacheBytesAreAccounted) {
   ASSERT_NE(model, nullptr);
   ThreadPool pool(1);
   Decoder decoder(*model, pool);
-  // 5 layers x 4 KV heads x 100 positions x 8 dims x (K + V).
+  // 5 layers x 4 KV heads x 100 positions (allocated as 112: whole key blocks of 16)
+  // x 8 dims x (K + V).
   ASSERT_OK_AND_ASSIGN(auto f32, decoder.NewCache(100, KvType::kF32));
-  EXPECT_EQ(f32->bytes(), 5 * 4 * 100 * 8 * 2 * 4);
+  EXPECT_EQ(f32->bytes(), 5 * 4 * 112 * 8 * 2 * 4);
   ASSERT_OK_AND_ASSIGN(auto f16, decoder.NewCache(100, KvType::kF16));
-  EXPECT_EQ(f16->bytes(), 5 * 4 * 100 * 8 * 2 * 2);
+  EXPECT_EQ(f16->bytes(), 5 * 4 * 112 * 8 * 2 * 2);
   ASSERT_OK_AND_ASSIGN(auto i8, decoder.NewCache(100, KvType::kI8));
-  EXPECT_EQ(i8->bytes(), 5 * 4 * 100 * (8 + 4) * 2);
+  EXPECT_EQ(i8->bytes(), 5 * 4 * 112 * (8 + 4) * 2);
 }
 
 TEST(DecoderTest, RejectsBadCallsWithExactCodes) {

@@ -1,5 +1,6 @@
 #include "core/decoder/kv_cache.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -46,8 +47,8 @@ absl::StatusOr<KvType> ParseKvType(absl::string_view name) {
 }
 
 int64_t KvCache::BytesFor(const KvCacheShape& shape, KvType type) {
-  const double rows =
-      double(shape.n_layers) * double(shape.n_kv_heads) * double(shape.context_size);
+  const double padded = std::ceil(double(shape.context_size) / kKeyBlock) * kKeyBlock;
+  const double rows = double(shape.n_layers) * double(shape.n_kv_heads) * padded;
   const double per_row =
       double(shape.head_dim) * ElementBytes(type) + (type == KvType::kI8 ? sizeof(float) : 0);
   const double total = 2 * rows * per_row;  // K and V
@@ -73,10 +74,12 @@ absl::StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const KvCacheShape& sha
 }
 
 KvCache::KvCache(const KvCacheShape& shape, KvType type)
-    : shape_(shape), type_(type), row_bytes_(shape.head_dim * ElementBytes(type)) {
-  const int64_t rows = shape.n_layers * shape.n_kv_heads * shape.context_size;
-  k_.assign(rows * row_bytes_, 0);
-  v_.assign(rows * row_bytes_, 0);
+    : shape_(shape),
+      type_(type),
+      padded_context_((shape.context_size + kKeyBlock - 1) / kKeyBlock * kKeyBlock) {
+  const int64_t rows = shape.n_layers * shape.n_kv_heads * padded_context_;
+  k_.assign(rows * shape.head_dim * ElementBytes(type), 0);
+  v_.assign(rows * shape.head_dim * ElementBytes(type), 0);
   if (type == KvType::kI8) {
     k_scale_.assign(rows, 0.0f);
     v_scale_.assign(rows, 0.0f);
@@ -84,88 +87,118 @@ KvCache::KvCache(const KvCacheShape& shape, KvType type)
   bytes_ = BytesFor(shape, type);
 }
 
-void KvCache::Write(std::vector<uint8_t>& data, std::vector<float>& scales, int64_t row,
-                    const float* values) {
-  uint8_t* dst = data.data() + row * row_bytes_;
+float KvCache::Store(const float* values, uint8_t* data, int64_t first, int64_t stride) const {
   const int64_t n = shape_.head_dim;
   switch (type_) {
-    case KvType::kF32:
-      std::memcpy(dst, values, n * sizeof(float));
-      break;
-    case KvType::kF16:
-      ConvertF32ToF16(values, reinterpret_cast<uint16_t*>(dst), n);
-      break;
+    case KvType::kF32: {
+      float* dst = reinterpret_cast<float*>(data);
+      for (int64_t i = 0; i < n; ++i) dst[first + i * stride] = values[i];
+      return 1.0f;
+    }
+    case KvType::kF16: {
+      uint16_t* dst = reinterpret_cast<uint16_t*>(data);
+      for (int64_t i = 0; i < n; ++i) dst[first + i * stride] = F32ToFp16(values[i]);
+      return 1.0f;
+    }
     case KvType::kI8: {
       // Symmetric per-row quantization: q = round(x / s), s = max|x| / 127.
       float amax = 0.0f;
       for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(values[i]));
       const float scale = amax / 127.0f;
       const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+      int8_t* dst = reinterpret_cast<int8_t*>(data);
       for (int64_t i = 0; i < n; ++i) {
-        dst[i] = static_cast<uint8_t>(static_cast<int8_t>(std::lrintf(values[i] * inv)));
+        dst[first + i * stride] = static_cast<int8_t>(std::lrintf(values[i] * inv));
       }
-      scales[row] = scale;
-      break;
+      return scale;
     }
   }
+  return 1.0f;
 }
 
-void KvCache::WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values) {
-  Write(k_, k_scale_, RowIndex(layer, kv_head, position), values);
-}
-
-void KvCache::WriteV(int64_t layer, int64_t kv_head, int64_t position, const float* values) {
-  Write(v_, v_scale_, RowIndex(layer, kv_head, position), values);
-}
-
-float KvCache::DotK(int64_t layer, int64_t kv_head, int64_t position, const float* q) const {
-  const int64_t row = RowIndex(layer, kv_head, position);
-  const uint8_t* src = k_.data() + row * row_bytes_;
-  const int64_t n = shape_.head_dim;
+float KvCache::Load(const uint8_t* data, int64_t element) const {
   switch (type_) {
     case KvType::kF32:
-      return DotF32(q, reinterpret_cast<const float*>(src), n);
+      return reinterpret_cast<const float*>(data)[element];
     case KvType::kF16:
-      return DotF16(q, reinterpret_cast<const uint16_t*>(src), n);
+      return Fp16ToF32(reinterpret_cast<const uint16_t*>(data)[element]);
     case KvType::kI8:
-      return DotI8(q, reinterpret_cast<const int8_t*>(src), n) * k_scale_[row];
+      return static_cast<float>(reinterpret_cast<const int8_t*>(data)[element]);
   }
   return 0.0f;
 }
 
-void KvCache::AccumulateV(int64_t layer, int64_t kv_head, int64_t position, float weight,
-                          float* out) const {
-  const int64_t row = RowIndex(layer, kv_head, position);
-  const uint8_t* src = v_.data() + row * row_bytes_;
-  const int64_t n = shape_.head_dim;
+void KvCache::WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values) {
+  const int64_t base = HeadBase(layer, kv_head);
+  const float scale = Store(values, k_.data(), KeyElement(base, position, 0), kKeyBlock);
+  if (type_ == KvType::kI8) k_scale_[base + position] = scale;
+}
+
+void KvCache::WriteV(int64_t layer, int64_t kv_head, int64_t position, const float* values) {
+  const int64_t row = HeadBase(layer, kv_head) + position;
+  const float scale = Store(values, v_.data(), row * shape_.head_dim, 1);
+  if (type_ == KvType::kI8) v_scale_[row] = scale;
+}
+
+void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t positions,
+                        float scale, float* scores) const {
+  const int64_t base = HeadBase(layer, kv_head);
+  const int64_t dim = shape_.head_dim;
+  float partial[kKeyBlock];
+  for (int64_t first = 0; first < positions; first += kKeyBlock) {
+    const int64_t count = std::min(kKeyBlock, positions - first);
+    float* out = count == kKeyBlock ? scores + first : partial;
+    const int64_t element = KeyElement(base, first, 0);
+    switch (type_) {
+      case KvType::kF32:
+        KeyBlockScoresF32(q, reinterpret_cast<const float*>(k_.data()) + element, dim, out);
+        break;
+      case KvType::kF16:
+        KeyBlockScoresF16(q, reinterpret_cast<const uint16_t*>(k_.data()) + element, dim, out);
+        break;
+      case KvType::kI8: {
+        KeyBlockScoresI8(q, reinterpret_cast<const int8_t*>(k_.data()) + element, dim, out);
+        const float* row_scales = k_scale_.data() + base + first;
+        for (int64_t l = 0; l < count; ++l) out[l] *= row_scales[l];
+        break;
+      }
+    }
+    for (int64_t l = 0; l < count; ++l) scores[first + l] = out[l] * scale;
+  }
+}
+
+void KvCache::ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t positions,
+                       float* out) const {
+  const int64_t base = HeadBase(layer, kv_head);
+  const int64_t dim = shape_.head_dim;
+  const int64_t element = base * dim;
   switch (type_) {
     case KvType::kF32:
-      return AxpyF32(weight, reinterpret_cast<const float*>(src), out, n);
+      return WeightedSumF32(weights, reinterpret_cast<const float*>(v_.data()) + element, positions,
+                            dim, out);
     case KvType::kF16:
-      return AxpyF16(weight, reinterpret_cast<const uint16_t*>(src), out, n);
+      return WeightedSumF16(weights, reinterpret_cast<const uint16_t*>(v_.data()) + element,
+                            positions, dim, out);
     case KvType::kI8:
-      return AxpyI8(weight * v_scale_[row], reinterpret_cast<const int8_t*>(src), out, n);
+      return WeightedSumI8(weights, v_scale_.data() + base,
+                           reinterpret_cast<const int8_t*>(v_.data()) + element, positions, dim,
+                           out);
   }
 }
 
 void KvCache::ReadK(int64_t layer, int64_t kv_head, int64_t position, float* out) const {
-  const int64_t row = RowIndex(layer, kv_head, position);
-  const uint8_t* src = k_.data() + row * row_bytes_;
+  const int64_t base = HeadBase(layer, kv_head);
+  const float scale = type_ == KvType::kI8 ? k_scale_[base + position] : 1.0f;
   for (int64_t i = 0; i < shape_.head_dim; ++i) {
-    switch (type_) {
-      case KvType::kF32:
-        std::memcpy(&out[i], src + 4 * i, 4);
-        break;
-      case KvType::kF16: {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        out[i] = Fp16ToF32(h);
-        break;
-      }
-      case KvType::kI8:
-        out[i] = static_cast<float>(static_cast<int8_t>(src[i])) * k_scale_[row];
-        break;
-    }
+    out[i] = Load(k_.data(), KeyElement(base, position, i)) * scale;
+  }
+}
+
+void KvCache::ReadV(int64_t layer, int64_t kv_head, int64_t position, float* out) const {
+  const int64_t row = HeadBase(layer, kv_head) + position;
+  const float scale = type_ == KvType::kI8 ? v_scale_[row] : 1.0f;
+  for (int64_t i = 0; i < shape_.head_dim; ++i) {
+    out[i] = Load(v_.data(), row * shape_.head_dim + i) * scale;
   }
 }
 

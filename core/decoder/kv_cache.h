@@ -1,5 +1,10 @@
-// The key/value cache of one session: for every layer and KV head, one row of head_dim
-// values per position. Rows are stored as f32, f16 or i8 (with one f32 scale per row).
+// The key/value cache of one session: for every layer and KV head, head_dim values per
+// position for the keys and for the values, stored as f32, f16 or i8 (with one f32 scale
+// per position's row).
+//
+// Layout, per (layer, KV head): values row by row; keys transposed in blocks of 16
+// positions ([head_dim][16], vector_ops.h), so a query scores 16 positions per vector
+// operation. Positions are allocated in whole blocks (the context rounded up to 16).
 //
 // Memory is allocated once at creation for the whole context and reported by bytes().
 // Truncate() only moves the length: positions past it are overwritten by the next tokens.
@@ -15,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/kernels/vector_ops.h"
 
 namespace tandem {
 
@@ -52,30 +58,41 @@ class KvCache {
   void WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values);
   void WriteV(int64_t layer, int64_t kv_head, int64_t position, const float* values);
 
-  // dot(q, K[layer, kv_head, position]) over head_dim, in element order.
-  float DotK(int64_t layer, int64_t kv_head, int64_t position, const float* q) const;
-  // out += weight * V[layer, kv_head, position], element by element.
-  void AccumulateV(int64_t layer, int64_t kv_head, int64_t position, float weight,
-                   float* out) const;
-  // The stored row as floats (for tests).
+  // scores[p] = scale · (q · K[layer, kv_head, p]) for p < positions (KeyBlockScores*).
+  void KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t positions, float scale,
+                 float* scores) const;
+  // out = Σ_p weights[p] · V[layer, kv_head, p] over p < positions (WeightedSum*).
+  void ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t positions,
+                float* out) const;
+  // The stored rows as floats (for tests).
   void ReadK(int64_t layer, int64_t kv_head, int64_t position, float* out) const;
+  void ReadV(int64_t layer, int64_t kv_head, int64_t position, float* out) const;
 
  private:
   KvCache(const KvCacheShape& shape, KvType type);
-  int64_t RowIndex(int64_t layer, int64_t kv_head, int64_t position) const {
-    return (layer * shape_.n_kv_heads + kv_head) * shape_.context_size + position;
+  // First position of (layer, kv_head): rows of both K and V are indexed from here.
+  int64_t HeadBase(int64_t layer, int64_t kv_head) const {
+    return (layer * shape_.n_kv_heads + kv_head) * padded_context_;
   }
-  void Write(std::vector<uint8_t>& data, std::vector<float>& scales, int64_t row,
-             const float* values);
+  // Element offset of element k of key position p (p relative to its head's base).
+  int64_t KeyElement(int64_t base, int64_t p, int64_t k) const {
+    const int64_t block = p / kKeyBlock;
+    return (base + block * kKeyBlock) * shape_.head_dim + k * kKeyBlock + p % kKeyBlock;
+  }
+  // Quantizes (i8) or converts `values` into elements dst[i · stride]; returns the row scale
+  // (1 for f32 / f16).
+  float Store(const float* values, uint8_t* data, int64_t first, int64_t stride) const;
+  float Load(const uint8_t* data, int64_t element) const;
 
   KvCacheShape shape_;
   KvType type_;
-  int64_t row_bytes_;
+  int64_t padded_context_;  // context_size rounded up to a whole key block
   int64_t bytes_ = 0;
   int64_t length_ = 0;
-  // [n_layers, n_kv_heads, context_size, head_dim] in `type_`.
+  // Per (layer, kv head), padded_context_ positions of head_dim elements in `type_`:
+  // k_ in transposed blocks, v_ row by row.
   std::vector<uint8_t> k_, v_;
-  // i8 only: [n_layers, n_kv_heads, context_size] scales.
+  // i8 only: one scale per (layer, kv head, position), at HeadBase + position.
   std::vector<float> k_scale_, v_scale_;
 };
 

@@ -1,5 +1,7 @@
 #include "core/kernels/vector_ops.h"
 
+#include <algorithm>
+
 #include "core/model/tensor_type.h"
 
 // GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
@@ -13,35 +15,55 @@
 
 namespace tandem {
 namespace reference {
+namespace {
 
-float DotF32(const float* a, const float* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+inline float ToFloat(float v) { return v; }
+inline float ToFloat(uint16_t v) { return Fp16ToF32(v); }
+inline float ToFloat(int8_t v) { return static_cast<float>(v); }
+
+template <typename T>
+void KeyBlockScores(const float* q, const T* block, int64_t dim, float* out) {
+  for (int64_t l = 0; l < kKeyBlock; ++l) {
+    float s[4] = {0, 0, 0, 0};
+    for (int64_t k = 0; k < dim; ++k) s[k % 4] += q[k] * ToFloat(block[kKeyBlock * k + l]);
+    out[l] = (s[0] + s[1]) + (s[2] + s[3]);
+  }
 }
 
-float DotF16(const float* a, const uint16_t* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * Fp16ToF32(b[i]);
-  return sum;
+// `scales` null: weight w[p]; else w[p] · scales[p].
+template <typename T>
+void WeightedSum(const float* w, const float* scales, const T* rows, int64_t n, int64_t dim,
+                 float* out) {
+  for (int64_t d = 0; d < dim; ++d) {
+    float s[2] = {0, 0};
+    for (int64_t p = 0; p < n; ++p) {
+      const float weight = scales == nullptr ? w[p] : w[p] * scales[p];
+      s[p % 2] += weight * ToFloat(rows[p * dim + d]);
+    }
+    out[d] = s[0] + s[1];
+  }
 }
 
-float DotI8(const float* a, const int8_t* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * static_cast<float>(b[i]);
-  return sum;
-}
+}  // namespace
 
-void AxpyF32(float w, const float* v, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] += w * v[i];
+void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out) {
+  KeyBlockScores(q, block, dim, out);
 }
-
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] += w * Fp16ToF32(v[i]);
+void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out) {
+  KeyBlockScores(q, block, dim, out);
 }
-
-void AxpyI8(float w, const int8_t* v, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] += w * static_cast<float>(v[i]);
+void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out) {
+  KeyBlockScores(q, block, dim, out);
+}
+void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out) {
+  WeightedSum(w, nullptr, rows, n, dim, out);
+}
+void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out) {
+  WeightedSum(w, nullptr, rows, n, dim, out);
+}
+void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
+                   float* out) {
+  WeightedSum(w, scales, rows, n, dim, out);
 }
 
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
@@ -76,64 +98,110 @@ struct I8Row {
   }
 };
 
-// Lane j of chunk c (elements 16c..16c+15) accumulates element 16c + j in accumulator c % 2;
-// then acc0 + acc1 and one reduction. Two accumulators halve the FMA chain a head-sized dot
-// waits on; the order depends only on n. Full chunks load with an all-ones mask (as fast as
-// an unmasked load), so only the tail builds a mask.
+// scores[16 positions] = Σ_k q[k] · K[k][16 positions]: one broadcast FMA per k into the
+// partial sum k mod 4 (four chains keep the FMA unit busy).
 template <typename Row, typename T>
-TANDEM_AVX512 inline float DotAvx512(const float* a, const T* b, int64_t n) {
-  const __mmask16 all = 0xFFFF;
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), Row::Load(b + i, all), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), Row::Load(b + i + 16, all), acc1);
-  }
-  if (i < n) {  // an even chunk (full or tail), then maybe an odd tail
-    __mmask16 m = TailMask(n - i);
-    acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), Row::Load(b + i, m), acc0);
-    i += 16;
-    if (i < n) {
-      m = TailMask(n - i);
-      acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), Row::Load(b + i, m), acc1);
+TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, const T* block, int64_t dim,
+                                               float* out) {
+  __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                 _mm512_setzero_ps()};
+  int64_t k = 0;
+  for (; k + 4 <= dim; k += 4) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      s[j] = _mm512_fmadd_ps(_mm512_set1_ps(q[k + j]),
+                             Row::Load(block + kKeyBlock * (k + j), 0xFFFF), s[j]);
     }
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  for (int j = 0; k < dim; ++k, ++j) {
+    s[j] = _mm512_fmadd_ps(_mm512_set1_ps(q[k]), Row::Load(block + kKeyBlock * k, 0xFFFF), s[j]);
+  }
+  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(s[0], s[1]), _mm512_add_ps(s[2], s[3])));
 }
 
-// out[i] += w · v[i], element by element (no ordering to keep).
+// out[d] = Σ_p weight(p) · rows[p][d] for kChunks chunks of 16 columns from column d0 (the
+// last maybe partial, `tail` lanes): the rows stream once through all the chunks' sums.
+template <int kChunks, typename Row, typename T>
+TANDEM_AVX512 inline void WeightedChunks(const float* w, const float* scales, const T* rows,
+                                         int64_t n, int64_t dim, int64_t d0, __mmask16 tail,
+                                         float* out) {
+  __m512 even[kChunks], odd[kChunks];
+#pragma GCC unroll 4
+  for (int c = 0; c < kChunks; ++c) even[c] = odd[c] = _mm512_setzero_ps();
+  auto mask = [&](int c) { return c == kChunks - 1 ? tail : __mmask16(0xFFFF); };
+  auto weight = [&](int64_t p) { return scales == nullptr ? w[p] : w[p] * scales[p]; };
+  int64_t p = 0;
+  for (; p + 2 <= n; p += 2) {
+    const __m512 w0 = _mm512_set1_ps(weight(p)), w1 = _mm512_set1_ps(weight(p + 1));
+    const T* r0 = rows + p * dim + d0;
+    const T* r1 = r0 + dim;
+#pragma GCC unroll 4
+    for (int c = 0; c < kChunks; ++c) {
+      even[c] = _mm512_fmadd_ps(w0, Row::Load(r0 + 16 * c, mask(c)), even[c]);
+      odd[c] = _mm512_fmadd_ps(w1, Row::Load(r1 + 16 * c, mask(c)), odd[c]);
+    }
+  }
+  if (p < n) {
+    const __m512 w0 = _mm512_set1_ps(weight(p));
+#pragma GCC unroll 4
+    for (int c = 0; c < kChunks; ++c) {
+      even[c] = _mm512_fmadd_ps(w0, Row::Load(rows + p * dim + d0 + 16 * c, mask(c)), even[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < kChunks; ++c) {
+    _mm512_mask_storeu_ps(out + d0 + 16 * c, mask(c), _mm512_add_ps(even[c], odd[c]));
+  }
+}
+
 template <typename Row, typename T>
-TANDEM_AVX512 inline void AxpyAvx512(float w, const T* v, float* out, int64_t n) {
-  const __m512 wv = _mm512_set1_ps(w);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    _mm512_storeu_ps(out + i,
-                     _mm512_fmadd_ps(wv, Row::Load(v + i, 0xFFFF), _mm512_loadu_ps(out + i)));
-  }
-  if (i < n) {
-    const __mmask16 m = TailMask(n - i);
-    const __m512 sum = _mm512_fmadd_ps(wv, Row::Load(v + i, m), _mm512_maskz_loadu_ps(m, out + i));
-    _mm512_mask_storeu_ps(out + i, m, sum);
+TANDEM_AVX512 inline void WeightedSumAvx512(const float* w, const float* scales, const T* rows,
+                                            int64_t n, int64_t dim, float* out) {
+  // Passes of up to four chunks (64 columns: a whole head for most models).
+  for (int64_t d0 = 0; d0 < dim; d0 += 64) {
+    const int64_t width = std::min<int64_t>(64, dim - d0);
+    const int chunks = static_cast<int>((width + 15) / 16);
+    const __mmask16 tail = TailMask(width - 16 * (chunks - 1));
+    switch (chunks) {
+      case 1:
+        WeightedChunks<1, Row>(w, scales, rows, n, dim, d0, tail, out);
+        break;
+      case 2:
+        WeightedChunks<2, Row>(w, scales, rows, n, dim, d0, tail, out);
+        break;
+      case 3:
+        WeightedChunks<3, Row>(w, scales, rows, n, dim, d0, tail, out);
+        break;
+      default:
+        WeightedChunks<4, Row>(w, scales, rows, n, dim, d0, tail, out);
+        break;
+    }
   }
 }
 
-TANDEM_AVX512 float DotF32Avx512(const float* a, const float* b, int64_t n) {
-  return DotAvx512<F32Row>(a, b, n);
+TANDEM_AVX512 void KeyBlockScoresF32Avx512(const float* q, const float* block, int64_t dim,
+                                           float* out) {
+  KeyBlockScoresAvx512<F32Row>(q, block, dim, out);
 }
-TANDEM_AVX512 float DotF16Avx512(const float* a, const uint16_t* b, int64_t n) {
-  return DotAvx512<F16Row>(a, b, n);
+TANDEM_AVX512 void KeyBlockScoresF16Avx512(const float* q, const uint16_t* block, int64_t dim,
+                                           float* out) {
+  KeyBlockScoresAvx512<F16Row>(q, block, dim, out);
 }
-TANDEM_AVX512 float DotI8Avx512(const float* a, const int8_t* b, int64_t n) {
-  return DotAvx512<I8Row>(a, b, n);
+TANDEM_AVX512 void KeyBlockScoresI8Avx512(const float* q, const int8_t* block, int64_t dim,
+                                          float* out) {
+  KeyBlockScoresAvx512<I8Row>(q, block, dim, out);
 }
-TANDEM_AVX512 void AxpyF32Avx512(float w, const float* v, float* out, int64_t n) {
-  AxpyAvx512<F32Row>(w, v, out, n);
+TANDEM_AVX512 void WeightedSumF32Avx512(const float* w, const float* rows, int64_t n, int64_t dim,
+                                        float* out) {
+  WeightedSumAvx512<F32Row>(w, nullptr, rows, n, dim, out);
 }
-TANDEM_AVX512 void AxpyF16Avx512(float w, const uint16_t* v, float* out, int64_t n) {
-  AxpyAvx512<F16Row>(w, v, out, n);
+TANDEM_AVX512 void WeightedSumF16Avx512(const float* w, const uint16_t* rows, int64_t n,
+                                        int64_t dim, float* out) {
+  WeightedSumAvx512<F16Row>(w, nullptr, rows, n, dim, out);
 }
-TANDEM_AVX512 void AxpyI8Avx512(float w, const int8_t* v, float* out, int64_t n) {
-  AxpyAvx512<I8Row>(w, v, out, n);
+TANDEM_AVX512 void WeightedSumI8Avx512(const float* w, const float* scales, const int8_t* rows,
+                                       int64_t n, int64_t dim, float* out) {
+  WeightedSumAvx512<I8Row>(w, scales, rows, n, dim, out);
 }
 
 TANDEM_AVX512 void ConvertF32ToF16Avx512(const float* in, uint16_t* out, int64_t n) {
@@ -145,53 +213,43 @@ TANDEM_AVX512 void ConvertF32ToF16Avx512(const float* in, uint16_t* out, int64_t
   }
 }
 
-// Read once at start-up (these run per cached position, where a function-local static's
-// guard check showed in profiles); __builtin_cpu_init makes the query valid before main.
+// Read once at start-up; __builtin_cpu_init makes the query valid before main.
 const bool kHasAvx512 = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl");
 }();
-bool HasAvx512() { return kHasAvx512; }
 
 }  // namespace
 
-float DotF32(const float* a, const float* b, int64_t n) {
-  return HasAvx512() ? DotF32Avx512(a, b, n) : reference::DotF32(a, b, n);
-}
-float DotF16(const float* a, const uint16_t* b, int64_t n) {
-  return HasAvx512() ? DotF16Avx512(a, b, n) : reference::DotF16(a, b, n);
-}
-float DotI8(const float* a, const int8_t* b, int64_t n) {
-  return HasAvx512() ? DotI8Avx512(a, b, n) : reference::DotI8(a, b, n);
-}
-void AxpyF32(float w, const float* v, float* out, int64_t n) {
-  HasAvx512() ? AxpyF32Avx512(w, v, out, n) : reference::AxpyF32(w, v, out, n);
-}
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n) {
-  HasAvx512() ? AxpyF16Avx512(w, v, out, n) : reference::AxpyF16(w, v, out, n);
-}
-void AxpyI8(float w, const int8_t* v, float* out, int64_t n) {
-  HasAvx512() ? AxpyI8Avx512(w, v, out, n) : reference::AxpyI8(w, v, out, n);
-}
-void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
-  HasAvx512() ? ConvertF32ToF16Avx512(in, out, n) : reference::ConvertF32ToF16(in, out, n);
-}
-
+#define TANDEM_DISPATCH(name, ...) \
+  return kHasAvx512 ? name##Avx512(__VA_ARGS__) : reference::name(__VA_ARGS__)
 #else  // portable builds: the references are the implementation.
-
-float DotF32(const float* a, const float* b, int64_t n) { return reference::DotF32(a, b, n); }
-float DotF16(const float* a, const uint16_t* b, int64_t n) { return reference::DotF16(a, b, n); }
-float DotI8(const float* a, const int8_t* b, int64_t n) { return reference::DotI8(a, b, n); }
-void AxpyF32(float w, const float* v, float* out, int64_t n) { reference::AxpyF32(w, v, out, n); }
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n) {
-  reference::AxpyF16(w, v, out, n);
-}
-void AxpyI8(float w, const int8_t* v, float* out, int64_t n) { reference::AxpyI8(w, v, out, n); }
-void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
-  reference::ConvertF32ToF16(in, out, n);
-}
-
+#define TANDEM_DISPATCH(name, ...) return reference::name(__VA_ARGS__)
 #endif
+
+void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out) {
+  TANDEM_DISPATCH(KeyBlockScoresF32, q, block, dim, out);
+}
+void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out) {
+  TANDEM_DISPATCH(KeyBlockScoresF16, q, block, dim, out);
+}
+void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out) {
+  TANDEM_DISPATCH(KeyBlockScoresI8, q, block, dim, out);
+}
+void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out) {
+  TANDEM_DISPATCH(WeightedSumF32, w, rows, n, dim, out);
+}
+void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out) {
+  TANDEM_DISPATCH(WeightedSumF16, w, rows, n, dim, out);
+}
+void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
+                   float* out) {
+  TANDEM_DISPATCH(WeightedSumI8, w, scales, rows, n, dim, out);
+}
+void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
+  TANDEM_DISPATCH(ConvertF32ToF16, in, out, n);
+}
+#undef TANDEM_DISPATCH
 
 }  // namespace tandem

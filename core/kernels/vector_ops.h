@@ -1,10 +1,13 @@
-// Short vector kernels for attention over a KV cache: dot products and scaled accumulation
-// against rows stored as f32, f16 or i8. Each has a scalar reference; the fast versions
-// are chosen once at run time from the CPU.
+// Kernels for attention over a KV cache whose rows are stored as f32, f16 or i8:
+//   - key scores over a block of 16 cached positions whose keys are stored transposed
+//     ([head_dim][16]: element k of the 16 positions side by side), so one vector lane holds
+//     one position and no horizontal sums are needed;
+//   - the attention-weighted sum of value rows.
+// Each has a scalar reference; the fast versions are chosen once at run time from the CPU.
 //
-// Every function's arithmetic depends only on n and its inputs (fixed lane assignment and
-// reduction order), so results are the same wherever a row is used: alone or in a batch,
-// on any thread.
+// Every function's arithmetic for an output element depends only on its own inputs (fixed
+// lane assignment and summation order), so a position's score and a head's output are the
+// same however many positions a call covers: alone or in a batch, on any thread.
 #ifndef TANDEM_CORE_KERNELS_VECTOR_OPS_H_
 #define TANDEM_CORE_KERNELS_VECTOR_OPS_H_
 
@@ -12,29 +15,35 @@
 
 namespace tandem {
 
-// Σ a[i] · b[i].
-float DotF32(const float* a, const float* b, int64_t n);
-// Σ a[i] · half(b[i]).
-float DotF16(const float* a, const uint16_t* b, int64_t n);
-// Σ a[i] · b[i] (integers; the caller applies the row's scale).
-float DotI8(const float* a, const int8_t* b, int64_t n);
+// Positions per transposed key block.
+inline constexpr int64_t kKeyBlock = 16;
 
-// out[i] += w · v[i].
-void AxpyF32(float w, const float* v, float* out, int64_t n);
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n);
-void AxpyI8(float w, const int8_t* v, float* out, int64_t n);
+// out[l] = Σ_k q[k] · block[16k + l] for l < 16, over k < dim; k runs in order within four
+// partial sums (k mod 4), combined as (s0 + s1) + (s2 + s3). The i8 form returns the integer
+// dot products unscaled: the caller applies each position's scale.
+void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out);
+void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out);
+void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out);
+
+// out[d] = Σ_p w[p] · rows[p · dim + d] over p < n (out is overwritten), with even and odd p
+// in two partial sums added at the end. The i8 form weighs row p by w[p] · scales[p].
+void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out);
+void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out);
+void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
+                   float* out);
 
 // out[i] = half(in[i]), rounding to nearest even.
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 
-// The scalar references (sequential sums in float).
+// The scalar references (the same partial sums, each a plain multiply and add).
 namespace reference {
-float DotF32(const float* a, const float* b, int64_t n);
-float DotF16(const float* a, const uint16_t* b, int64_t n);
-float DotI8(const float* a, const int8_t* b, int64_t n);
-void AxpyF32(float w, const float* v, float* out, int64_t n);
-void AxpyF16(float w, const uint16_t* v, float* out, int64_t n);
-void AxpyI8(float w, const int8_t* v, float* out, int64_t n);
+void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out);
+void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out);
+void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out);
+void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out);
+void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out);
+void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
+                   float* out);
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 }  // namespace reference
 
