@@ -103,9 +103,9 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
     const LayerWeights& w = model_.layer(layer);
     // Attention block: x += Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn).
     RmsNorm(x_.data(), w.attn_norm, n, dim, c.rms_eps, xn_.data());
-    MatMul(w.wq, xn_.data(), n, q_.data(), pool_);  // [n, q_dim]
-    MatMul(w.wk, xn_.data(), n, k_.data(), pool_);  // [n, kv_dim]
-    MatMul(w.wv, xn_.data(), n, v_.data(), pool_);  // [n, kv_dim]
+    // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
+    const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
+    MatMulShared(qkv, xn_.data(), n, pool_);
     for (int64_t i = 0; i < n; ++i) {
       float* q = q_.data() + i * c.q_dim();
       float* k = k_.data() + i * c.kv_dim();
@@ -127,8 +127,9 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
     for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
     // Feed-forward block: x += W_down · (silu(W_gate·xn) ⊙ (W_up·xn)).
     RmsNorm(x_.data(), w.ffn_norm, n, dim, c.rms_eps, xn_.data());
-    MatMul(w.w_gate, xn_.data(), n, gate_.data(), pool_);  // [n, ffn_dim]
-    MatMul(w.w_up, xn_.data(), n, up_.data(), pool_);      // [n, ffn_dim]
+    // gate[n, ffn_dim], up[n, ffn_dim]
+    const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
+    MatMulShared(gate_up, xn_.data(), n, pool_);
     SwiGlu(gate_.data(), up_.data(), n * c.ffn_dim);
     MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_);  // [n, dim]
     for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];

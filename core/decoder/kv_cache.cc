@@ -97,7 +97,12 @@ float KvCache::Store(const float* values, uint8_t* data, int64_t first, int64_t 
     }
     case KvType::kF16: {
       uint16_t* dst = reinterpret_cast<uint16_t*>(data);
-      for (int64_t i = 0; i < n; ++i) dst[first + i * stride] = F32ToFp16(values[i]);
+      uint16_t half[64];  // converted a vector at a time, then placed
+      for (int64_t i0 = 0; i0 < n; i0 += 64) {
+        const int64_t count = std::min<int64_t>(64, n - i0);
+        ConvertF32ToF16(values + i0, half, count);
+        for (int64_t i = 0; i < count; ++i) dst[first + (i0 + i) * stride] = half[i];
+      }
       return 1.0f;
     }
     case KvType::kI8: {

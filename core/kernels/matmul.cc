@@ -50,54 +50,72 @@ bool IsaAvailable(KernelIsa isa) {
   return false;
 }
 
-// The packed path: threads split whole panels; the kernel applies each panel to up to
-// kMaxPanelGroup x rows per pass, so the panel streams from memory once for typical batches
-// and stays in cache for the further passes of a long prefill chunk.
-void MatMulPanels(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
-  const int64_t panels = PanelCount(w.rows);
-  pool.ParallelFor(
-      panels,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
-          for (int64_t i = 0; i < n; i += internal::kMaxPanelGroup) {
-            const int64_t group = std::min<int64_t>(internal::kMaxPanelGroup, n - i);
-            internal::PanelGroupAvx512(w, p, x + i * w.cols, static_cast<int>(group),
-                                       y + i * w.rows);
-          }
-        }
-      },
-      w.rows * w.cols * n < kMinParallelWork ? panels : 1);
+// Whether `w` takes a panel path with `isa`, and which one.
+enum class PanelPath { kNone, kFloat, kVnni };
+PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
+  if (w.packed == nullptr) return PanelPath::kNone;
+  if (isa == KernelIsa::kAvx512Vnni && w.type == TensorType::kQ8_0) return PanelPath::kVnni;
+  if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return PanelPath::kFloat;
+  return PanelPath::kNone;
 }
 
-// The VNNI path for Q8_0 panels: the activations are quantized once (into buffers the calling
-// thread keeps, so decode steps allocate nothing), then threads split pairs of panels.
-void MatMulPanelsVnni(const WeightMatrix& w, const float* x, int64_t n, float* y,
-                      ThreadPool& pool) {
-  thread_local std::vector<int16_t> q_buffer;
-  thread_local std::vector<float> scale_buffer;
-  if (static_cast<int64_t>(q_buffer.size()) < n * w.cols) q_buffer.resize(n * w.cols);
-  if (static_cast<int64_t>(scale_buffer.size()) < n * w.cols / 32) {
-    scale_buffer.resize(n * w.cols / 32);
+// The packed paths, for outputs that share x and take the same path: threads split work
+// units (a panel; a pair of panels on the VNNI path, which shares each activation load
+// between two panels) of all the outputs in one parallel loop. The kernel applies a unit to
+// up to kMaxPanelGroup x rows per pass, so its panels stream from memory once for typical
+// batches and stay in cache for the further passes of a long prefill chunk. The VNNI path
+// quantizes x once, into buffers the calling thread keeps (decode steps allocate nothing).
+void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
+                  ThreadPool& pool) {
+  constexpr int kMaxOutputs = 4;
+  TANDEM_CHECK(outputs.size() <= kMaxOutputs);
+  const int64_t cols = outputs[0].w->cols;
+  const int16_t* xq = nullptr;
+  const float* xs = nullptr;
+  if (path == PanelPath::kVnni) {
+    thread_local std::vector<int16_t> q_buffer;
+    thread_local std::vector<float> scale_buffer;
+    if (static_cast<int64_t>(q_buffer.size()) < n * cols) q_buffer.resize(n * cols);
+    if (static_cast<int64_t>(scale_buffer.size()) < n * cols / 32) {
+      scale_buffer.resize(n * cols / 32);
+    }
+    internal::QuantizeRowsInt16(x, n, cols, q_buffer.data(), scale_buffer.data());
+    xq = q_buffer.data();  // this thread's buffers, read by the pool's threads
+    xs = scale_buffer.data();
   }
-  const int16_t* xq = q_buffer.data();  // this thread's buffers, read by the pool's threads
-  const float* xs = scale_buffer.data();
-  internal::QuantizeRowsInt16(x, n, w.cols, q_buffer.data(), scale_buffer.data());
-  const int64_t panels = PanelCount(w.rows);
-  const int64_t pairs = (panels + 1) / 2;
+  const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
+  int64_t first_unit[kMaxOutputs + 1] = {0};
+  int64_t work = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const WeightMatrix& w = *outputs[i].w;
+    first_unit[i + 1] =
+        first_unit[i] + (PanelCount(w.rows) + panels_per_unit - 1) / panels_per_unit;
+    work += w.rows * w.cols * n;
+  }
+  const int64_t units = first_unit[outputs.size()];
   pool.ParallelFor(
-      pairs,
+      units,
       [&](int64_t begin, int64_t end) {
-        for (int64_t pair = begin; pair < end; ++pair) {
-          const int64_t first = 2 * pair;
-          const int count = static_cast<int>(std::min<int64_t>(2, panels - first));
-          for (int64_t i = 0; i < n; i += internal::kMaxPanelGroup) {
-            const int64_t group = std::min<int64_t>(internal::kMaxPanelGroup, n - i);
-            internal::PanelsVnni(w, first, count, xq + i * w.cols, xs + i * w.cols / 32,
-                                 static_cast<int>(group), y + i * w.rows);
+        size_t i = 0;
+        for (int64_t unit = begin; unit < end; ++unit) {
+          while (unit >= first_unit[i + 1]) ++i;
+          const WeightMatrix& w = *outputs[i].w;
+          const int64_t first_panel = (unit - first_unit[i]) * panels_per_unit;
+          const int count =
+              static_cast<int>(std::min(panels_per_unit, PanelCount(w.rows) - first_panel));
+          for (int64_t r = 0; r < n; r += internal::kMaxPanelGroup) {
+            const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
+            float* y = outputs[i].y + r * w.rows;
+            if (path == PanelPath::kVnni) {
+              internal::PanelsVnni(w, first_panel, count, xq + r * cols, xs + r * cols / 32, group,
+                                   y);
+            } else {
+              internal::PanelGroupAvx512(w, first_panel, x + r * cols, group, y);
+            }
           }
         }
       },
-      w.rows * w.cols * n < kMinParallelWork ? pairs : 1);
+      work < kMinParallelWork ? units : 1);
 }
 
 }  // namespace
@@ -129,13 +147,10 @@ absl::string_view KernelIsaName(KernelIsa isa) {
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
                    ThreadPool& pool) {
   if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
-  if (w.packed != nullptr) {
-    if (isa == KernelIsa::kAvx512Vnni && w.type == TensorType::kQ8_0) {
-      return MatMulPanelsVnni(w, x, n, y, pool);
-    }
-    if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) {
-      return MatMulPanels(w, x, n, y, pool);
-    }
+  const PanelPath path = PanelPathFor(isa, w);
+  if (path != PanelPath::kNone) {
+    const MatMulOutput output{&w, y};
+    return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool);
   }
   const DotTileFn dot = DotTileFor(isa);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
@@ -159,6 +174,18 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
   MatMulWithIsa(DetectKernelIsa(), w, x, n, y, pool);
+}
+
+void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
+                  ThreadPool& pool) {
+  const KernelIsa isa = DetectKernelIsa();
+  const PanelPath path = PanelPathFor(isa, *outputs[0].w);
+  bool same = path != PanelPath::kNone && outputs.size() <= 4;
+  for (const MatMulOutput& o : outputs) {
+    same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
+  }
+  if (same) return MatMulPanels(path, outputs, x, n, pool);
+  for (const MatMulOutput& o : outputs) MatMul(*o.w, x, n, o.y, pool);
 }
 
 void MatMulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {

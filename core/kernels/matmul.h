@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/kernels/thread_pool.h"
 #include "core/model/tensor_type.h"
 
@@ -46,6 +47,17 @@ absl::string_view KernelIsaName(KernelIsa isa);
 // y[n, w.rows] = x[n, w.cols] · Wᵀ with the best path for this CPU. W's type must be
 // supported (CheckSupported) and w.cols a multiple of its block size; checked by the loader.
 void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+
+// One matrix's output in MatMulShared.
+struct MatMulOutput {
+  const WeightMatrix* w;
+  float* y;  // [n, w->rows]
+};
+
+// y = x · Wᵀ for each output, all of the same x (e.g. the q, k and v projections), as one
+// parallel loop where the paths allow: each y is exactly what MatMul gives it.
+void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
+                  ThreadPool& pool);
 
 // The same with a chosen path (for tests and benchmarks); falls back to scalar when `isa`
 // is not available on this CPU.

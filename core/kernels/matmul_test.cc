@@ -216,6 +216,41 @@ TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
   }
 }
 
+// Matrices sharing x in one parallel loop give exactly what each gives alone: for panel
+// paths (Q8_0, F16) and for a mix of paths (F32 rows with Q8_0 panels).
+TEST(MatMulSharedTest, EachOutputEqualsItsOwnMatMul) {
+  const std::vector<std::vector<TensorType>> sets = {
+      {TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0},
+      {TensorType::kF16, TensorType::kF16},
+      {TensorType::kF32, TensorType::kQ8_0}};
+  ThreadPool pool(2);
+  for (const std::vector<TensorType>& types : sets) {
+    std::vector<TestMatrix> matrices;
+    const int64_t rows[] = {35, 16, 70};
+    for (size_t i = 0; i < types.size(); ++i) {
+      matrices.push_back(MakeMatrix(types[i], rows[i], 96, static_cast<uint32_t>(20 + i)));
+    }
+    for (int64_t n : {1, 5, 13}) {
+      const std::vector<float> x = RandomActivations(n, 96, 23);
+      std::vector<std::vector<float>> shared(types.size()), alone(types.size());
+      std::vector<MatMulOutput> outputs;
+      for (size_t i = 0; i < types.size(); ++i) {
+        WeightMatrix& w = matrices[i].w;
+        w.packed = matrices[i].packed.data();
+        shared[i].assign(n * w.rows, NAN);
+        alone[i].assign(n * w.rows, NAN);
+        outputs.push_back({&w, shared[i].data()});
+        MatMul(w, x.data(), n, alone[i].data(), pool);
+      }
+      MatMulShared(outputs, x.data(), n, pool);
+      for (size_t i = 0; i < types.size(); ++i) {
+        EXPECT_EQ(0, std::memcmp(shared[i].data(), alone[i].data(), 4 * shared[i].size()))
+            << TensorTypeName(types[i]) << " output " << i << " n=" << n;
+      }
+    }
+  }
+}
+
 TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
   // 16 rows of a panel take exactly 16 rows' bytes, so decode streams no extra memory.
   EXPECT_EQ(PanelBytes(TensorType::kQ8_0, 960), 16 * 960 / 32 * 34);
