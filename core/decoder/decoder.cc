@@ -68,7 +68,8 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
   }
   const int64_t logit_rows = mode == LogitsMode::kAll ? n : 1;
   EnsureCapacity(std::min(n, kMaxChunk), logit_rows);
-  const size_t scores = static_cast<size_t>(pool_.num_threads()) * cache.shape().context_size;
+  const size_t scores = static_cast<size_t>(pool_.num_threads()) *
+                        (config_.n_heads / config_.n_kv_heads) * cache.shape().context_size;
   if (attention_scores_.size() < scores) attention_scores_.resize(scores);
   cache.Truncate(start);
   for (int64_t done = 0; done < n; done += kMaxChunk) {
@@ -142,25 +143,31 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t context = cache.shape().context_size;
   // One task per (token, head); each attends causally to positions [0, start + i]: scores,
-  // a softmax, then the weighted sum of values. Every step runs in position order and
-  // depends only on the position's own data, so a token's result is the same alone or in a
-  // batch. Short contexts of small models run on this thread: waking another costs more.
+  // a softmax, then the weighted sum of values. The heads of a KV group that fall in one
+  // thread's range run together, sharing each load of the cached rows; a head's arithmetic
+  // is the same either way. Every step runs in position order and depends only on the
+  // position's own data, so a token's result is the same alone or in a batch. Short
+  // contexts of small models run on this thread: waking another costs more.
   const int64_t tasks = n * c.n_heads;
   const int64_t work = tasks * (start + n) * c.head_dim;
   std::atomic<int> next_slot{0};
   pool_.ParallelFor(
       tasks,
       [&](int64_t begin, int64_t end) {
-        // Each call of this function (at most one per thread) has its own score buffer.
-        float* scores = attention_scores_.data() + next_slot.fetch_add(1) * context;
-        for (int64_t task = begin; task < end; ++task) {
+        // Each call of this function (at most one per thread) has its own score rows.
+        float* scores = attention_scores_.data() + next_slot.fetch_add(1) * group * context;
+        for (int64_t task = begin; task < end;) {
           const int64_t i = task / c.n_heads, h = task % c.n_heads, kv_head = h / group;
+          // This head and the following ones of its group, within the range.
+          const int heads =
+              static_cast<int>(std::min({end - task, group - h % group, c.n_heads - h}));
           const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
           float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
           const int64_t positions = start + i + 1;
-          cache.KeyScores(layer, kv_head, q, positions, scale, scores);
-          Softmax(scores, positions);
-          cache.ValueSum(layer, kv_head, scores, positions, out);
+          cache.KeyScores(layer, kv_head, q, c.head_dim, heads, positions, scale, scores, context);
+          for (int j = 0; j < heads; ++j) Softmax(scores + j * context, positions);
+          cache.ValueSum(layer, kv_head, scores, context, heads, positions, out, c.head_dim);
+          task += heads;
         }
       },
       work < (int64_t{1} << 15) ? tasks : 1);

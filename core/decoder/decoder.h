@@ -73,7 +73,7 @@ class Decoder {
   std::vector<float> up_;                // [n, ffn_dim]
   std::vector<float> proj_;              // [n, dim]
   std::vector<float> logits_;            // [logit rows, vocab]
-  std::vector<float> attention_scores_;  // [threads, context]: one score row per thread
+  std::vector<float> attention_scores_;  // [threads, group, context]: score rows per thread
 };
 
 }  // namespace tandem

@@ -145,49 +145,69 @@ void KvCache::WriteV(int64_t layer, int64_t kv_head, int64_t position, const flo
   if (type_ == KvType::kI8) v_scale_[row] = scale;
 }
 
-void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t positions,
-                        float scale, float* scores) const {
+void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t q_stride, int n_q,
+                        int64_t positions, float scale, float* scores,
+                        int64_t scores_stride) const {
   const int64_t base = HeadBase(layer, kv_head);
   const int64_t dim = shape_.head_dim;
-  float partial[kKeyBlock];
-  for (int64_t first = 0; first < positions; first += kKeyBlock) {
-    const int64_t count = std::min(kKeyBlock, positions - first);
-    float* out = count == kKeyBlock ? scores + first : partial;
-    const int64_t element = KeyElement(base, first, 0);
-    switch (type_) {
-      case KvType::kF32:
-        KeyBlockScoresF32(q, reinterpret_cast<const float*>(k_.data()) + element, dim, out);
-        break;
-      case KvType::kF16:
-        KeyBlockScoresF16(q, reinterpret_cast<const uint16_t*>(k_.data()) + element, dim, out);
-        break;
-      case KvType::kI8: {
-        KeyBlockScoresI8(q, reinterpret_cast<const int8_t*>(k_.data()) + element, dim, out);
-        const float* row_scales = k_scale_.data() + base + first;
-        for (int64_t l = 0; l < count; ++l) out[l] *= row_scales[l];
-        break;
+  float partial[4 * kKeyBlock];  // a last, partial block for up to 4 queries at a time
+  for (int j0 = 0; j0 < n_q; j0 += 4) {
+    const int group = std::min(4, n_q - j0);
+    const float* qj = q + j0 * q_stride;
+    float* sj = scores + j0 * scores_stride;
+    for (int64_t first = 0; first < positions; first += kKeyBlock) {
+      const int64_t count = std::min(kKeyBlock, positions - first);
+      const bool whole = count == kKeyBlock;
+      float* out = whole ? sj + first : partial;
+      const int64_t out_stride = whole ? scores_stride : kKeyBlock;
+      const int64_t element = KeyElement(base, first, 0);
+      switch (type_) {
+        case KvType::kF32:
+          KeyBlockScoresF32(qj, q_stride, group,
+                            reinterpret_cast<const float*>(k_.data()) + element, dim, out,
+                            out_stride);
+          break;
+        case KvType::kF16:
+          KeyBlockScoresF16(qj, q_stride, group,
+                            reinterpret_cast<const uint16_t*>(k_.data()) + element, dim, out,
+                            out_stride);
+          break;
+        case KvType::kI8:
+          KeyBlockScoresI8(qj, q_stride, group,
+                           reinterpret_cast<const int8_t*>(k_.data()) + element, dim, out,
+                           out_stride);
+          break;
+      }
+      const float* row_scales = type_ == KvType::kI8 ? k_scale_.data() + base + first : nullptr;
+      for (int j = 0; j < group; ++j) {
+        for (int64_t l = 0; l < count; ++l) {
+          float dot = out[j * out_stride + l];
+          if (row_scales != nullptr) dot *= row_scales[l];
+          sj[j * scores_stride + first + l] = dot * scale;
+        }
       }
     }
-    for (int64_t l = 0; l < count; ++l) scores[first + l] = out[l] * scale;
   }
 }
 
-void KvCache::ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t positions,
-                       float* out) const {
+void KvCache::ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t weights_stride,
+                       int n_q, int64_t positions, float* out, int64_t out_stride) const {
   const int64_t base = HeadBase(layer, kv_head);
   const int64_t dim = shape_.head_dim;
   const int64_t element = base * dim;
   switch (type_) {
     case KvType::kF32:
-      return WeightedSumF32(weights, reinterpret_cast<const float*>(v_.data()) + element, positions,
-                            dim, out);
+      return WeightedSumF32(weights, weights_stride, n_q,
+                            reinterpret_cast<const float*>(v_.data()) + element, positions, dim,
+                            out, out_stride);
     case KvType::kF16:
-      return WeightedSumF16(weights, reinterpret_cast<const uint16_t*>(v_.data()) + element,
-                            positions, dim, out);
+      return WeightedSumF16(weights, weights_stride, n_q,
+                            reinterpret_cast<const uint16_t*>(v_.data()) + element, positions, dim,
+                            out, out_stride);
     case KvType::kI8:
-      return WeightedSumI8(weights, v_scale_.data() + base,
+      return WeightedSumI8(weights, weights_stride, n_q, v_scale_.data() + base,
                            reinterpret_cast<const int8_t*>(v_.data()) + element, positions, dim,
-                           out);
+                           out, out_stride);
   }
 }
 

@@ -58,12 +58,16 @@ class KvCache {
   void WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values);
   void WriteV(int64_t layer, int64_t kv_head, int64_t position, const float* values);
 
-  // scores[p] = scale · (q · K[layer, kv_head, p]) for p < positions (KeyBlockScores*).
-  void KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t positions, float scale,
-                 float* scores) const;
-  // out = Σ_p weights[p] · V[layer, kv_head, p] over p < positions (WeightedSum*).
-  void ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t positions,
-                float* out) const;
+  // For n_q queries j (at q + j · q_stride; the query heads sharing this KV head):
+  //   scores[j · scores_stride + p] = scale · (q_j · K[layer, kv_head, p])    p < positions
+  // A query's scores do not depend on n_q (KeyBlockScores*).
+  void KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t q_stride, int n_q,
+                 int64_t positions, float scale, float* scores, int64_t scores_stride) const;
+  // For n_q weight vectors j (at weights + j · weights_stride):
+  //   out[j · out_stride + d] = Σ_p weights_j[p] · V[layer, kv_head, p][d]      p < positions
+  // (WeightedSum*).
+  void ValueSum(int64_t layer, int64_t kv_head, const float* weights, int64_t weights_stride,
+                int n_q, int64_t positions, float* out, int64_t out_stride) const;
   // The stored rows as floats (for tests).
   void ReadK(int64_t layer, int64_t kv_head, int64_t position, float* out) const;
   void ReadV(int64_t layer, int64_t kv_head, int64_t position, float* out) const;

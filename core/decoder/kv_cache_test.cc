@@ -82,8 +82,8 @@ TEST(KvCacheTest, ScoresAndValueSumsCoverExactlyThePositionsAsked) {
     for (int64_t p = 0; p < 37; ++p) weights[p] = 1.0f / static_cast<float>(p + 1);
     for (int64_t positions : {1, 15, 16, 17, 32, 37}) {
       std::vector<float> scores(37, NAN), out(head_dim), row(head_dim);
-      f.cache->KeyScores(1, 2, q.data(), positions, 0.5f, scores.data());
-      f.cache->ValueSum(1, 2, weights.data(), positions, out.data());
+      f.cache->KeyScores(1, 2, q.data(), head_dim, 1, positions, 0.5f, scores.data(), 37);
+      f.cache->ValueSum(1, 2, weights.data(), 37, 1, positions, out.data(), head_dim);
       std::vector<double> expected_out(head_dim, 0.0);
       for (int64_t p = 0; p < positions; ++p) {
         f.cache->ReadK(1, 2, p, row.data());

@@ -22,48 +22,61 @@ inline float ToFloat(uint16_t v) { return Fp16ToF32(v); }
 inline float ToFloat(int8_t v) { return static_cast<float>(v); }
 
 template <typename T>
-void KeyBlockScores(const float* q, const T* block, int64_t dim, float* out) {
-  for (int64_t l = 0; l < kKeyBlock; ++l) {
-    float s[4] = {0, 0, 0, 0};
-    for (int64_t k = 0; k < dim; ++k) s[k % 4] += q[k] * ToFloat(block[kKeyBlock * k + l]);
-    out[l] = (s[0] + s[1]) + (s[2] + s[3]);
+void KeyBlockScores(const float* q, int64_t q_stride, int n_q, const T* block, int64_t dim,
+                    float* out, int64_t out_stride) {
+  for (int j = 0; j < n_q; ++j) {
+    for (int64_t l = 0; l < kKeyBlock; ++l) {
+      float s[4] = {0, 0, 0, 0};
+      for (int64_t k = 0; k < dim; ++k) {
+        s[k % 4] += q[j * q_stride + k] * ToFloat(block[kKeyBlock * k + l]);
+      }
+      out[j * out_stride + l] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
   }
 }
 
-// `scales` null: weight w[p]; else w[p] · scales[p].
+// `scales` null: weight w_j[p]; else w_j[p] · scales[p].
 template <typename T>
-void WeightedSum(const float* w, const float* scales, const T* rows, int64_t n, int64_t dim,
-                 float* out) {
-  for (int64_t d = 0; d < dim; ++d) {
-    float s[2] = {0, 0};
-    for (int64_t p = 0; p < n; ++p) {
-      const float weight = scales == nullptr ? w[p] : w[p] * scales[p];
-      s[p % 2] += weight * ToFloat(rows[p * dim + d]);
+void WeightedSum(const float* w, int64_t w_stride, int n_q, const float* scales, const T* rows,
+                 int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  for (int j = 0; j < n_q; ++j) {
+    for (int64_t d = 0; d < dim; ++d) {
+      float s[2] = {0, 0};
+      for (int64_t p = 0; p < n; ++p) {
+        const float weight =
+            scales == nullptr ? w[j * w_stride + p] : w[j * w_stride + p] * scales[p];
+        s[p % 2] += weight * ToFloat(rows[p * dim + d]);
+      }
+      out[j * out_stride + d] = s[0] + s[1];
     }
-    out[d] = s[0] + s[1];
   }
 }
 
 }  // namespace
 
-void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out) {
-  KeyBlockScores(q, block, dim, out);
+void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
+                       float* out, int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
 }
-void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out) {
-  KeyBlockScores(q, block, dim, out);
+void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
+                       int64_t dim, float* out, int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
 }
-void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out) {
-  KeyBlockScores(q, block, dim, out);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
+                      float* out, int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
 }
-void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out) {
-  WeightedSum(w, nullptr, rows, n, dim, out);
+void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
 }
-void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out) {
-  WeightedSum(w, nullptr, rows, n, dim, out);
+void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
 }
-void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
-                   float* out) {
-  WeightedSum(w, scales, rows, n, dim, out);
+void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
+                   const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
 }
 
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
@@ -98,110 +111,196 @@ struct I8Row {
   }
 };
 
-// scores[16 positions] = Σ_k q[k] · K[k][16 positions]: one broadcast FMA per k into the
-// partial sum k mod 4 (four chains keep the FMA unit busy).
-template <typename Row, typename T>
-TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, const T* block, int64_t dim,
-                                               float* out) {
-  __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+// scores[query j][16 positions] = Σ_k q_j[k] · K[k][16 positions]: per k, one load of the
+// block's row k for all kQ queries and one broadcast FMA per query into its partial sum
+// k mod 4 (4·kQ independent chains keep the FMA units busy).
+template <int kQ, typename Row, typename T>
+TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, int64_t q_stride, const T* block,
+                                               int64_t dim, float* out, int64_t out_stride) {
+  __m512 s[kQ][4];
+#pragma GCC unroll 16
+  for (int i = 0; i < 4 * kQ; ++i) s[i / 4][i % 4] = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 4 <= dim; k += 4) {
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      s[j] = _mm512_fmadd_ps(_mm512_set1_ps(q[k + j]),
-                             Row::Load(block + kKeyBlock * (k + j), 0xFFFF), s[j]);
+    for (int i = 0; i < 4; ++i) {
+      const __m512 key = Row::Load(block + kKeyBlock * (k + i), 0xFFFF);
+#pragma GCC unroll 4
+      for (int j = 0; j < kQ; ++j) {
+        s[j][i] = _mm512_fmadd_ps(_mm512_set1_ps(q[j * q_stride + k + i]), key, s[j][i]);
+      }
     }
   }
-  for (int j = 0; k < dim; ++k, ++j) {
-    s[j] = _mm512_fmadd_ps(_mm512_set1_ps(q[k]), Row::Load(block + kKeyBlock * k, 0xFFFF), s[j]);
+  for (int i = 0; k < dim; ++k, ++i) {
+    const __m512 key = Row::Load(block + kKeyBlock * k, 0xFFFF);
+    for (int j = 0; j < kQ; ++j) {
+      s[j][i] = _mm512_fmadd_ps(_mm512_set1_ps(q[j * q_stride + k]), key, s[j][i]);
+    }
   }
-  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(s[0], s[1]), _mm512_add_ps(s[2], s[3])));
+#pragma GCC unroll 4
+  for (int j = 0; j < kQ; ++j) {
+    _mm512_storeu_ps(out + j * out_stride, _mm512_add_ps(_mm512_add_ps(s[j][0], s[j][1]),
+                                                         _mm512_add_ps(s[j][2], s[j][3])));
+  }
 }
 
-// out[d] = Σ_p weight(p) · rows[p][d] for kChunks chunks of 16 columns from column d0 (the
-// last maybe partial, `tail` lanes): the rows stream once through all the chunks' sums.
-template <int kChunks, typename Row, typename T>
-TANDEM_AVX512 inline void WeightedChunks(const float* w, const float* scales, const T* rows,
-                                         int64_t n, int64_t dim, int64_t d0, __mmask16 tail,
-                                         float* out) {
-  __m512 even[kChunks], odd[kChunks];
-#pragma GCC unroll 4
-  for (int c = 0; c < kChunks; ++c) even[c] = odd[c] = _mm512_setzero_ps();
+template <typename Row, typename T>
+TANDEM_AVX512 inline void KeyBlockScoresGroups(const float* q, int64_t q_stride, int n_q,
+                                               const T* block, int64_t dim, float* out,
+                                               int64_t out_stride) {
+  for (int j = 0; j < n_q; j += 4) {
+    const float* qj = q + j * q_stride;
+    float* oj = out + j * out_stride;
+    switch (std::min(4, n_q - j)) {
+      case 1:
+        KeyBlockScoresAvx512<1, Row>(qj, q_stride, block, dim, oj, out_stride);
+        break;
+      case 2:
+        KeyBlockScoresAvx512<2, Row>(qj, q_stride, block, dim, oj, out_stride);
+        break;
+      case 3:
+        KeyBlockScoresAvx512<3, Row>(qj, q_stride, block, dim, oj, out_stride);
+        break;
+      default:
+        KeyBlockScoresAvx512<4, Row>(qj, q_stride, block, dim, oj, out_stride);
+        break;
+    }
+  }
+}
+
+// out_j[d] = Σ_p weight_j(p) · rows[p][d] for kQ weight vectors and kChunks chunks of 16
+// columns from column d0 (the last maybe partial, `tail` lanes): each row chunk is loaded
+// once for all kQ vectors.
+template <int kQ, int kChunks, typename Row, typename T>
+TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const float* scales,
+                                         const T* rows, int64_t n, int64_t dim, int64_t d0,
+                                         __mmask16 tail, float* out, int64_t out_stride) {
+  __m512 even[kQ][kChunks], odd[kQ][kChunks];
+#pragma GCC unroll 16
+  for (int i = 0; i < kQ * kChunks; ++i) {
+    even[i / kChunks][i % kChunks] = odd[i / kChunks][i % kChunks] = _mm512_setzero_ps();
+  }
   auto mask = [&](int c) { return c == kChunks - 1 ? tail : __mmask16(0xFFFF); };
-  auto weight = [&](int64_t p) { return scales == nullptr ? w[p] : w[p] * scales[p]; };
+  auto weight = [&](int j, int64_t p) {
+    return scales == nullptr ? w[j * w_stride + p] : w[j * w_stride + p] * scales[p];
+  };
   int64_t p = 0;
   for (; p + 2 <= n; p += 2) {
-    const __m512 w0 = _mm512_set1_ps(weight(p)), w1 = _mm512_set1_ps(weight(p + 1));
     const T* r0 = rows + p * dim + d0;
     const T* r1 = r0 + dim;
 #pragma GCC unroll 4
     for (int c = 0; c < kChunks; ++c) {
-      even[c] = _mm512_fmadd_ps(w0, Row::Load(r0 + 16 * c, mask(c)), even[c]);
-      odd[c] = _mm512_fmadd_ps(w1, Row::Load(r1 + 16 * c, mask(c)), odd[c]);
+      const __m512 v0 = Row::Load(r0 + 16 * c, mask(c)), v1 = Row::Load(r1 + 16 * c, mask(c));
+#pragma GCC unroll 4
+      for (int j = 0; j < kQ; ++j) {
+        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
+        odd[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p + 1)), v1, odd[j][c]);
+      }
     }
   }
   if (p < n) {
-    const __m512 w0 = _mm512_set1_ps(weight(p));
 #pragma GCC unroll 4
     for (int c = 0; c < kChunks; ++c) {
-      even[c] = _mm512_fmadd_ps(w0, Row::Load(rows + p * dim + d0 + 16 * c, mask(c)), even[c]);
+      const __m512 v0 = Row::Load(rows + p * dim + d0 + 16 * c, mask(c));
+#pragma GCC unroll 4
+      for (int j = 0; j < kQ; ++j) {
+        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
+      }
     }
   }
 #pragma GCC unroll 4
-  for (int c = 0; c < kChunks; ++c) {
-    _mm512_mask_storeu_ps(out + d0 + 16 * c, mask(c), _mm512_add_ps(even[c], odd[c]));
+  for (int j = 0; j < kQ; ++j) {
+#pragma GCC unroll 4
+    for (int c = 0; c < kChunks; ++c) {
+      _mm512_mask_storeu_ps(out + j * out_stride + d0 + 16 * c, mask(c),
+                            _mm512_add_ps(even[j][c], odd[j][c]));
+    }
   }
 }
 
-template <typename Row, typename T>
-TANDEM_AVX512 inline void WeightedSumAvx512(const float* w, const float* scales, const T* rows,
-                                            int64_t n, int64_t dim, float* out) {
-  // Passes of up to four chunks (64 columns: a whole head for most models).
-  for (int64_t d0 = 0; d0 < dim; d0 += 64) {
-    const int64_t width = std::min<int64_t>(64, dim - d0);
+// Passes of up to 64 columns for one or two weight vectors at a time, of 32 columns for
+// three or four (at most 16 accumulators).
+template <int kQ, typename Row, typename T>
+TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, const float* scales,
+                                             const T* rows, int64_t n, int64_t dim, float* out,
+                                             int64_t out_stride) {
+  constexpr int kMaxChunks = kQ <= 2 ? 4 : 2;
+  for (int64_t d0 = 0; d0 < dim; d0 += 16 * kMaxChunks) {
+    const int64_t width = std::min<int64_t>(16 * kMaxChunks, dim - d0);
     const int chunks = static_cast<int>((width + 15) / 16);
     const __mmask16 tail = TailMask(width - 16 * (chunks - 1));
     switch (chunks) {
       case 1:
-        WeightedChunks<1, Row>(w, scales, rows, n, dim, d0, tail, out);
+        WeightedChunks<kQ, 1, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
         break;
       case 2:
-        WeightedChunks<2, Row>(w, scales, rows, n, dim, d0, tail, out);
+        WeightedChunks<kQ, 2, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
         break;
       case 3:
-        WeightedChunks<3, Row>(w, scales, rows, n, dim, d0, tail, out);
+        WeightedChunks<kQ, (kMaxChunks >= 3 ? 3 : 2), Row>(w, w_stride, scales, rows, n, dim, d0,
+                                                           tail, out, out_stride);
         break;
       default:
-        WeightedChunks<4, Row>(w, scales, rows, n, dim, d0, tail, out);
+        WeightedChunks<kQ, kMaxChunks, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out,
+                                            out_stride);
         break;
     }
   }
 }
 
-TANDEM_AVX512 void KeyBlockScoresF32Avx512(const float* q, const float* block, int64_t dim,
-                                           float* out) {
-  KeyBlockScoresAvx512<F32Row>(q, block, dim, out);
+template <typename Row, typename T>
+TANDEM_AVX512 inline void WeightedSumAvx512(const float* w, int64_t w_stride, int n_q,
+                                            const float* scales, const T* rows, int64_t n,
+                                            int64_t dim, float* out, int64_t out_stride) {
+  for (int j = 0; j < n_q; j += 4) {
+    const float* wj = w + j * w_stride;
+    float* oj = out + j * out_stride;
+    switch (std::min(4, n_q - j)) {
+      case 1:
+        WeightedSumQueries<1, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        break;
+      case 2:
+        WeightedSumQueries<2, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        break;
+      case 3:
+        WeightedSumQueries<3, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        break;
+      default:
+        WeightedSumQueries<4, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        break;
+    }
+  }
 }
-TANDEM_AVX512 void KeyBlockScoresF16Avx512(const float* q, const uint16_t* block, int64_t dim,
-                                           float* out) {
-  KeyBlockScoresAvx512<F16Row>(q, block, dim, out);
+
+TANDEM_AVX512 void KeyBlockScoresF32Avx512(const float* q, int64_t q_stride, int n_q,
+                                           const float* block, int64_t dim, float* out,
+                                           int64_t out_stride) {
+  KeyBlockScoresGroups<F32Row>(q, q_stride, n_q, block, dim, out, out_stride);
 }
-TANDEM_AVX512 void KeyBlockScoresI8Avx512(const float* q, const int8_t* block, int64_t dim,
-                                          float* out) {
-  KeyBlockScoresAvx512<I8Row>(q, block, dim, out);
+TANDEM_AVX512 void KeyBlockScoresF16Avx512(const float* q, int64_t q_stride, int n_q,
+                                           const uint16_t* block, int64_t dim, float* out,
+                                           int64_t out_stride) {
+  KeyBlockScoresGroups<F16Row>(q, q_stride, n_q, block, dim, out, out_stride);
 }
-TANDEM_AVX512 void WeightedSumF32Avx512(const float* w, const float* rows, int64_t n, int64_t dim,
-                                        float* out) {
-  WeightedSumAvx512<F32Row>(w, nullptr, rows, n, dim, out);
+TANDEM_AVX512 void KeyBlockScoresI8Avx512(const float* q, int64_t q_stride, int n_q,
+                                          const int8_t* block, int64_t dim, float* out,
+                                          int64_t out_stride) {
+  KeyBlockScoresGroups<I8Row>(q, q_stride, n_q, block, dim, out, out_stride);
 }
-TANDEM_AVX512 void WeightedSumF16Avx512(const float* w, const uint16_t* rows, int64_t n,
-                                        int64_t dim, float* out) {
-  WeightedSumAvx512<F16Row>(w, nullptr, rows, n, dim, out);
+TANDEM_AVX512 void WeightedSumF32Avx512(const float* w, int64_t w_stride, int n_q,
+                                        const float* rows, int64_t n, int64_t dim, float* out,
+                                        int64_t out_stride) {
+  WeightedSumAvx512<F32Row>(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
 }
-TANDEM_AVX512 void WeightedSumI8Avx512(const float* w, const float* scales, const int8_t* rows,
-                                       int64_t n, int64_t dim, float* out) {
-  WeightedSumAvx512<I8Row>(w, scales, rows, n, dim, out);
+TANDEM_AVX512 void WeightedSumF16Avx512(const float* w, int64_t w_stride, int n_q,
+                                        const uint16_t* rows, int64_t n, int64_t dim, float* out,
+                                        int64_t out_stride) {
+  WeightedSumAvx512<F16Row>(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
+}
+TANDEM_AVX512 void WeightedSumI8Avx512(const float* w, int64_t w_stride, int n_q,
+                                       const float* scales, const int8_t* rows, int64_t n,
+                                       int64_t dim, float* out, int64_t out_stride) {
+  WeightedSumAvx512<I8Row>(w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
 }
 
 TANDEM_AVX512 void ConvertF32ToF16Avx512(const float* in, uint16_t* out, int64_t n) {
@@ -228,24 +327,29 @@ const bool kHasAvx512 = [] {
 #define TANDEM_DISPATCH(name, ...) return reference::name(__VA_ARGS__)
 #endif
 
-void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out) {
-  TANDEM_DISPATCH(KeyBlockScoresF32, q, block, dim, out);
+void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
+                       float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresF32, q, q_stride, n_q, block, dim, out, out_stride);
 }
-void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out) {
-  TANDEM_DISPATCH(KeyBlockScoresF16, q, block, dim, out);
+void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
+                       int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresF16, q, q_stride, n_q, block, dim, out, out_stride);
 }
-void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out) {
-  TANDEM_DISPATCH(KeyBlockScoresI8, q, block, dim, out);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
+                      float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresI8, q, q_stride, n_q, block, dim, out, out_stride);
 }
-void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out) {
-  TANDEM_DISPATCH(WeightedSumF32, w, rows, n, dim, out);
+void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumF32, w, w_stride, n_q, rows, n, dim, out, out_stride);
 }
-void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out) {
-  TANDEM_DISPATCH(WeightedSumF16, w, rows, n, dim, out);
+void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumF16, w, w_stride, n_q, rows, n, dim, out, out_stride);
 }
-void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
-                   float* out) {
-  TANDEM_DISPATCH(WeightedSumI8, w, scales, rows, n, dim, out);
+void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
+                   const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumI8, w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
 }
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
   TANDEM_DISPATCH(ConvertF32ToF16, in, out, n);

@@ -18,32 +18,47 @@ namespace tandem {
 // Positions per transposed key block.
 inline constexpr int64_t kKeyBlock = 16;
 
-// out[l] = Σ_k q[k] · block[16k + l] for l < 16, over k < dim; k runs in order within four
-// partial sums (k mod 4), combined as (s0 + s1) + (s2 + s3). The i8 form returns the integer
-// dot products unscaled: the caller applies each position's scale.
-void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out);
-void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out);
-void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out);
+// For each of n_q queries j (at q + j · q_stride), over one block of 16 positions:
+//   out[j · out_stride + l] = Σ_k q_j[k] · block[16k + l]      l < 16, k < dim
+// with k in order within four partial sums (k mod 4), combined as (s0 + s1) + (s2 + s3).
+// The queries of a group (the heads sharing a KV head) share each load of the block; a
+// query's result does not depend on n_q. The i8 form returns the integer dot products
+// unscaled: the caller applies each position's scale.
+void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
+                       float* out, int64_t out_stride);
+void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
+                       int64_t dim, float* out, int64_t out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
+                      float* out, int64_t out_stride);
 
-// out[d] = Σ_p w[p] · rows[p · dim + d] over p < n (out is overwritten), with even and odd p
-// in two partial sums added at the end. The i8 form weighs row p by w[p] · scales[p].
-void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out);
-void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out);
-void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
-                   float* out);
+// For each of n_q weight vectors j (at w + j · w_stride), over n rows of dim values:
+//   out[j · out_stride + d] = Σ_p w_j[p] · rows[p · dim + d]     (out is overwritten)
+// with even and odd p in two partial sums added at the end. The i8 form weighs row p by
+// w_j[p] · scales[p]. A weight vector's result does not depend on n_q.
+void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride);
+void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride);
+void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
+                   const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride);
 
 // out[i] = half(in[i]), rounding to nearest even.
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 
 // The scalar references (the same partial sums, each a plain multiply and add).
 namespace reference {
-void KeyBlockScoresF32(const float* q, const float* block, int64_t dim, float* out);
-void KeyBlockScoresF16(const float* q, const uint16_t* block, int64_t dim, float* out);
-void KeyBlockScoresI8(const float* q, const int8_t* block, int64_t dim, float* out);
-void WeightedSumF32(const float* w, const float* rows, int64_t n, int64_t dim, float* out);
-void WeightedSumF16(const float* w, const uint16_t* rows, int64_t n, int64_t dim, float* out);
-void WeightedSumI8(const float* w, const float* scales, const int8_t* rows, int64_t n, int64_t dim,
-                   float* out);
+void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
+                       float* out, int64_t out_stride);
+void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
+                       int64_t dim, float* out, int64_t out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
+                      float* out, int64_t out_stride);
+void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride);
+void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,
+                    int64_t dim, float* out, int64_t out_stride);
+void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
+                   const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride);
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 }  // namespace reference
 

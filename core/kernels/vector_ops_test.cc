@@ -32,22 +32,30 @@ Inputs Make(int64_t n, uint32_t seed) {
 }
 
 // Keys are stored transposed in blocks of 16 positions; every head size (multiples of 4 and
-// not) gives the reference's scores for all 16 positions.
+// not) and group of 1 to 6 queries gives the reference's scores for all 16 positions.
 TEST(VectorOpsTest, KeyBlockScoresMatchTheReference) {
   for (int64_t dim : {1, 3, 8, 17, 64, 80, 128}) {
-    const Inputs in = Make(dim * kKeyBlock, static_cast<uint32_t>(dim));
-    const float tolerance = 1e-5f * dim;
-    float fast[kKeyBlock], ref[kKeyBlock];
-    KeyBlockScoresF32(in.a.data(), in.f32.data(), dim, fast);
-    reference::KeyBlockScoresF32(in.a.data(), in.f32.data(), dim, ref);
-    for (int l = 0; l < kKeyBlock; ++l) EXPECT_NEAR(fast[l], ref[l], tolerance) << dim << " " << l;
-    KeyBlockScoresF16(in.a.data(), in.f16.data(), dim, fast);
-    reference::KeyBlockScoresF16(in.a.data(), in.f16.data(), dim, ref);
-    for (int l = 0; l < kKeyBlock; ++l) EXPECT_NEAR(fast[l], ref[l], tolerance) << dim << " " << l;
-    KeyBlockScoresI8(in.a.data(), in.i8.data(), dim, fast);
-    reference::KeyBlockScoresI8(in.a.data(), in.i8.data(), dim, ref);
-    for (int l = 0; l < kKeyBlock; ++l) {
-      EXPECT_NEAR(fast[l], ref[l], 100 * tolerance) << dim << " " << l;
+    for (int n_q : {1, 3, 6}) {
+      const Inputs in = Make(dim * kKeyBlock * n_q, static_cast<uint32_t>(dim + n_q));
+      const float tolerance = 1e-5f * dim;
+      std::vector<float> fast(n_q * kKeyBlock), ref(n_q * kKeyBlock);
+      for (int kind = 0; kind < 3; ++kind) {
+        const float* q = in.a.data();
+        if (kind == 0) {
+          KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, ref.data(), kKeyBlock);
+        } else if (kind == 1) {
+          KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, ref.data(), kKeyBlock);
+        } else {
+          KeyBlockScoresI8(q, dim, n_q, in.i8.data(), dim, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresI8(q, dim, n_q, in.i8.data(), dim, ref.data(), kKeyBlock);
+        }
+        for (int i = 0; i < n_q * kKeyBlock; ++i) {
+          EXPECT_NEAR(fast[i], ref[i], (kind == 2 ? 100 : 1) * tolerance)
+              << "kind " << kind << " dim " << dim << " n_q " << n_q << " i " << i;
+        }
+      }
     }
   }
 }
@@ -61,34 +69,63 @@ TEST(VectorOpsTest, KeyBlockLaneIsOnePositionsDotProduct) {
   for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 5] = 1.0f;            // position 5
   for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 9] = k == 2 ? 2 : 0;  // position 9
   float out[kKeyBlock];
-  KeyBlockScoresF32(q.data(), block.data(), dim, out);
+  KeyBlockScoresF32(q.data(), dim, 1, block.data(), dim, out, kKeyBlock);
   for (int l = 0; l < kKeyBlock; ++l) {
     EXPECT_EQ(out[l], l == 5 ? 36.0f : l == 9 ? 6.0f : 0.0f) << l;
+  }
+}
+
+// A query's scores and a weight vector's sum are bit-identical alone or in a group: the
+// group only shares loads.
+TEST(VectorOpsTest, GroupsGiveEachQueryItsOwnResultBitForBit) {
+  const int64_t dim = 64, n = 37;
+  const Inputs in = Make(n * dim, 41);
+  for (int n_q : {2, 3, 4, 5}) {
+    std::vector<float> grouped(n_q * kKeyBlock), alone(kKeyBlock);
+    KeyBlockScoresF16(in.a.data(), dim, n_q, in.f16.data(), dim, grouped.data(), kKeyBlock);
+    std::vector<float> sums(n_q * dim), one(dim);
+    WeightedSumF16(in.f32.data(), n, n_q, in.f16.data(), n, dim, sums.data(), dim);
+    for (int j = 0; j < n_q; ++j) {
+      KeyBlockScoresF16(in.a.data() + j * dim, dim, 1, in.f16.data(), dim, alone.data(), kKeyBlock);
+      EXPECT_EQ(0, std::memcmp(alone.data(), grouped.data() + j * kKeyBlock, sizeof(float) * 16))
+          << n_q << " " << j;
+      WeightedSumF16(in.f32.data() + j * n, n, 1, in.f16.data(), n, dim, one.data(), dim);
+      EXPECT_EQ(0, std::memcmp(one.data(), sums.data() + j * dim, sizeof(float) * dim))
+          << n_q << " " << j;
+    }
   }
 }
 
 TEST(VectorOpsTest, WeightedSumsMatchTheReferenceAndWriteOnlyDimElements) {
   for (int64_t dim : {1, 8, 17, 64, 80, 128}) {
     for (int64_t n : {1, 2, 5, 33}) {
-      const Inputs in = Make(n * dim + 4, static_cast<uint32_t>(dim * 100 + n));
-      std::vector<float> scales(n);
-      for (int64_t p = 0; p < n; ++p) scales[p] = 0.01f * static_cast<float>(p + 1);
-      for (int kind = 0; kind < 3; ++kind) {
-        std::vector<float> fast(dim + 4, 7.0f), ref(dim + 4, 7.0f);
-        if (kind == 0) {
-          WeightedSumF32(in.a.data(), in.f32.data(), n, dim, fast.data());
-          reference::WeightedSumF32(in.a.data(), in.f32.data(), n, dim, ref.data());
-        } else if (kind == 1) {
-          WeightedSumF16(in.a.data(), in.f16.data(), n, dim, fast.data());
-          reference::WeightedSumF16(in.a.data(), in.f16.data(), n, dim, ref.data());
-        } else {
-          WeightedSumI8(in.a.data(), scales.data(), in.i8.data(), n, dim, fast.data());
-          reference::WeightedSumI8(in.a.data(), scales.data(), in.i8.data(), n, dim, ref.data());
+      for (int n_q : {1, 3, 4, 6}) {
+        const Inputs in = Make(n * (dim + n_q) + 4, static_cast<uint32_t>(dim * 100 + n + n_q));
+        std::vector<float> scales(n);
+        for (int64_t p = 0; p < n; ++p) scales[p] = 0.01f * static_cast<float>(p + 1);
+        const int64_t stride = dim + 4;  // each vector's output, then 4 untouched
+        for (int kind = 0; kind < 3; ++kind) {
+          std::vector<float> fast(n_q * stride, 7.0f), ref(n_q * stride, 7.0f);
+          const float* w = in.a.data();
+          if (kind == 0) {
+            WeightedSumF32(w, n, n_q, in.f32.data(), n, dim, fast.data(), stride);
+            reference::WeightedSumF32(w, n, n_q, in.f32.data(), n, dim, ref.data(), stride);
+          } else if (kind == 1) {
+            WeightedSumF16(w, n, n_q, in.f16.data(), n, dim, fast.data(), stride);
+            reference::WeightedSumF16(w, n, n_q, in.f16.data(), n, dim, ref.data(), stride);
+          } else {
+            WeightedSumI8(w, n, n_q, scales.data(), in.i8.data(), n, dim, fast.data(), stride);
+            reference::WeightedSumI8(w, n, n_q, scales.data(), in.i8.data(), n, dim, ref.data(),
+                                     stride);
+          }
+          for (int j = 0; j < n_q; ++j) {
+            for (int64_t d = 0; d < dim; ++d) {
+              EXPECT_NEAR(fast[j * stride + d], ref[j * stride + d], 1e-5f * n)
+                  << kind << " dim " << dim << " n " << n << " n_q " << n_q;
+            }
+            for (int64_t d = dim; d < stride; ++d) EXPECT_EQ(fast[j * stride + d], 7.0f);
+          }
         }
-        for (int64_t d = 0; d < dim; ++d) {
-          EXPECT_NEAR(fast[d], ref[d], 1e-5f * n) << kind << " dim " << dim << " n " << n;
-        }
-        for (int64_t d = dim; d < dim + 4; ++d) EXPECT_EQ(fast[d], 7.0f);  // tail untouched
       }
     }
   }
