@@ -20,7 +20,7 @@ namespace {
 
 constexpr int32_t kEos = 2;
 // float32 forward pass vs float64 reference.
-constexpr float kLogitTolerance = 2e-3f;
+constexpr float kLogitTolerance = 1e-3f;  // the criterion
 
 json::Value LoadGolden() {
   absl::StatusOr<std::string> path = testing::SharedFile("models/golden.json");
