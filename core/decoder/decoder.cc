@@ -150,12 +150,11 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
   // contexts of small models run on this thread: waking another costs more.
   const int64_t tasks = n * c.n_heads;
   const int64_t work = tasks * (start + n) * c.head_dim;
-  std::atomic<int> next_slot{0};
   pool_.ParallelFor(
       tasks,
       [&](int64_t begin, int64_t end) {
-        // Each call of this function (at most one per thread) has its own score rows.
-        float* scores = attention_scores_.data() + next_slot.fetch_add(1) * group * context;
+        // Each thread has its own score rows.
+        float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * context;
         for (int64_t task = begin; task < end;) {
           const int64_t i = task / c.n_heads, h = task % c.n_heads, kv_head = h / group;
           // This head and the following ones of its group, within the range.

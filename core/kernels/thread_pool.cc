@@ -16,6 +16,11 @@ namespace {
 // forward pass, short enough not to burn a core between requests.
 constexpr int kSpinsBeforeSleep = 1 << 14;
 constexpr int kSpinsBeforeYield = 1 << 10;
+// Chunks per thread: enough for a stalled thread's share to be taken over, few enough that
+// claiming them (one atomic each) stays negligible.
+constexpr int64_t kChunksPerThread = 4;
+
+thread_local int current_thread_index = 0;
 
 }  // namespace
 
@@ -36,19 +41,25 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunChunk(int index) {
-  // Split [0, n) into num_threads_ chunks of whole grains; earlier chunks get the remainder.
+int ThreadPool::ThreadIndex() { return current_thread_index; }
+
+void ThreadPool::RunChunks() {
+  // [0, n) in job_chunks_ chunks of whole grains; earlier chunks get the remainder.
   const int64_t grains = (job_n_ + job_grain_ - 1) / job_grain_;
-  const int64_t per = grains / num_threads_;
-  const int64_t extra = grains % num_threads_;
-  const int64_t first = index * per + std::min<int64_t>(index, extra);
-  const int64_t count = per + (index < extra ? 1 : 0);
-  const int64_t begin = std::min(job_n_, first * job_grain_);
-  const int64_t end = std::min(job_n_, (first + count) * job_grain_);
-  if (begin < end) (*job_)(begin, end);
+  const int64_t per = grains / job_chunks_;
+  const int64_t extra = grains % job_chunks_;
+  for (int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed); c < job_chunks_;
+       c = next_chunk_.fetch_add(1, std::memory_order_relaxed)) {
+    const int64_t first = c * per + std::min(c, extra);
+    const int64_t count = per + (c < extra ? 1 : 0);
+    const int64_t begin = std::min(job_n_, first * job_grain_);
+    const int64_t end = std::min(job_n_, (first + count) * job_grain_);
+    if (begin < end) (*job_)(begin, end);
+  }
 }
 
 void ThreadPool::WorkerLoop(int index) {
+  current_thread_index = index;
   uint64_t seen = 0;
   while (true) {
     uint64_t now = generation_.load(std::memory_order_acquire);
@@ -63,7 +74,7 @@ void ThreadPool::WorkerLoop(int index) {
     }
     if (stopping_.load(std::memory_order_acquire)) return;
     seen = now;
-    RunChunk(index);
+    RunChunks();
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
@@ -79,6 +90,8 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)
   job_ = &fn;
   job_n_ = n;
   job_grain_ = grain;
+  job_chunks_ = std::min((n + grain - 1) / grain, kChunksPerThread * num_threads_);
+  next_chunk_.store(0, std::memory_order_relaxed);
   pending_.store(num_threads_ - 1, std::memory_order_relaxed);
   {
     // Publishing under the mutex means a worker about to sleep cannot miss the new job.
@@ -86,7 +99,7 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)
     generation_.fetch_add(1, std::memory_order_release);
   }
   work_ready_.notify_all();
-  RunChunk(0);
+  RunChunks();
   // Spin for the other chunks, yielding after a while so that a worker waiting for a core
   // (other processes on a busy machine) gets this one.
   for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {

@@ -1,6 +1,10 @@
 // A fixed pool of worker threads for data-parallel loops, passed to whoever needs it (no
-// singleton). ParallelFor splits a range into contiguous, deterministic chunks: chunk c of
-// [0, n) is the same for a given (n, threads), and the caller's thread runs chunk 0.
+// singleton). ParallelFor splits a range into contiguous, deterministic chunks (chunk c of
+// [0, n) is the same for a given (n, grain, threads)), a few per thread, which the caller
+// and the workers claim in turn: a thread that is slowed down (another process on its core)
+// leaves its share to the others instead of holding everyone up. Which thread runs a chunk
+// is not fixed, so callers keep results independent of it (ThreadIndex() names a thread's
+// scratch space).
 //
 // A forward pass issues hundreds of short ParallelFor calls, so idle workers spin briefly on
 // an atomic before sleeping on a condition variable, and the caller spins for completion.
@@ -33,12 +37,17 @@ class ThreadPool {
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n) and returns when all are done.
   // Chunk boundaries are multiples of `grain` (except the last end), so callers can keep
-  // work units (e.g. a SIMD tile) whole.
+  // work units (e.g. a SIMD tile) whole. A thread may run several chunks.
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t grain = 1);
+
+  // The index (0 .. num_threads() - 1) of the calling thread within the pool running it: 0
+  // for the thread calling ParallelFor, 1.. for the workers.
+  static int ThreadIndex();
 
  private:
   void WorkerLoop(int index);
-  void RunChunk(int index);
+  // Claims and runs chunks of the current job until none is left.
+  void RunChunks();
 
   const int num_threads_;
   std::vector<std::thread> workers_;
@@ -48,6 +57,8 @@ class ThreadPool {
   const absl::FunctionRef<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int64_t job_grain_ = 1;
+  int64_t job_chunks_ = 0;
+  std::atomic<int64_t> next_chunk_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stopping_{false};

@@ -1,6 +1,9 @@
 #include "core/kernels/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -45,17 +48,45 @@ TEST(ThreadPoolTest, SplitsTheSameWayEveryTime) {
     std::sort(starts->begin(), starts->end());
   }
   EXPECT_EQ(first_starts, second_starts);
-  EXPECT_EQ(first_starts, (std::vector<int64_t>{0, 56}));
+  // 13 grains of 8 in 4 chunks per thread: the first five chunks take two grains.
+  EXPECT_EQ(first_starts, (std::vector<int64_t>{0, 16, 32, 48, 64, 80, 88, 96}));
 }
 
-TEST(ThreadPoolTest, UsesTheOtherThreads) {
+// Two chunks that each wait for the other to start can only finish if two threads run
+// them at once.
+TEST(ThreadPoolTest, RunsChunksOnTheOtherThreadsAtOnce) {
   ThreadPool pool(2);
-  std::atomic<int> distinct{0};
-  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> started{0};
+  std::atomic<bool> timed_out{false};
   pool.ParallelFor(2, [&](int64_t, int64_t) {
-    if (std::this_thread::get_id() != caller) ++distinct;
+    ++started;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started < 2) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        return;
+      }
+    }
   });
-  EXPECT_EQ(distinct, 1);
+  EXPECT_FALSE(timed_out);
+}
+
+// A stalled thread's share is taken by the others: one chunk sleeping does not keep the
+// rest from completing on the other thread, and ThreadIndex names distinct threads.
+TEST(ThreadPoolTest, OtherThreadsTakeOverWhileOneIsStalled) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::vector<int> chunks_per_thread(2, 0);
+  pool.ParallelFor(8, [&](int64_t begin, int64_t) {
+    const int index = ThreadPool::ThreadIndex();
+    if (begin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_LT(index, 2);
+    ++chunks_per_thread[index];
+  });
+  EXPECT_EQ(chunks_per_thread[0] + chunks_per_thread[1], 8);
+  // Whichever thread took chunk 0 slept; the other ran at least the other six.
+  EXPECT_GE(std::max(chunks_per_thread[0], chunks_per_thread[1]), 7);
 }
 
 }  // namespace
