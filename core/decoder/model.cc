@@ -7,6 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/types/span.h"
 #include "core/base/status_macros.h"
+#include "core/model/mapped_file.h"
 
 namespace tandem {
 namespace {
@@ -69,6 +70,10 @@ absl::Status Model::PackMatrices() {
     PackMatrix(*m, next);
     m->packed = next;
     next += slice_bytes(*m);
+    // The kernels now read only the packed copy: let the file's pages go (they come back
+    // from the file if anything reads the rows again), so the weights are not held twice.
+    // The embedding's rows are looked up every token and stay.
+    if (m->data != token_embedding_.data) ReleaseResidentPages(m->data, m->rows * m->row_bytes);
   }
   packed_bytes_ = total;
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -87,6 +88,14 @@ void MappedFile::Unmap() {
   data_ = nullptr;
   size_ = 0;
   owns_mapping_ = false;
+}
+
+bool ReleaseResidentPages(const void* data, size_t size) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end <= begin) return true;
+  return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT) == 0;
 }
 
 }  // namespace tandem

@@ -55,6 +55,13 @@ class MappedFile {
   std::string path_;
 };
 
+// Asks the kernel to take back the resident pages wholly inside [data, data + size)
+// (MADV_PAGEOUT). Contents never change: pages of a file mapping leave memory and are read
+// back from the file if touched again; anonymous memory may go to swap. For a range that is
+// not mapped, or on a kernel without MADV_PAGEOUT, nothing happens. Returns whether the
+// kernel took the advice (true for an empty page range).
+bool ReleaseResidentPages(const void* data, size_t size);
+
 }  // namespace tandem
 
 #endif  // TANDEM_CORE_MODEL_MAPPED_FILE_H_

@@ -1,5 +1,7 @@
 #include "core/model/mapped_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -83,6 +85,45 @@ TEST(MappedFileTest, FromBufferBorrowsWithoutCopying) {
   EXPECT_EQ(file.data(), buffer.data());
   EXPECT_EQ(file.size(), 3u);
   EXPECT_EQ(file.path(), "test-buffer");
+}
+
+// Pages released after reading leave memory (mincore) and read back unchanged from the
+// file. (The kernel may keep pages whose large folio the range covers only in part.)
+TEST(MappedFileTest, ReleasedPagesReadBackUnchanged) {
+  const std::string path = TempPath("release");
+  const size_t size = 4 << 20;
+  {
+    std::vector<char> bytes(size);
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i * 7 + i / 4096);
+    std::ofstream(path, std::ios::binary).write(bytes.data(), size);
+    const int fd = ::open(path.c_str(), O_RDONLY);  // written back: clean pages can go
+    ASSERT_GE(fd, 0);
+    ::fsync(fd);
+    ::close(fd);
+  }
+  ASSERT_OK_AND_ASSIGN(MappedFile file, MappedFile::Open(path));
+  auto checksum = [&] {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < size; ++i) sum = sum * 31 + file.data()[i];
+    return sum;
+  };
+  auto resident_pages = [&] {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> pages((size + page - 1) / page);
+    EXPECT_EQ(mincore(const_cast<uint8_t*>(file.data()), size, pages.data()), 0);
+    size_t resident = 0;
+    for (unsigned char p : pages) resident += p & 1;
+    return resident;
+  };
+  const uint64_t before = checksum();
+  const size_t resident_before = resident_pages();
+  const bool accepted = ReleaseResidentPages(file.data(), size);
+  if (accepted) {
+    EXPECT_LT(resident_pages(), resident_before / 2);
+  }
+  EXPECT_EQ(checksum(), before);
+  EXPECT_TRUE(ReleaseResidentPages(file.data() + 10, 100));  // no whole page: nothing to do
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -174,10 +174,11 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   };
 
   const double decode_tok_s = Median(decode);
-  const double bandwidth = MeasureReadBandwidth(o.threads);
-  const int64_t weight_bytes = WeightBytesPerToken(*model);
+  // Peak memory of loading and inference, read before the bandwidth probe's own buffer.
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
+  const double bandwidth = MeasureReadBandwidth(o.threads);
+  const int64_t weight_bytes = WeightBytesPerToken(*model);
 
   BenchReport report;
   report.emplace_back("model", model->path());
