@@ -54,7 +54,10 @@ bool IsaAvailable(KernelIsa isa) {
 enum class PanelPath { kNone, kFloat, kVnni };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
-  if (isa == KernelIsa::kAvx512Vnni && w.type == TensorType::kQ8_0) return PanelPath::kVnni;
+  if (isa == KernelIsa::kAvx512Vnni &&
+      (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0)) {
+    return PanelPath::kVnni;
+  }
   if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return PanelPath::kFloat;
   return PanelPath::kNone;
 }
@@ -70,18 +73,21 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
   constexpr int kMaxOutputs = 4;
   TANDEM_CHECK(outputs.size() <= kMaxOutputs);
   const int64_t cols = outputs[0].w->cols;
-  const int16_t* xq = nullptr;
-  const float* xs = nullptr;
+  internal::Int16Rows xq{};
   if (path == PanelPath::kVnni) {
     thread_local std::vector<int16_t> q_buffer;
     thread_local std::vector<float> scale_buffer;
+    thread_local std::vector<int32_t> sum_buffer;
+    const int64_t blocks = n * cols / 32;
     if (static_cast<int64_t>(q_buffer.size()) < n * cols) q_buffer.resize(n * cols);
-    if (static_cast<int64_t>(scale_buffer.size()) < n * cols / 32) {
-      scale_buffer.resize(n * cols / 32);
+    if (static_cast<int64_t>(scale_buffer.size()) < blocks) {
+      scale_buffer.resize(blocks);
+      sum_buffer.resize(blocks);
     }
-    internal::QuantizeRowsInt16(x, n, cols, q_buffer.data(), scale_buffer.data());
-    xq = q_buffer.data();  // this thread's buffers, read by the pool's threads
-    xs = scale_buffer.data();
+    internal::QuantizeRowsInt16(x, n, cols, q_buffer.data(), scale_buffer.data(),
+                                sum_buffer.data());
+    // This thread's buffers, read by the pool's threads.
+    xq = internal::Int16Rows{q_buffer.data(), scale_buffer.data(), sum_buffer.data()};
   }
   const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
   int64_t first_unit[kMaxOutputs + 1] = {0};
@@ -107,8 +113,10 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
             if (path == PanelPath::kVnni) {
-              internal::PanelsVnni(w, first_panel, count, xq + r * cols, xs + r * cols / 32, group,
-                                   y);
+              internal::PanelsVnni(w, first_panel, count,
+                                   internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
+                                                       xq.sums + r * cols / 32},
+                                   group, y);
             } else {
               internal::PanelGroupAvx512(w, first_panel, x + r * cols, group, y);
             }

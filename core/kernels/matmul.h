@@ -38,8 +38,8 @@ struct WeightMatrix {
 };
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.
-// kAvx512Vnni is kAvx512 plus integer dot products for Q8_0 panels (activations quantized to
-// int16 per 32-column block; matmul_panel_vnni.cc), the other types as kAvx512.
+// kAvx512Vnni is kAvx512 plus integer dot products for Q8_0 and Q4_0 panels (activations quantized
+// to int16 per 32-column block; matmul_panel_vnni.cc), the other types as kAvx512.
 enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 KernelIsa DetectKernelIsa();
 absl::string_view KernelIsaName(KernelIsa isa);

@@ -36,15 +36,21 @@ void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int 
 
 // The VNNI path's activations (matmul_panel_vnni.cc): each 32-column block of each x row as
 // int16 q and a float scale s, x ≈ s · q, with s = max|x| / 32767 and q = x · (32767 / max|x|)
-// rounded to nearest even (all zero for an all-zero block). x is n rows of `cols` (a
-// multiple of 32) floats; q takes n · cols values, scales n · cols / 32.
-void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales);
+// rounded to nearest even (all zero for an all-zero block), and the block's Σ q.
+struct Int16Rows {
+  const int16_t* q;     // [n, cols]
+  const float* scales;  // [n, cols / 32]
+  const int32_t* sums;  // [n, cols / 32]
+};
+// Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above.
+void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
+                       int32_t* sums);
 
-// As PanelGroupAvx512 for a Q8_0 matrix and `panels` (1 or 2) consecutive panels from
-// `first_panel`, from activations quantized by QuantizeRowsInt16 (xq rows w.cols apart, xs
-// rows w.cols / 32 apart). Two panels share each activation load.
-void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const int16_t* xq,
-                const float* xs, int n, float* y);
+// As PanelGroupAvx512 for a Q8_0 or Q4_0 matrix and `panels` (1 or 2) consecutive panels from
+// `first_panel`, from quantized activations (their first row the group's first). Two panels
+// share each activation load.
+void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x, int n,
+                float* y);
 
 }  // namespace tandem::internal
 

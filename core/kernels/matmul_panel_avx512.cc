@@ -93,14 +93,17 @@ inline void AccumulateBlock(const uint8_t* block, int width, const float* x, int
     // vpermps reads only bits 0..3 of each index, so permuting this table maps a nibble n to
     // n - 8 exactly, without masking off the other bits.
     const __m512 table = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    // Bytes c, c + 1 of 16 rows at q + 16c (c even): widened to 16 bits, each 32-bit lane
+    // holds one row's pair; shifts bring each nibble to the lane's low bits.
     const uint8_t* q = block + 32;
 #pragma GCC unroll 2
-    for (int c = 0; c < 16; ++c) {
+    for (int c = 0; c < 16; c += 2) {
       const __m512i v =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c)));
-      const __m512 w0 = _mm512_permutexvar_ps(v, table);
-      const __m512 w1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table);
-      fma2(w0, c, w1, c + 16);
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 16 * c)));
+      fma2(_mm512_permutexvar_ps(v, table), c,
+           _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table), c + 16);
+      fma2(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 16), table), c + 1,
+           _mm512_permutexvar_ps(_mm512_srli_epi32(v, 20), table), c + 17);
     }
   } else {
     int c = 0;

@@ -1,10 +1,12 @@
-// The AVX-512 VNNI kernel for Q8_0 panels (packed_matrix.h): integer dot products of the
-// weights' int8 quants with activations quantized to int16 per 32-column block,
+// The AVX-512 VNNI kernel for Q8_0 and Q4_0 panels (packed_matrix.h): integer dot products
+// of the weights' quants with activations quantized to int16 per 32-column block,
 //   acc[t, r]  = Σ_{c in block} q[r, c] · xq[t, c]          exact, in int32 (vpdpwssd)
 //   y[t, r]   += float(acc[t, r]) · (d[r] · s[t])          once per block
-// where d[r] is the weights' block scale and s[t] the activations' (x ≈ s · xq). The int16
-// activations carry 16 bits per block: x's rounding error is at most max|x| / 65534 per
-// element, far below the weights' own 8-bit quantization.
+// where d[r] is the weights' block scale and s[t] the activations' (x ≈ s · xq). Q4_0's
+// quants are nibbles u - 8: the kernel multiplies the nibbles u as they are and subtracts
+// 8 · Σ_c xq[t, c] (kept with the activations). The int16 activations carry 16 bits per
+// block: x's rounding error is at most max|x| / 65534 per element, far below the weights'
+// own quantization.
 //
 // Why: a column pair of 16 rows costs one widening load and one vpdpwssd per x row, where
 // the float kernel spends two conversions and two FMAs; at the batch sizes of speculative
@@ -37,7 +39,11 @@
 namespace tandem::internal {
 namespace {
 
-constexpr int64_t kBlockBytes = 32 + 32 * 16;  // 16 f16 scales, 16 column pairs × 16 rows
+// Bytes of one 32-column block of a panel: 16 f16 scales, then the quants.
+template <TensorType kType>
+constexpr int64_t BlockBytes() {
+  return kType == TensorType::kQ8_0 ? 32 + 32 * 16 : 32 + 16 * 16;
+}
 // Bytes ahead of the block being computed to prefetch, per panel stream.
 constexpr int64_t kPrefetchBytes = 2048;
 
@@ -50,26 +56,55 @@ inline __m512i PairOf(const int16_t* xq) {
 
 // sums[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
 // block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
-// block scales s_stride apart).
-template <int kTile, int kPanels>
+// block scales and sums s_stride apart).
+template <TensorType kType, int kTile, int kPanels>
 inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
-                            const float* s, int64_t s_stride, float* const* sums) {
+                            const float* s, const int32_t* xsum, int64_t s_stride,
+                            float* const* sums) {
   __m512i acc[kPanels][kTile];
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
+  if constexpr (kType == TensorType::kQ8_0) {
 #pragma GCC unroll 2
-  for (int j = 0; j < 16; ++j) {
-    __m512i w[kPanels];  // [16 rows] × (q[r][2j], q[r][2j + 1]) as int16
+    for (int j = 0; j < 16; ++j) {
+      __m512i w[kPanels];  // [16 rows] × (q[r][2j], q[r][2j + 1]) as int16
 #pragma GCC unroll 2
-    for (int p = 0; p < kPanels; ++p) {
-      w[p] = _mm512_cvtepi8_epi16(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p] + 32 + 32 * j)));
-    }
+      for (int p = 0; p < kPanels; ++p) {
+        w[p] = _mm512_cvtepi8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p] + 32 + 32 * j)));
+      }
 #pragma GCC unroll 12
-    for (int t = 0; t < kTile; ++t) {
-      const __m512i x_pair = PairOf(xq + t * x_stride + 2 * j);
+      for (int t = 0; t < kTile; ++t) {
+        const __m512i x_pair = PairOf(xq + t * x_stride + 2 * j);
 #pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p) acc[p][t] = _mm512_dpwssd_epi32(acc[p][t], w[p], x_pair);
+        for (int p = 0; p < kPanels; ++p) {
+          acc[p][t] = _mm512_dpwssd_epi32(acc[p][t], w[p], x_pair);
+        }
+      }
+    }
+  } else {
+    // Byte pair j holds columns 2j, 2j + 1 (low nibbles) and 2j + 16, 2j + 17 (high).
+    const __m512i low_nibble = _mm512_set1_epi16(0x0F);
+#pragma GCC unroll 2
+    for (int j = 0; j < 8; ++j) {
+      __m512i lo[kPanels], hi[kPanels];  // [16 rows] × nibble pairs as int16 (0..15)
+#pragma GCC unroll 2
+      for (int p = 0; p < kPanels; ++p) {
+        const __m512i bytes = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p] + 32 + 32 * j)));
+        lo[p] = _mm512_and_si512(bytes, low_nibble);
+        hi[p] = _mm512_srli_epi16(bytes, 4);
+      }
+#pragma GCC unroll 12
+      for (int t = 0; t < kTile; ++t) {
+        const __m512i x_lo = PairOf(xq + t * x_stride + 2 * j);
+        const __m512i x_hi = PairOf(xq + t * x_stride + 2 * j + 16);
+#pragma GCC unroll 2
+        for (int p = 0; p < kPanels; ++p) {
+          acc[p][t] = _mm512_dpwssd_epi32(acc[p][t], lo[p], x_lo);
+          acc[p][t] = _mm512_dpwssd_epi32(acc[p][t], hi[p], x_hi);
+        }
+      }
     }
   }
 #pragma GCC unroll 2
@@ -78,19 +113,23 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[p])));
 #pragma GCC unroll 12
     for (int t = 0; t < kTile; ++t) {
+      __m512i dot = acc[p][t];
+      if constexpr (kType == TensorType::kQ4_0) {  // Σ (u - 8) · xq = Σ u · xq - 8 Σ xq
+        dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * xsum[t * s_stride]));
+      }
       float* out = sums[p] + 16 * t;
       const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(s[t * s_stride]));
-      _mm512_store_ps(out,
-                      _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[p][t]), scale, _mm512_load_ps(out)));
+      _mm512_store_ps(out, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, _mm512_load_ps(out)));
     }
   }
 }
 
 // kPanels consecutive panels for n x rows (n <= kMaxPanelGroup), in tiles of kTile or
 // kTile - 1 rows; the same loop order and prefetching as the float panel kernel.
-template <int kTile, int kPanels>
-void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const int16_t* xq,
-                const float* xs, int n, float* y, int64_t y_stride, const __mmask16* lanes) {
+template <TensorType kType, int kTile, int kPanels>
+void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
+                int n, float* y, int64_t y_stride, const __mmask16* lanes) {
+  constexpr int64_t kBlockBytes = BlockBytes<kType>();
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
   for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
   const int tiles = (n + kTile - 1) / kTile;
@@ -106,15 +145,16 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
     }
     int row = 0;
     for (int k = 0; k < tiles; ++k) {
-      const int16_t* xt = xq + row * cols + 32 * b;
-      const float* st = xs + row * blocks + b;
+      const int16_t* xt = x.q + row * cols + 32 * b;
+      const float* st = x.scales + row * blocks + b;
+      const int32_t* sum_t = x.sums + row * blocks + b;
       float* out[kPanels];
       for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
       if (k < big_tiles) {
-        AccumulateBlock<kTile, kPanels>(block, xt, cols, st, blocks, out);
+        AccumulateBlock<kType, kTile, kPanels>(block, xt, cols, st, sum_t, blocks, out);
         row += kTile;
       } else if constexpr (kTile > 1) {
-        AccumulateBlock<kTile - 1, kPanels>(block, xt, cols, st, blocks, out);
+        AccumulateBlock<kType, kTile - 1, kPanels>(block, xt, cols, st, sum_t, blocks, out);
         row += kTile - 1;
       }
     }
@@ -127,15 +167,15 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
   }
 }
 
-template <int kPanels>
+template <TensorType kType, int kPanels>
 void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes, int64_t cols,
-                       const int16_t* xq, const float* xs, int n, float* y, int64_t y_stride,
+                       const Int16Rows& x, int n, float* y, int64_t y_stride,
                        const __mmask16* lanes) {
   static_assert(kMaxPanelTile == 12, "one case per tile size");
   switch (tile) {
 #define TANDEM_VNNI_CASE(k) \
   case k:                   \
-    return PanelGroup<k, kPanels>(first_panel, panel_bytes, cols, xq, xs, n, y, y_stride, lanes);
+    return PanelGroup<kType, k, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
     TANDEM_VNNI_CASE(1)
     TANDEM_VNNI_CASE(2)
     TANDEM_VNNI_CASE(3)
@@ -148,14 +188,27 @@ void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes
     TANDEM_VNNI_CASE(10)
     TANDEM_VNNI_CASE(11)
     default:
-      return PanelGroup<12, kPanels>(first_panel, panel_bytes, cols, xq, xs, n, y, y_stride, lanes);
+      return PanelGroup<kType, 12, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride,
+                                            lanes);
 #undef TANDEM_VNNI_CASE
   }
 }
 
+template <TensorType kType>
+void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t panel_bytes,
+                   int64_t cols, const Int16Rows& x, int n, float* y, int64_t y_stride,
+                   const __mmask16* lanes) {
+  if (panels == 2) {
+    return PanelGroupForTile<kType, 2>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride,
+                                       lanes);
+  }
+  PanelGroupForTile<kType, 1>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
+}
+
 }  // namespace
 
-void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales) {
+void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
+                       int32_t* sums) {
   const int64_t blocks = cols / 32;
   for (int64_t i = 0; i < n * blocks; ++i) {
     const float* src = x + i * 32;  // rows are `cols` apart and cols = 32 · blocks
@@ -168,11 +221,12 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
     const __m512i q_hi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(inv)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32), _mm512_cvtsepi32_epi16(q_lo));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32 + 16), _mm512_cvtsepi32_epi16(q_hi));
+    sums[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(q_lo, q_hi));
   }
 }
 
-void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const int16_t* xq,
-                const float* xs, int n, float* y) {
+void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x, int n,
+                float* y) {
   const int64_t panel_bytes = PanelBytes(w.type, w.cols);
   __mmask16 lanes[2];
   for (int p = 0; p < panels; ++p) {
@@ -183,10 +237,12 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const in
   const int tile = (n + tiles - 1) / tiles;
   const uint8_t* data = w.packed + first_panel * panel_bytes;
   float* out = y + first_panel * kPanelRows;
-  if (panels == 2) {
-    return PanelGroupForTile<2>(tile, data, panel_bytes, w.cols, xq, xs, n, out, w.rows, lanes);
+  if (w.type == TensorType::kQ4_0) {
+    return PanelsForType<TensorType::kQ4_0>(tile, panels, data, panel_bytes, w.cols, x, n, out,
+                                            w.rows, lanes);
   }
-  PanelGroupForTile<1>(tile, data, panel_bytes, w.cols, xq, xs, n, out, w.rows, lanes);
+  PanelsForType<TensorType::kQ8_0>(tile, panels, data, panel_bytes, w.cols, x, n, out, w.rows,
+                                   lanes);
 }
 
 }  // namespace tandem::internal
@@ -199,7 +255,7 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const in
 
 #else  // not x86-64: never selected (VNNI is never detected), kept linkable.
 namespace tandem::internal {
-void QuantizeRowsInt16(const float*, int64_t, int64_t, int16_t*, float*) {}
-void PanelsVnni(const WeightMatrix&, int64_t, int, const int16_t*, const float*, int, float*) {}
+void QuantizeRowsInt16(const float*, int64_t, int64_t, int16_t*, float*, int32_t*) {}
+void PanelsVnni(const WeightMatrix&, int64_t, int, const Int16Rows&, int, float*) {}
 }  // namespace tandem::internal
 #endif

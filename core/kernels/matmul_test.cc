@@ -275,7 +275,9 @@ TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
   x[64 + 33] = -0.25f;
   std::vector<int16_t> q(x.size(), 99);
   std::vector<float> scales(4, -1.0f);
-  internal::QuantizeRowsInt16(x.data(), 2, 64, q.data(), scales.data());
+  std::vector<int32_t> sums(4, -1);
+  internal::QuantizeRowsInt16(x.data(), 2, 64, q.data(), scales.data(), sums.data());
+  EXPECT_EQ(sums, (std::vector<int32_t>{-32767 + 16384 + 0 + 2 + 1, 0, 0, 32767 - 16384}));
   EXPECT_EQ(scales[0], 2.0f / 32767.0f);
   EXPECT_EQ(scales[1], 0.0f);
   EXPECT_EQ(scales[2], 0.0f);

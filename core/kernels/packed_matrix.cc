@@ -16,12 +16,9 @@ constexpr int64_t kBlock = 32;                   // Q8_0 / Q4_0 elements per blo
 constexpr int64_t kScaleBytes = 2 * kPanelRows;  // 16 f16 scales
 
 // Where byte k of a row's block (after its scale) goes in the packed block's quants, for row
-// `lane` of the panel. Q8_0: column pair k / 2, then the row, then the column's parity (so a
-// 32-byte load holds 16 rows' (q[r][2j], q[r][2j + 1]) pairs); Q4_0: byte k, then the row.
-int64_t QuantSlot(TensorType type, int64_t k, int64_t lane) {
-  if (type == TensorType::kQ8_0) return (k / 2) * 2 * kPanelRows + 2 * lane + k % 2;
-  return k * kPanelRows + lane;
-}
+// `lane` of the panel: byte pair k / 2, then the row, then the byte's parity, so that a
+// 32-byte load holds 16 rows' pairs of bytes (2j, 2j + 1).
+int64_t QuantSlot(int64_t k, int64_t lane) { return (k / 2) * 2 * kPanelRows + 2 * lane + k % 2; }
 
 // Packs the quantized blocks of panel `p` into `out` (zeroed by the caller: padding rows keep
 // scale 0 and quants 0, so they contribute exact zeros). `quant_bytes` is 32 for Q8_0 (one
@@ -38,7 +35,7 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
       for (int64_t k = 0; k < quant_bytes; ++k)
-        dst[kScaleBytes + QuantSlot(w.type, k, lane)] = src[2 + k];
+        dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
     }
   }
 }

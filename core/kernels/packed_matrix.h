@@ -9,9 +9,9 @@
 //   Q8_0  per 32-column block: 16 f16 scales d[r], then for each column pair j of the block
 //         the 16 rows' pairs q[r][2j], q[r][2j + 1] (a 32-bit lane per row once widened to
 //         int16, the operand layout of AVX-512 VNNI's vpdpwssd)      (32 + 32 * 16 = 544 bytes)
-//   Q4_0  per 32-column block: 16 f16 scales d[r], then for each c in 0..15 the 16 bytes of
-//         the original blocks' byte c: low nibble = column c, high nibble = column c + 16
-//                                                                  (32 + 16 * 16 = 288 bytes)
+//   Q4_0  per 32-column block: 16 f16 scales d[r], then for each byte pair j in 0..7 the 16
+//         rows' bytes 2j, 2j + 1 of the original block (byte k: low nibble = column k, high
+//         nibble = column k + 16)                                  (32 + 16 * 16 = 288 bytes)
 //   F16, BF16  per column: the 16 rows' values                                   (32 bytes)
 // The sizes equal the row layout's, so a packed matrix streams the same number of bytes.
 #ifndef TANDEM_CORE_KERNELS_PACKED_MATRIX_H_
