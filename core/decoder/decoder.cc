@@ -142,12 +142,14 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
   const int64_t group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t context = cache.shape().context_size;
-  // One task per (token, head); each attends causally to positions [0, start + i]: scores,
-  // a softmax, then the weighted sum of values. The heads of a KV group that fall in one
-  // thread's range run together, sharing each load of the cached rows; a head's arithmetic
-  // is the same either way. Every step runs in position order and depends only on the
-  // position's own data, so a token's result is the same alone or in a batch. Short
-  // contexts of small models run on this thread: waking another costs more.
+  // One task per (token, head), ordered by KV head, then token, then head: each attends
+  // causally to positions [0, start + i]: scores, a softmax, then the weighted sum of
+  // values. The heads of a KV group that fall in one thread's range run together, sharing
+  // each load of the cached rows, and the tokens of a batch follow each other on the same
+  // cached rows while they are in cache; a head's arithmetic is the same either way. Every
+  // step runs in position order and depends only on the position's own data, so a token's
+  // result is the same alone or in a batch. Short contexts of small models run on this
+  // thread: waking another costs more.
   const int64_t tasks = n * c.n_heads;
   const int64_t work = tasks * (start + n) * c.head_dim;
   pool_.ParallelFor(
@@ -156,10 +158,10 @@ void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t 
         // Each thread has its own score rows.
         float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * context;
         for (int64_t task = begin; task < end;) {
-          const int64_t i = task / c.n_heads, h = task % c.n_heads, kv_head = h / group;
+          const int64_t kv_head = task / (n * group), i = task / group % n;
+          const int64_t h = kv_head * group + task % group;
           // This head and the following ones of its group, within the range.
-          const int heads =
-              static_cast<int>(std::min({end - task, group - h % group, c.n_heads - h}));
+          const int heads = static_cast<int>(std::min(end - task, group - task % group));
           const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
           float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
           const int64_t positions = start + i + 1;

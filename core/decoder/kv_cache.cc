@@ -178,12 +178,22 @@ void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t 
                            out_stride);
           break;
       }
+      // scores = dot (· the position's scale for i8) · scale. A whole block is scaled in
+      // place with a fixed trip count, which the compiler turns into vector code.
       const float* row_scales = type_ == KvType::kI8 ? k_scale_.data() + base + first : nullptr;
       for (int j = 0; j < group; ++j) {
-        for (int64_t l = 0; l < count; ++l) {
-          float dot = out[j * out_stride + l];
-          if (row_scales != nullptr) dot *= row_scales[l];
-          sj[j * scores_stride + first + l] = dot * scale;
+        const float* dots = out + j * out_stride;
+        float* dst = sj + j * scores_stride + first;
+        if (whole) {
+          if (row_scales != nullptr) {
+            for (int64_t l = 0; l < kKeyBlock; ++l) dst[l] = dots[l] * row_scales[l];
+          }
+          for (int64_t l = 0; l < kKeyBlock; ++l) dst[l] *= scale;
+        } else {
+          for (int64_t l = 0; l < count; ++l) {
+            const float dot = row_scales != nullptr ? dots[l] * row_scales[l] : dots[l];
+            dst[l] = dot * scale;
+          }
         }
       }
     }
