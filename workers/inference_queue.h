@@ -1,5 +1,7 @@
-// One inference thread fed by a FIFO queue: RPC threads validate a request, enqueue the
-// model work and wait for it; the model (and its thread pool) is only ever used from here.
+// Model work in strict FIFO order, one task at a time: RPC threads validate a request, then
+// run its model work here. Each caller runs its own work on its own thread when its turn
+// comes (a ticket lock), so an uncontended request pays no thread hand-off; the model and
+// its thread pool are only ever used by one caller at a time.
 //
 // Thread-safe: Run may be called from any thread.
 #ifndef TANDEM_WORKERS_INFERENCE_QUEUE_H_
@@ -7,10 +9,8 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
-#include <thread>
 
 #include "absl/status/status.h"
 
@@ -18,13 +18,14 @@ namespace tandem {
 
 class InferenceQueue {
  public:
-  InferenceQueue();
-  ~InferenceQueue();  // finishes queued work, then joins
+  InferenceQueue() = default;
+  ~InferenceQueue();  // refuses new work, waits for queued and running work
   InferenceQueue(const InferenceQueue&) = delete;
   InferenceQueue& operator=(const InferenceQueue&) = delete;
 
-  // Runs `work` on the inference thread and returns its status once it has run, with the
-  // seconds it waited in the queue. kUnavailable if the queue is shutting down.
+  // Runs `work` on the calling thread once every earlier caller's work has run, and returns
+  // its status, with the seconds it waited for its turn. kUnavailable if the queue is
+  // shutting down.
   absl::Status Run(const std::function<absl::Status()>& work, double* queue_seconds = nullptr);
 
   // Tasks waiting or running now.
@@ -34,15 +35,11 @@ class InferenceQueue {
   void Close();
 
  private:
-  struct Task;
-  void Loop();
-
   mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<Task*> tasks_;
-  int64_t running_ = 0;
+  std::condition_variable turn_;
+  uint64_t next_ticket_ = 0;  // the next caller's place in line
+  uint64_t serving_ = 0;      // the ticket whose work may run now
   bool closed_ = false;
-  std::thread thread_;
 };
 
 }  // namespace tandem

@@ -1,6 +1,6 @@
 // The model side of a worker, with no gRPC inside: one model, its tokenizer, the sessions'
 // KV caches, and the draft and verify halves of the speculative round. Every model call runs
-// on one inference thread (InferenceQueue); callers on RPC threads block until it is done.
+// one at a time in FIFO order (InferenceQueue); callers on RPC threads block until it is done.
 //
 // Sessions sync by position (worker.proto): a request names the absolute position its
 // tokens start at; the session's sequence becomes cached[0, position) + tokens, and only what
@@ -99,7 +99,7 @@ class WorkerEngine {
   // Builds the session's sequence for a request and checks the ids (kInvalidArgument).
   absl::StatusOr<std::vector<int32_t>> Sequence(const SessionState& session, int64_t position,
                                                 absl::Span<const int32_t> tokens) const;
-  // Runs `work` on the inference thread with the session checked out.
+  // Runs `work` in the inference queue with the session checked out.
   absl::Status RunOnSession(int64_t session, const std::function<absl::Status(SessionState&)>& work,
                             WorkTiming* timing);
 
@@ -109,8 +109,8 @@ class WorkerEngine {
   std::optional<Tokenizer> tokenizer_;
   std::optional<std::string> chat_template_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Decoder> decoder_;  // inference thread only
-  VerifyScratch verify_scratch_;      // inference thread only
+  std::unique_ptr<Decoder> decoder_;  // inside the inference queue only
+  VerifyScratch verify_scratch_;      // inside the inference queue only
   InferenceQueue queue_;
 
   mutable absl::Mutex mutex_;

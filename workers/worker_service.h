@@ -1,5 +1,5 @@
 // tandem.v1.Worker over a WorkerEngine: thin handlers that convert protos, validate, and
-// call the engine (which queues model work on its inference thread).
+// call the engine (which runs model work one request at a time, in order).
 //
 // Until SetEngine() is called (the model is loading) every call is UNAVAILABLE. A session
 // stream with no request for `idle_timeout` is cancelled, which frees its cache.
