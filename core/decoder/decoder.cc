@@ -83,7 +83,7 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
     RmsNorm(x_.data() + first * config_.dim, model_.output_norm(), rows, config_.dim,
             config_.rms_eps, xn_.data());
     float* out = logits_.data() + (mode == LogitsMode::kAll ? done : 0) * config_.vocab_size;
-    MatMul(model_.output(), xn_.data(), rows, out, pool_);
+    MatMul(model_.output(), xn_.data(), rows, out, pool_, &matmul_scratch_);
   }
   return absl::MakeConstSpan(logits_.data(), logit_rows * config_.vocab_size);
 }
@@ -106,7 +106,7 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
     RmsNorm(x_.data(), w.attn_norm, n, dim, c.rms_eps, xn_.data());
     // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
     const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
-    MatMulShared(qkv, xn_.data(), n, pool_);
+    MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
     for (int64_t i = 0; i < n; ++i) {
       float* q = q_.data() + i * c.q_dim();
       float* k = k_.data() + i * c.kv_dim();
@@ -124,15 +124,15 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
       }
     }
     Attention(cache, layer, n, start);
-    MatMul(w.wo, attn_.data(), n, proj_.data(), pool_);  // [n, dim]
+    MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
     for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
     // Feed-forward block: x += W_down · (silu(W_gate·xn) ⊙ (W_up·xn)).
     RmsNorm(x_.data(), w.ffn_norm, n, dim, c.rms_eps, xn_.data());
     // gate[n, ffn_dim], up[n, ffn_dim]
     const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
-    MatMulShared(gate_up, xn_.data(), n, pool_);
+    MatMulShared(gate_up, xn_.data(), n, pool_, &matmul_scratch_);
     SwiGlu(gate_.data(), up_.data(), n * c.ffn_dim);
-    MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_);  // [n, dim]
+    MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
     for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
   }
 }

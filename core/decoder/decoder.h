@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 #include "core/decoder/kv_cache.h"
 #include "core/decoder/model.h"
+#include "core/kernels/matmul.h"
 #include "core/kernels/rope.h"
 #include "core/kernels/thread_pool.h"
 
@@ -72,6 +73,7 @@ class Decoder {
   std::vector<float> gate_;              // [n, ffn_dim]
   std::vector<float> up_;                // [n, ffn_dim]
   std::vector<float> proj_;              // [n, dim]
+  MatMulScratch matmul_scratch_;         // the matmuls' quantized activations
   std::vector<float> logits_;            // [logit rows, vocab]
   std::vector<float> attention_scores_;  // [threads, group, context]: score rows per thread
 };

@@ -69,25 +69,22 @@ PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
 // batches and stay in cache for the further passes of a long prefill chunk. The VNNI path
 // quantizes x once, into buffers the calling thread keeps (decode steps allocate nothing).
 void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
-                  ThreadPool& pool) {
+                  ThreadPool& pool, MatMulScratch* scratch) {
   constexpr int kMaxOutputs = 4;
   TANDEM_CHECK(outputs.size() <= kMaxOutputs);
   const int64_t cols = outputs[0].w->cols;
   internal::Int16Rows xq{};
   if (path == PanelPath::kVnni) {
-    thread_local std::vector<int16_t> q_buffer;
-    thread_local std::vector<float> scale_buffer;
-    thread_local std::vector<int32_t> sum_buffer;
+    thread_local MatMulScratch thread_scratch;
+    MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
-    if (static_cast<int64_t>(q_buffer.size()) < n * cols) q_buffer.resize(n * cols);
-    if (static_cast<int64_t>(scale_buffer.size()) < blocks) {
-      scale_buffer.resize(blocks);
-      sum_buffer.resize(blocks);
+    if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
+    if (static_cast<int64_t>(b.scales.size()) < blocks) {
+      b.scales.resize(blocks);
+      b.sums.resize(blocks);
     }
-    internal::QuantizeRowsInt16(x, n, cols, q_buffer.data(), scale_buffer.data(),
-                                sum_buffer.data());
-    // This thread's buffers, read by the pool's threads.
-    xq = internal::Int16Rows{q_buffer.data(), scale_buffer.data(), sum_buffer.data()};
+    internal::QuantizeRowsInt16(x, n, cols, b.q.data(), b.scales.data(), b.sums.data());
+    xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data()};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
   int64_t first_unit[kMaxOutputs + 1] = {0};
@@ -153,12 +150,12 @@ absl::string_view KernelIsaName(KernelIsa isa) {
 }
 
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
-                   ThreadPool& pool) {
+                   ThreadPool& pool, MatMulScratch* scratch) {
   if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
   const PanelPath path = PanelPathFor(isa, w);
   if (path != PanelPath::kNone) {
     const MatMulOutput output{&w, y};
-    return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool);
+    return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool, scratch);
   }
   const DotTileFn dot = DotTileFor(isa);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
@@ -180,20 +177,21 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
       w.rows * w.cols * n < kMinParallelWork ? w.rows : kRowBlock);
 }
 
-void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool) {
-  MatMulWithIsa(DetectKernelIsa(), w, x, n, y, pool);
+void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
+            MatMulScratch* scratch) {
+  MatMulWithIsa(DetectKernelIsa(), w, x, n, y, pool, scratch);
 }
 
 void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
-                  ThreadPool& pool) {
+                  ThreadPool& pool, MatMulScratch* scratch) {
   const KernelIsa isa = DetectKernelIsa();
   const PanelPath path = PanelPathFor(isa, *outputs[0].w);
   bool same = path != PanelPath::kNone && outputs.size() <= 4;
   for (const MatMulOutput& o : outputs) {
     same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
   }
-  if (same) return MatMulPanels(path, outputs, x, n, pool);
-  for (const MatMulOutput& o : outputs) MatMul(*o.w, x, n, o.y, pool);
+  if (same) return MatMulPanels(path, outputs, x, n, pool, scratch);
+  for (const MatMulOutput& o : outputs) MatMul(*o.w, x, n, o.y, pool, scratch);
 }
 
 void MatMulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {

@@ -17,6 +17,7 @@
 #define TANDEM_CORE_KERNELS_MATMUL_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -44,9 +45,19 @@ enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 KernelIsa DetectKernelIsa();
 absl::string_view KernelIsaName(KernelIsa isa);
 
+// Buffers a caller's matmuls reuse (the VNNI path quantizes activations into them), so that
+// after the first calls of a size a decode step allocates nothing. One per caller (e.g. per
+// Decoder); without one, MatMul uses buffers of the calling thread.
+struct MatMulScratch {
+  std::vector<int16_t> q;
+  std::vector<float> scales;
+  std::vector<int32_t> sums;
+};
+
 // y[n, w.rows] = x[n, w.cols] · Wᵀ with the best path for this CPU. W's type must be
 // supported (CheckSupported) and w.cols a multiple of its block size; checked by the loader.
-void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool);
+void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
+            MatMulScratch* scratch = nullptr);
 
 // One matrix's output in MatMulShared.
 struct MatMulOutput {
@@ -57,12 +68,12 @@ struct MatMulOutput {
 // y = x · Wᵀ for each output, all of the same x (e.g. the q, k and v projections), as one
 // parallel loop where the paths allow: each y is exactly what MatMul gives it.
 void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
-                  ThreadPool& pool);
+                  ThreadPool& pool, MatMulScratch* scratch = nullptr);
 
 // The same with a chosen path (for tests and benchmarks); falls back to scalar when `isa`
 // is not available on this CPU.
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
-                   ThreadPool& pool);
+                   ThreadPool& pool, MatMulScratch* scratch = nullptr);
 
 // Scalar reference: dequantizes each row with DequantizeRow and accumulates in double.
 void MatMulReference(const WeightMatrix& w, const float* x, int64_t n, float* y);
