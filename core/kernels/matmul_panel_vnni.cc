@@ -9,8 +9,10 @@
 // own quantization.
 //
 // Why: a column pair of 16 rows costs one widening load and one vpdpwssd per x row, where
-// the float kernel spends two conversions and two FMAs; at the batch sizes of speculative
-// verification the float kernel is compute-bound, this one is not.
+// the float kernel spends two conversions and two FMAs. At the batch sizes of speculative
+// verification both are compute-heavy, and vpdpwssd issues on a single port on the CPUs
+// measured (the same multiply-add rate as two-port FMAs), so the gain is the conversions
+// saved: SmolLM2-360M-shape Q8_0, a 5-token pass went from 1.76 to ~1.3 decode steps.
 //
 // Batch invariance: a block's integer sum is exact whatever the order, and the float steps
 // per (x row, block) are fixed, so y[t, r] is the same whatever n, the tiling, the pairing of
