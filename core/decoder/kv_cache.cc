@@ -164,36 +164,24 @@ void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t 
       switch (type_) {
         case KvType::kF32:
           KeyBlockScoresF32(qj, q_stride, group,
-                            reinterpret_cast<const float*>(k_.data()) + element, dim, out,
+                            reinterpret_cast<const float*>(k_.data()) + element, dim, scale, out,
                             out_stride);
           break;
         case KvType::kF16:
           KeyBlockScoresF16(qj, q_stride, group,
-                            reinterpret_cast<const uint16_t*>(k_.data()) + element, dim, out,
+                            reinterpret_cast<const uint16_t*>(k_.data()) + element, dim, scale, out,
                             out_stride);
           break;
         case KvType::kI8:
-          KeyBlockScoresI8(qj, q_stride, group,
-                           reinterpret_cast<const int8_t*>(k_.data()) + element, dim, out,
+          KeyBlockScoresI8(qj, q_stride, group, k_scale_.data() + base + first,
+                           reinterpret_cast<const int8_t*>(k_.data()) + element, dim, scale, out,
                            out_stride);
           break;
       }
-      // scores = dot (· the position's scale for i8) · scale. A whole block is scaled in
-      // place with a fixed trip count, which the compiler turns into vector code.
-      const float* row_scales = type_ == KvType::kI8 ? k_scale_.data() + base + first : nullptr;
-      for (int j = 0; j < group; ++j) {
-        const float* dots = out + j * out_stride;
-        float* dst = sj + j * scores_stride + first;
-        if (whole) {
-          if (row_scales != nullptr) {
-            for (int64_t l = 0; l < kKeyBlock; ++l) dst[l] = dots[l] * row_scales[l];
-          }
-          for (int64_t l = 0; l < kKeyBlock; ++l) dst[l] *= scale;
-        } else {
-          for (int64_t l = 0; l < count; ++l) {
-            const float dot = row_scales != nullptr ? dots[l] * row_scales[l] : dots[l];
-            dst[l] = dot * scale;
-          }
+      if (!whole) {
+        for (int j = 0; j < group; ++j) {
+          std::copy(out + j * kKeyBlock, out + j * kKeyBlock + count,
+                    sj + j * scores_stride + first);
         }
       }
     }

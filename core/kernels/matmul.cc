@@ -50,6 +50,9 @@ bool IsaAvailable(KernelIsa isa) {
   return false;
 }
 
+// Most outputs MatMulShared runs as one parallel loop (q, k, v); more run one by one.
+constexpr size_t kMaxSharedOutputs = 4;
+
 // Whether `w` takes a panel path with `isa`, and which one.
 enum class PanelPath { kNone, kFloat, kVnni };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
@@ -67,11 +70,11 @@ PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
 // between two panels) of all the outputs in one parallel loop. The kernel applies a unit to
 // up to kMaxPanelGroup x rows per pass, so its panels stream from memory once for typical
 // batches and stay in cache for the further passes of a long prefill chunk. The VNNI path
-// quantizes x once, into buffers the calling thread keeps (decode steps allocate nothing).
+// quantizes x once, into the caller's scratch (or the calling thread's), so decode steps
+// allocate nothing.
 void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
                   ThreadPool& pool, MatMulScratch* scratch) {
-  constexpr int kMaxOutputs = 4;
-  TANDEM_CHECK(outputs.size() <= kMaxOutputs);
+  TANDEM_CHECK(outputs.size() <= kMaxSharedOutputs);
   const int64_t cols = outputs[0].w->cols;
   internal::Int16Rows xq{};
   if (path == PanelPath::kVnni) {
@@ -87,7 +90,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data()};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
-  int64_t first_unit[kMaxOutputs + 1] = {0};
+  int64_t first_unit[kMaxSharedOutputs + 1] = {0};
   int64_t work = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const WeightMatrix& w = *outputs[i].w;
@@ -186,7 +189,7 @@ void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_
                   ThreadPool& pool, MatMulScratch* scratch) {
   const KernelIsa isa = DetectKernelIsa();
   const PanelPath path = PanelPathFor(isa, *outputs[0].w);
-  bool same = path != PanelPath::kNone && outputs.size() <= 4;
+  bool same = path != PanelPath::kNone && outputs.size() <= kMaxSharedOutputs;
   for (const MatMulOutput& o : outputs) {
     same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
   }

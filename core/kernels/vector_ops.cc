@@ -22,15 +22,16 @@ inline float ToFloat(uint16_t v) { return Fp16ToF32(v); }
 inline float ToFloat(int8_t v) { return static_cast<float>(v); }
 
 template <typename T>
-void KeyBlockScores(const float* q, int64_t q_stride, int n_q, const T* block, int64_t dim,
-                    float* out, int64_t out_stride) {
+void KeyBlockScores(const float* q, int64_t q_stride, int n_q, const float* lane_scales,
+                    const T* block, int64_t dim, float scale, float* out, int64_t out_stride) {
   for (int j = 0; j < n_q; ++j) {
     for (int64_t l = 0; l < kKeyBlock; ++l) {
       float s[4] = {0, 0, 0, 0};
       for (int64_t k = 0; k < dim; ++k) {
         s[k % 4] += q[j * q_stride + k] * ToFloat(block[kKeyBlock * k + l]);
       }
-      out[j * out_stride + l] = (s[0] + s[1]) + (s[2] + s[3]);
+      const float dot = (s[0] + s[1]) + (s[2] + s[3]);
+      out[j * out_stride + l] = (lane_scales == nullptr ? dot : dot * lane_scales[l]) * scale;
     }
   }
 }
@@ -55,16 +56,17 @@ void WeightedSum(const float* w, int64_t w_stride, int n_q, const float* scales,
 }  // namespace
 
 void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
-                       float* out, int64_t out_stride) {
-  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
+                       float scale, float* out, int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, nullptr, block, dim, scale, out, out_stride);
 }
 void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
-                       int64_t dim, float* out, int64_t out_stride) {
-  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
+                       int64_t dim, float scale, float* out, int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, nullptr, block, dim, scale, out, out_stride);
 }
-void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
-                      float* out, int64_t out_stride) {
-  KeyBlockScores(q, q_stride, n_q, block, dim, out, out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const float* lane_scales,
+                      const int8_t* block, int64_t dim, float scale, float* out,
+                      int64_t out_stride) {
+  KeyBlockScores(q, q_stride, n_q, lane_scales, block, dim, scale, out, out_stride);
 }
 void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
                     int64_t dim, float* out, int64_t out_stride) {
@@ -113,10 +115,12 @@ struct I8Row {
 
 // scores[query j][16 positions] = Σ_k q_j[k] · K[k][16 positions]: per k, one load of the
 // block's row k for all kQ queries and one broadcast FMA per query into its partial sum
-// k mod 4 (4·kQ independent chains keep the FMA units busy).
+// k mod 4 (4·kQ independent chains keep the FMA units busy); then the scales.
 template <int kQ, typename Row, typename T>
-TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, int64_t q_stride, const T* block,
-                                               int64_t dim, float* out, int64_t out_stride) {
+TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, int64_t q_stride,
+                                               const float* lane_scales, const T* block,
+                                               int64_t dim, float scale, float* out,
+                                               int64_t out_stride) {
   __m512 s[kQ][4];
 #pragma GCC unroll 16
   for (int i = 0; i < 4 * kQ; ++i) s[i / 4][i % 4] = _mm512_setzero_ps();
@@ -139,30 +143,32 @@ TANDEM_AVX512 inline void KeyBlockScoresAvx512(const float* q, int64_t q_stride,
   }
 #pragma GCC unroll 4
   for (int j = 0; j < kQ; ++j) {
-    _mm512_storeu_ps(out + j * out_stride, _mm512_add_ps(_mm512_add_ps(s[j][0], s[j][1]),
-                                                         _mm512_add_ps(s[j][2], s[j][3])));
+    __m512 dot = _mm512_add_ps(_mm512_add_ps(s[j][0], s[j][1]), _mm512_add_ps(s[j][2], s[j][3]));
+    if (lane_scales != nullptr) dot = _mm512_mul_ps(dot, _mm512_loadu_ps(lane_scales));
+    _mm512_storeu_ps(out + j * out_stride, _mm512_mul_ps(dot, _mm512_set1_ps(scale)));
   }
 }
 
 template <typename Row, typename T>
 TANDEM_AVX512 inline void KeyBlockScoresGroups(const float* q, int64_t q_stride, int n_q,
-                                               const T* block, int64_t dim, float* out,
+                                               const float* lane_scales, const T* block,
+                                               int64_t dim, float scale, float* out,
                                                int64_t out_stride) {
   for (int j = 0; j < n_q; j += 4) {
     const float* qj = q + j * q_stride;
     float* oj = out + j * out_stride;
     switch (std::min(4, n_q - j)) {
       case 1:
-        KeyBlockScoresAvx512<1, Row>(qj, q_stride, block, dim, oj, out_stride);
+        KeyBlockScoresAvx512<1, Row>(qj, q_stride, lane_scales, block, dim, scale, oj, out_stride);
         break;
       case 2:
-        KeyBlockScoresAvx512<2, Row>(qj, q_stride, block, dim, oj, out_stride);
+        KeyBlockScoresAvx512<2, Row>(qj, q_stride, lane_scales, block, dim, scale, oj, out_stride);
         break;
       case 3:
-        KeyBlockScoresAvx512<3, Row>(qj, q_stride, block, dim, oj, out_stride);
+        KeyBlockScoresAvx512<3, Row>(qj, q_stride, lane_scales, block, dim, scale, oj, out_stride);
         break;
       default:
-        KeyBlockScoresAvx512<4, Row>(qj, q_stride, block, dim, oj, out_stride);
+        KeyBlockScoresAvx512<4, Row>(qj, q_stride, lane_scales, block, dim, scale, oj, out_stride);
         break;
     }
   }
@@ -236,9 +242,8 @@ TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, c
       case 2:
         WeightedChunks<kQ, 2, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
         break;
-      case 3:
-        WeightedChunks<kQ, (kMaxChunks >= 3 ? 3 : 2), Row>(w, w_stride, scales, rows, n, dim, d0,
-                                                           tail, out, out_stride);
+      case 3:  // only when kMaxChunks is 4
+        WeightedChunks<kQ, 3, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
         break;
       default:
         WeightedChunks<kQ, kMaxChunks, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out,
@@ -273,19 +278,20 @@ TANDEM_AVX512 inline void WeightedSumAvx512(const float* w, int64_t w_stride, in
 }
 
 TANDEM_AVX512 void KeyBlockScoresF32Avx512(const float* q, int64_t q_stride, int n_q,
-                                           const float* block, int64_t dim, float* out,
+                                           const float* block, int64_t dim, float scale, float* out,
                                            int64_t out_stride) {
-  KeyBlockScoresGroups<F32Row>(q, q_stride, n_q, block, dim, out, out_stride);
+  KeyBlockScoresGroups<F32Row>(q, q_stride, n_q, nullptr, block, dim, scale, out, out_stride);
 }
 TANDEM_AVX512 void KeyBlockScoresF16Avx512(const float* q, int64_t q_stride, int n_q,
-                                           const uint16_t* block, int64_t dim, float* out,
-                                           int64_t out_stride) {
-  KeyBlockScoresGroups<F16Row>(q, q_stride, n_q, block, dim, out, out_stride);
+                                           const uint16_t* block, int64_t dim, float scale,
+                                           float* out, int64_t out_stride) {
+  KeyBlockScoresGroups<F16Row>(q, q_stride, n_q, nullptr, block, dim, scale, out, out_stride);
 }
 TANDEM_AVX512 void KeyBlockScoresI8Avx512(const float* q, int64_t q_stride, int n_q,
-                                          const int8_t* block, int64_t dim, float* out,
+                                          const float* lane_scales, const int8_t* block,
+                                          int64_t dim, float scale, float* out,
                                           int64_t out_stride) {
-  KeyBlockScoresGroups<I8Row>(q, q_stride, n_q, block, dim, out, out_stride);
+  KeyBlockScoresGroups<I8Row>(q, q_stride, n_q, lane_scales, block, dim, scale, out, out_stride);
 }
 TANDEM_AVX512 void WeightedSumF32Avx512(const float* w, int64_t w_stride, int n_q,
                                         const float* rows, int64_t n, int64_t dim, float* out,
@@ -328,16 +334,18 @@ const bool kHasAvx512 = [] {
 #endif
 
 void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
-                       float* out, int64_t out_stride) {
-  TANDEM_DISPATCH(KeyBlockScoresF32, q, q_stride, n_q, block, dim, out, out_stride);
+                       float scale, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresF32, q, q_stride, n_q, block, dim, scale, out, out_stride);
 }
 void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
-                       int64_t dim, float* out, int64_t out_stride) {
-  TANDEM_DISPATCH(KeyBlockScoresF16, q, q_stride, n_q, block, dim, out, out_stride);
+                       int64_t dim, float scale, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresF16, q, q_stride, n_q, block, dim, scale, out, out_stride);
 }
-void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
-                      float* out, int64_t out_stride) {
-  TANDEM_DISPATCH(KeyBlockScoresI8, q, q_stride, n_q, block, dim, out, out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const float* lane_scales,
+                      const int8_t* block, int64_t dim, float scale, float* out,
+                      int64_t out_stride) {
+  TANDEM_DISPATCH(KeyBlockScoresI8, q, q_stride, n_q, lane_scales, block, dim, scale, out,
+                  out_stride);
 }
 void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
                     int64_t dim, float* out, int64_t out_stride) {

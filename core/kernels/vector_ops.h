@@ -19,17 +19,18 @@ namespace tandem {
 inline constexpr int64_t kKeyBlock = 16;
 
 // For each of n_q queries j (at q + j · q_stride), over one block of 16 positions:
-//   out[j · out_stride + l] = Σ_k q_j[k] · block[16k + l]      l < 16, k < dim
+//   out[j · out_stride + l] = (Σ_k q_j[k] · block[16k + l]) · scale     l < 16, k < dim
 // with k in order within four partial sums (k mod 4), combined as (s0 + s1) + (s2 + s3).
 // The queries of a group (the heads sharing a KV head) share each load of the block; a
-// query's result does not depend on n_q. The i8 form returns the integer dot products
-// unscaled: the caller applies each position's scale.
+// query's result does not depend on n_q. The i8 form multiplies each position's sum by its
+// row scale lane_scales[l] before `scale` (null lane_scales: by 1).
 void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
-                       float* out, int64_t out_stride);
+                       float scale, float* out, int64_t out_stride);
 void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
-                       int64_t dim, float* out, int64_t out_stride);
-void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
-                      float* out, int64_t out_stride);
+                       int64_t dim, float scale, float* out, int64_t out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const float* lane_scales,
+                      const int8_t* block, int64_t dim, float scale, float* out,
+                      int64_t out_stride);
 
 // For each of n_q weight vectors j (at w + j · w_stride), over n rows of dim values:
 //   out[j · out_stride + d] = Σ_p w_j[p] · rows[p · dim + d]     (out is overwritten)
@@ -48,11 +49,12 @@ void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 // The scalar references (the same partial sums, each a plain multiply and add).
 namespace reference {
 void KeyBlockScoresF32(const float* q, int64_t q_stride, int n_q, const float* block, int64_t dim,
-                       float* out, int64_t out_stride);
+                       float scale, float* out, int64_t out_stride);
 void KeyBlockScoresF16(const float* q, int64_t q_stride, int n_q, const uint16_t* block,
-                       int64_t dim, float* out, int64_t out_stride);
-void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const int8_t* block, int64_t dim,
-                      float* out, int64_t out_stride);
+                       int64_t dim, float scale, float* out, int64_t out_stride);
+void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const float* lane_scales,
+                      const int8_t* block, int64_t dim, float scale, float* out,
+                      int64_t out_stride);
 void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
                     int64_t dim, float* out, int64_t out_stride);
 void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,

@@ -42,14 +42,17 @@ TEST(VectorOpsTest, KeyBlockScoresMatchTheReference) {
       for (int kind = 0; kind < 3; ++kind) {
         const float* q = in.a.data();
         if (kind == 0) {
-          KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, fast.data(), kKeyBlock);
-          reference::KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, ref.data(), kKeyBlock);
+          KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, 1.0f, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresF32(q, dim, n_q, in.f32.data(), dim, 1.0f, ref.data(),
+                                       kKeyBlock);
         } else if (kind == 1) {
-          KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, fast.data(), kKeyBlock);
-          reference::KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, ref.data(), kKeyBlock);
+          KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, 1.0f, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresF16(q, dim, n_q, in.f16.data(), dim, 1.0f, ref.data(),
+                                       kKeyBlock);
         } else {
-          KeyBlockScoresI8(q, dim, n_q, in.i8.data(), dim, fast.data(), kKeyBlock);
-          reference::KeyBlockScoresI8(q, dim, n_q, in.i8.data(), dim, ref.data(), kKeyBlock);
+          KeyBlockScoresI8(q, dim, n_q, nullptr, in.i8.data(), dim, 1.0f, fast.data(), kKeyBlock);
+          reference::KeyBlockScoresI8(q, dim, n_q, nullptr, in.i8.data(), dim, 1.0f, ref.data(),
+                                      kKeyBlock);
         }
         for (int i = 0; i < n_q * kKeyBlock; ++i) {
           EXPECT_NEAR(fast[i], ref[i], (kind == 2 ? 100 : 1) * tolerance)
@@ -69,9 +72,32 @@ TEST(VectorOpsTest, KeyBlockLaneIsOnePositionsDotProduct) {
   for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 5] = 1.0f;            // position 5
   for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 9] = k == 2 ? 2 : 0;  // position 9
   float out[kKeyBlock];
-  KeyBlockScoresF32(q.data(), dim, 1, block.data(), dim, out, kKeyBlock);
+  KeyBlockScoresF32(q.data(), dim, 1, block.data(), dim, 1.0f, out, kKeyBlock);
   for (int l = 0; l < kKeyBlock; ++l) {
     EXPECT_EQ(out[l], l == 5 ? 36.0f : l == 9 ? 6.0f : 0.0f) << l;
+  }
+}
+
+// Scores are (dot · the position's row scale) · scale: the i8 row scales per lane, then the
+// caller's scale, in both the fast path and the reference.
+TEST(VectorOpsTest, KeyBlockScoresApplyRowScalesThenTheScale) {
+  const int64_t dim = 4;
+  std::vector<float> q = {1, 2, 3, 4};
+  std::vector<int8_t> block(dim * kKeyBlock, 0);
+  for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 3] = 1;  // position 3: dot 10
+  for (int64_t k = 0; k < dim; ++k) block[kKeyBlock * k + 7] = 2;  // position 7: dot 20
+  std::vector<float> lane_scales(kKeyBlock, 1.0f);
+  lane_scales[3] = 0.5f;
+  lane_scales[7] = 0.25f;
+  float fast[kKeyBlock], ref[kKeyBlock];
+  KeyBlockScoresI8(q.data(), dim, 1, lane_scales.data(), block.data(), dim, 0.125f, fast,
+                   kKeyBlock);
+  reference::KeyBlockScoresI8(q.data(), dim, 1, lane_scales.data(), block.data(), dim, 0.125f, ref,
+                              kKeyBlock);
+  for (int l = 0; l < kKeyBlock; ++l) {
+    const float expected = l == 3 ? 0.625f : l == 7 ? 0.625f : 0.0f;
+    EXPECT_EQ(fast[l], expected) << l;
+    EXPECT_EQ(ref[l], expected) << l;
   }
 }
 
@@ -82,11 +108,12 @@ TEST(VectorOpsTest, GroupsGiveEachQueryItsOwnResultBitForBit) {
   const Inputs in = Make(n * dim, 41);
   for (int n_q : {2, 3, 4, 5}) {
     std::vector<float> grouped(n_q * kKeyBlock), alone(kKeyBlock);
-    KeyBlockScoresF16(in.a.data(), dim, n_q, in.f16.data(), dim, grouped.data(), kKeyBlock);
+    KeyBlockScoresF16(in.a.data(), dim, n_q, in.f16.data(), dim, 1.0f, grouped.data(), kKeyBlock);
     std::vector<float> sums(n_q * dim), one(dim);
     WeightedSumF16(in.f32.data(), n, n_q, in.f16.data(), n, dim, sums.data(), dim);
     for (int j = 0; j < n_q; ++j) {
-      KeyBlockScoresF16(in.a.data() + j * dim, dim, 1, in.f16.data(), dim, alone.data(), kKeyBlock);
+      KeyBlockScoresF16(in.a.data() + j * dim, dim, 1, in.f16.data(), dim, 1.0f, alone.data(),
+                        kKeyBlock);
       EXPECT_EQ(0, std::memcmp(alone.data(), grouped.data() + j * kKeyBlock, sizeof(float) * 16))
           << n_q << " " << j;
       WeightedSumF16(in.f32.data() + j * n, n, 1, in.f16.data(), n, dim, one.data(), dim);
