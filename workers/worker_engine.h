@@ -74,6 +74,8 @@ class WorkerEngine {
   void CloseSession(int64_t session);
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
+  // Model tasks waiting or running in the inference queue now.
+  int64_t queue_depth() const { return queue_.depth(); }
 
   // Brings the session to cached[0, position) + tokens; returns the cached length.
   absl::StatusOr<int64_t> Sync(int64_t session, int64_t position, absl::Span<const int32_t> tokens,

@@ -122,6 +122,7 @@ grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeReq
   response->set_version("0.1.0");
   response->set_max_sessions(engine->options().max_sessions);
   response->set_active_sessions(engine->active_sessions());
+  response->set_queue_depth(static_cast<int32_t>(engine->queue_depth()));
   if (request->include_vocabulary()) {
     const Tokenizer& tok = engine->tokenizer();
     v1::Vocabulary* vocab = response->mutable_vocabulary();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -32,10 +33,15 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->host_ = HostOf(options.listen);
+  server->drain_notice_ = options.drain_notice;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Clients (the coordinator) send keepalive pings to find peers that stopped answering, also
+  // on idle connections; without this the server answers them with GOAWAY "too_many_pings".
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   for (grpc::Service* service : services) builder.RegisterService(service);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
@@ -57,21 +63,31 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   return server;
 }
 
-GrpcServer::~GrpcServer() { Drain(absl::ZeroDuration()); }
+GrpcServer::~GrpcServer() {
+  drain_notice_ = absl::ZeroDuration();  // nobody is watching a server being destroyed
+  Drain(absl::ZeroDuration());
+}
 
 std::string GrpcServer::address() const { return absl::StrCat(host_, ":", port_); }
 
 void GrpcServer::SetServing(bool serving) {
-  if (server_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  if (server_ == nullptr || drained_) return;
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(serving);
   }
 }
 
 void GrpcServer::Drain(absl::Duration timeout) {
-  if (drained_ || server_ == nullptr) return;
-  drained_ = true;
-  SetServing(false);
+  {
+    std::lock_guard<std::mutex> lock(health_mutex_);
+    if (drained_ || server_ == nullptr) return;
+    if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+      health->SetServingStatus(false);
+    }
+    drained_ = true;
+  }
+  if (drain_notice_ > absl::ZeroDuration()) absl::SleepFor(drain_notice_);
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
   server_->Wait();

@@ -12,6 +12,7 @@
 #define TANDEM_SERVICES_COMMON_GRPC_SERVER_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct GrpcServerOptions {
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   std::string metrics_listen;          // empty: no /metrics endpoint
   int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
+  // How long Drain reports NOT_SERVING before it closes the listener, so that health checkers
+  // (a load balancer, a readiness probe) see the drain instead of a refused connection.
+  absl::Duration drain_notice = absl::ZeroDuration();
 };
 
 class GrpcServer {
@@ -42,11 +46,12 @@ class GrpcServer {
   int metrics_port() const { return metrics_port_; }  // 0 without metrics
   std::string address() const;                        // host:port actually bound
 
-  // The overall health status (service ""), NOT_SERVING until set.
+  // The overall health status (service ""), NOT_SERVING until set. Ignored once Drain began
+  // (a health watcher on another thread cannot undo the drain).
   void SetServing(bool serving);
 
-  // Marks NOT_SERVING, stops accepting calls and waits up to `timeout` for in-flight calls
-  // to finish, then cancels what is left. Idempotent.
+  // Marks NOT_SERVING, waits `drain_notice`, stops accepting calls and waits up to `timeout`
+  // for in-flight calls to finish, then cancels what is left. Idempotent.
   void Drain(absl::Duration timeout);
 
   grpc::Server* server() { return server_.get(); }
@@ -59,7 +64,9 @@ class GrpcServer {
   int metrics_port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  bool drained_ = false;
+  absl::Duration drain_notice_;
+  std::mutex health_mutex_;  // orders SetServing against the start of Drain
+  bool drained_ = false;     // guarded by health_mutex_
 };
 
 // Call first thing in main(), before any thread starts: blocks SIGTERM and SIGINT in every

@@ -42,8 +42,12 @@ std::string Outcome(const absl::Status& status) {
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
                                                                  CoordinatorMetrics* metrics) {
   std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-  for (const std::string& a : options.targets) targets.push_back(std::make_unique<WorkerClient>(a));
-  for (const std::string& a : options.drafts) drafts.push_back(std::make_unique<WorkerClient>(a));
+  for (const std::string& a : options.targets) {
+    targets.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
+  }
+  for (const std::string& a : options.drafts) {
+    drafts.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
+  }
   return Create(options, std::move(targets), std::move(drafts), metrics);
 }
 
@@ -55,29 +59,34 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
   }
+  RETURN_IF_ERROR(ValidateDraftDeadlineOptions(options.pool.draft_deadline));
   std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));
-  c->targets_ = std::move(targets);
-  c->drafts_ = std::move(drafts);
+  c->targets_ = std::make_unique<WorkerPool>(std::move(targets), options.pool);
+  c->drafts_ = std::make_unique<WorkerPool>(std::move(drafts), options.pool);
   RETURN_IF_ERROR(c->Init());
+  c->targets_->StartWatching();
+  c->drafts_->StartWatching();
   return c;
 }
 
 absl::Status Coordinator::Init() {
   ASSIGN_OR_RETURN(v1::DescribeResponse target,
-                   targets_[0]->WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
+                   targets_->client(0).WaitReady(/*include_vocabulary=*/true,
+                                                 options_.worker_wait));
   target_info_ = target.model();
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
-  for (size_t i = 1; i < targets_.size(); ++i) {
+  for (size_t i = 1; i < targets_->size(); ++i) {
     ASSIGN_OR_RETURN(v1::DescribeResponse other,
-                     targets_[i]->WaitReady(false, options_.worker_wait));
+                     targets_->client(i).WaitReady(false, options_.worker_wait));
     if (other.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("target replica ", targets_[i]->address(), " (", other.model().name(),
-                       ") serves another vocabulary than ", targets_[0]->address()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "target replica ", targets_->client(i).address(), " (", other.model().name(),
+          ") serves another vocabulary than ", targets_->client(0).address()));
     }
   }
-  for (const auto& draft : drafts_) {
+  for (size_t i = 0; i < drafts_->size(); ++i) {
+    WorkerClient* draft = &drafts_->client(i);
     ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
     if (d.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -101,7 +110,18 @@ v1::DescribeModelResponse Coordinator::Describe() const {
 }
 
 absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
-  return targets_[next_replica_++ % targets_.size()]->Tokenize(request);
+  // The least-loaded ready target; a failing one makes way for another, or for its restart.
+  absl::StatusOr<v1::TokenizeResponse> response;
+  absl::Status status = targets_->OnReady(absl::Now() + options_.failover_wait, [&](size_t i) {
+    response = targets_->client(i).Tokenize(request);
+    return response.status();
+  });
+  if (!status.ok()) return status;
+  return response;
+}
+
+void Coordinator::SetHealthListener(std::function<void(bool serving)> listener) {
+  targets_->SetListener(std::move(listener));
 }
 
 int Coordinator::active_sessions() const {
@@ -158,21 +178,13 @@ absl::StatusOr<std::vector<int32_t>> Coordinator::PromptTokens(const v1::Generat
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
     const std::string& id) {
   auto session = std::make_shared<Session>();
-  session->target_index = next_replica_++ % targets_.size();
   session->workers.context_size = target_info_.context_size();
+  // The least-loaded ready target (waiting a while for one that is restarting).
   ASSIGN_OR_RETURN(session->workers.target,
-                   targets_[session->target_index]->Attach(id, target_info_.context_size()));
-  if (!drafts_.empty()) {
-    // A draft that cannot take the session just means no speculation for it.
-    absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
-        drafts_[next_replica_++ % drafts_.size()]->Attach(id, target_info_.context_size());
-    if (draft.ok()) {
-      session->workers.draft = *std::move(draft);
-    } else {
-      metrics_->draft_failures.Increment();
-    }
-  }
-  return session;
+                   targets_->AttachReady(id, target_info_.context_size(),
+                                         absl::Now() + options_.failover_wait,
+                                         &session->target_lease));
+  return session;  // Generate attaches a draft when the request speculates
 }
 
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
@@ -204,8 +216,9 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
 
 absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                    const std::function<bool(const v1::GenerateResponse&)>& write,
-                                   const std::function<bool()>& cancelled) {
+                                   const std::function<bool()>& cancelled, absl::Time deadline) {
   const auto start = Clock::now();
+  deadline = std::min(deadline, absl::Now() + options_.max_request_time);
   absl::Status status = [&]() -> absl::Status {
     // Validate before any worker does anything.
     RoundParams params;
@@ -239,13 +252,11 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     }
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
-    if (!drafts_.empty() && (session->workers.draft == nullptr || session->workers.draft->dead())) {
-      absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
-          drafts_[next_replica_++ % drafts_.size()]->Attach(session_id,
-                                                            target_info_.context_size());
-      session->workers.draft = draft.ok() ? *std::move(draft) : nullptr;
-      session->workers.draft_known = 0;
+    if (params.speculate &&
+        (session->workers.draft == nullptr || session->workers.draft->dead())) {
+      AttachDraft(session_id, *session);
     }
+    params.deadlines = Deadlines(*session, deadline);
     TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
     double first_token = -1;
     auto last_token = start;
@@ -278,24 +289,9 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
     observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
     observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
-    const size_t replicas = targets_.size();
-    size_t tries = 0;
-    // After a failure, try each replica once, the next one first (the failed one last: it
-    // may have been restarted at the same address).
-    ReopenTarget reopen = [&]() -> absl::StatusOr<std::unique_ptr<WorkerStream>> {
-      absl::Status last = absl::UnavailableError("no target worker");
-      while (tries < replicas) {
-        ++tries;
-        session->target_index = (session->target_index + 1) % replicas;
-        WorkerClient& replica = *targets_[session->target_index];
-        replica.WaitConnected(absl::Seconds(10));  // a restarted worker needs a moment
-        absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
-            replica.Attach(session_id, target_info_.context_size());
-        if (stream.ok()) return stream;
-        last = stream.status();
-      }
-      return absl::UnavailableError(
-          absl::StrCat("no healthy target worker is left for the session: ", last.message()));
+    int failovers = 0;
+    ReopenTarget reopen = [&](const absl::Status& failure) {
+      return Reopen(session_id, *session, failure, deadline, ++failovers);
     };
     absl::StatusOr<RoundOutcome> outcome =
         RunRequest(session->workers, params, on_tokens, reopen, observer);

@@ -23,6 +23,7 @@
 #include "services/common/metrics.h"
 #include "services/coordinator/round_loop.h"
 #include "services/coordinator/worker_client.h"
+#include "services/coordinator/worker_pool.h"
 #include "tandem/v1/generator.pb.h"
 
 namespace tandem {
@@ -35,6 +36,12 @@ struct CoordinatorOptions {
   int max_sessions = 64;
   int32_t default_max_tokens = 256;
   absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
+  WorkerClientOptions worker_client;               // unary and open/close timeouts, keepalive
+  WorkerPoolOptions pool;                          // health probes, draft deadline and backoff
+  absl::Duration target_timeout = absl::Seconds(30);  // each call on a target stream
+  // How long a request (or Tokenize) waits for a ready target after its replica failed.
+  absl::Duration failover_wait = absl::Seconds(30);
+  absl::Duration max_request_time = absl::Seconds(600);  // when the client sets no deadline
 };
 
 class Coordinator {
@@ -49,20 +56,26 @@ class Coordinator {
       std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics);
 
   // Runs a request, calling `write` with each delta and then the final message; `cancelled`
-  // is polled between rounds. Errors as Generator.Generate documents.
+  // is polled between rounds; `deadline` is the client's (capped by max_request_time).
+  // Errors as Generator.Generate documents.
   absl::Status Generate(const v1::GenerateRequest& request,
                         const std::function<bool(const v1::GenerateResponse&)>& write,
-                        const std::function<bool()>& cancelled);
+                        const std::function<bool()>& cancelled,
+                        absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
   v1::DescribeModelResponse Describe() const;
   absl::Status CloseSession(const std::string& session_id);
   int active_sessions() const;
+  // Reports whether a target is ready (the coordinator's health): now, and on every change,
+  // on the health poller's thread. SetHealthListener(nullptr) stops the reports (drain).
+  void SetHealthListener(std::function<void(bool serving)> listener);
 
  private:
   struct Session {
     std::mutex mutex;  // held by the request using the session
     SessionWorkers workers;
-    size_t target_index = 0;
+    ReplicaLease target_lease;  // the replicas the streams are on
+    ReplicaLease draft_lease;
   };
 
   Coordinator(const CoordinatorOptions& options, CoordinatorMetrics* metrics)
@@ -72,15 +85,22 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);
   absl::StatusOr<std::shared_ptr<Session>> FindOrCreate(const v1::GenerateRequest& request,
                                                         std::string* id);
+  void AttachDraft(const std::string& id, Session& session);
+  void DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,
+                 const absl::Status& status);
+  CallDeadlines Deadlines(const Session& session, absl::Time request_deadline);
+  absl::StatusOr<std::unique_ptr<WorkerStream>> Reopen(const std::string& id, Session& session,
+                                                       const absl::Status& failure,
+                                                       absl::Time request_deadline,
+                                                       int failover);
 
   CoordinatorOptions options_;
   CoordinatorMetrics* metrics_;
-  std::vector<std::unique_ptr<WorkerClient>> targets_;
-  std::vector<std::unique_ptr<WorkerClient>> drafts_;
+  std::unique_ptr<WorkerPool> targets_;
+  std::unique_ptr<WorkerPool> drafts_;
   v1::ModelInfo target_info_;
   std::optional<v1::ModelInfo> draft_info_;
   std::vector<std::string> token_bytes_;
-  std::atomic<uint64_t> next_replica_{0};
   std::atomic<uint64_t> next_session_{1};
 
   mutable absl::Mutex mutex_;

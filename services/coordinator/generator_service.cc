@@ -9,7 +9,7 @@ grpc::Status GeneratorService::Generate(grpc::ServerContext* context,
                                         grpc::ServerWriter<v1::GenerateResponse>* writer) {
   return ToGrpcStatus(coordinator_->Generate(
       *request, [&](const v1::GenerateResponse& response) { return writer->Write(response); },
-      [&] { return context->IsCancelled(); }));
+      [&] { return context->IsCancelled(); }, absl::FromChrono(context->deadline())));
 }
 
 grpc::Status GeneratorService::Tokenize(grpc::ServerContext*, const v1::TokenizeRequest* request,

@@ -2,7 +2,8 @@
 //                    [--metrics-listen HOST:PORT] [--draft-tokens N|auto] [--max-sessions N]
 //
 // Serves tandem.v1.Generator over the given workers. Health is NOT_SERVING until the workers
-// answer and the draft is checked against the target; SIGTERM drains and exits.
+// answer and the draft is checked against the target, and after that SERVING only while a
+// target is ready; SIGTERM reports NOT_SERVING for --drain-notice-seconds, drains and exits.
 // Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound.
 #include <cstdio>
 #include <memory>
@@ -26,12 +27,69 @@ ABSL_FLAG(int, max_sessions, 64, "named sessions held at once");
 ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
 ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+ABSL_FLAG(double, drain_notice_seconds, 1,
+          "how long SIGTERM reports NOT_SERVING before the listener closes");
+ABSL_FLAG(double, draft_deadline_floor_ms, 50, "shortest deadline of a draft call");
+ABSL_FLAG(double, draft_deadline_multiple, 4,
+          "a draft call's deadline: this many times its recent p95 time per token");
+ABSL_FLAG(double, draft_deadline_max_ms, 10000, "longest deadline of a draft call");
+ABSL_FLAG(double, draft_cold_deadline_ms, 2000,
+          "a draft call's deadline before its latency is known");
+ABSL_FLAG(double, draft_backoff_ms, 1000,
+          "first pause before a failed draft is used again (doubles per failure)");
+ABSL_FLAG(double, draft_backoff_max_ms, 60000, "longest pause before a failed draft is used again");
+ABSL_FLAG(double, target_timeout_seconds, 30,
+          "deadline of each target call; a late target fails over to another replica");
+ABSL_FLAG(double, failover_wait_seconds, 30,
+          "how long a request waits for a ready target after its replica failed");
+ABSL_FLAG(double, request_timeout_seconds, 600, "deadline of a request whose client sets none");
+ABSL_FLAG(double, health_interval_ms, 500, "how often each worker's health is probed");
+ABSL_FLAG(double, health_timeout_ms, 1000, "deadline of a worker health probe");
+ABSL_FLAG(double, keepalive_seconds, 10, "keepalive ping interval on worker channels");
 
 namespace {
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "tandem-coordinator: %s\n", message.c_str());
   return code;
+}
+
+absl::Duration Ms(const absl::Flag<double>& flag) {
+  return absl::Milliseconds(absl::GetFlag(flag));
+}
+absl::Duration Sec(const absl::Flag<double>& flag) { return absl::Seconds(absl::GetFlag(flag)); }
+
+// The deadline, failover and health flags; false (with a message) when one is out of range.
+bool ReadDeadlineFlags(tandem::CoordinatorOptions& o, std::string* error) {
+  tandem::DraftDeadlineOptions& d = o.pool.draft_deadline;
+  d.floor = Ms(FLAGS_draft_deadline_floor_ms);
+  d.multiple = absl::GetFlag(FLAGS_draft_deadline_multiple);
+  d.ceiling = Ms(FLAGS_draft_deadline_max_ms);
+  d.cold_deadline = Ms(FLAGS_draft_cold_deadline_ms);
+  o.pool.backoff.initial = Ms(FLAGS_draft_backoff_ms);
+  o.pool.backoff.max = Ms(FLAGS_draft_backoff_max_ms);
+  o.pool.probe_interval = Ms(FLAGS_health_interval_ms);
+  o.pool.probe_timeout = Ms(FLAGS_health_timeout_ms);
+  o.target_timeout = Sec(FLAGS_target_timeout_seconds);
+  o.failover_wait = Sec(FLAGS_failover_wait_seconds);
+  o.max_request_time = Sec(FLAGS_request_timeout_seconds);
+  o.worker_client.keepalive_time = Sec(FLAGS_keepalive_seconds);
+  const absl::Status valid = tandem::ValidateDraftDeadlineOptions(d);
+  if (!valid.ok()) {
+    *error = std::string(valid.message());
+    return false;
+  }
+  const absl::Duration zero = absl::ZeroDuration();
+  if (o.pool.backoff.initial <= zero || o.pool.backoff.max < o.pool.backoff.initial ||
+      o.pool.probe_interval <= zero || o.pool.probe_timeout <= zero || o.target_timeout <= zero ||
+      o.failover_wait < zero || o.max_request_time <= zero ||
+      o.worker_client.keepalive_time < absl::Seconds(1)) {
+    *error =
+        "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds "
+        "must be > 0 (backoff max >= backoff, keepalive >= 1 s, failover wait >= 0)";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -65,6 +123,7 @@ int main(int argc, char** argv) {
   if (options.max_sessions < 1 || options.default_max_tokens < 1) {
     return Fail(2, "--max-sessions and --max-tokens must be >= 1");
   }
+  if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
 
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::CoordinatorMetrics metrics(*registry);
@@ -77,17 +136,22 @@ int main(int argc, char** argv) {
   if (!created.ok()) return Fail(2, created.status().ToString());
   coordinator = *std::move(created);
   service = std::make_unique<tandem::GeneratorService>(coordinator.get());
-  server =
-      tandem::GrpcServer::Start({absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)},
-                                {service.get()}, registry);
+  tandem::GrpcServerOptions server_options;
+  server_options.listen = absl::GetFlag(FLAGS_listen);
+  server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  server_options.drain_notice = Sec(FLAGS_drain_notice_seconds);
+  server = tandem::GrpcServer::Start(server_options, {service.get()}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
   std::printf("tandem-coordinator listening on %s (metrics on %d)\n", (*server)->address().c_str(),
               (*server)->metrics_port());
   std::fflush(stdout);
-  (*server)->SetServing(true);
+  // SERVING while a target is ready (the workers' health is polled).
+  tandem::GrpcServer* grpc_server = server->get();
+  coordinator->SetHealthListener([grpc_server](bool serving) { grpc_server->SetServing(serving); });
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-coordinator: draining\n");
+  coordinator->SetHealthListener(nullptr);
   (*server)->Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_seconds)));
   return 0;
 }

@@ -24,12 +24,18 @@ int64_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 
 // Sends `tokens[from, end)` so the worker holds tokens[0, end).
 absl::Status SyncStream(WorkerStream& stream, const std::vector<int32_t>& tokens, int64_t from,
-                        int64_t end) {
+                        int64_t end, absl::Duration timeout) {
   v1::SessionRequest request;
   v1::SyncRequest* sync = request.mutable_sync();
   sync->set_position(static_cast<int32_t>(from));
   sync->mutable_tokens()->Assign(tokens.begin() + from, tokens.begin() + end);
-  return stream.Call(std::move(request)).status();
+  return stream.Call(std::move(request), timeout).status();
+}
+
+// A target that broke its stream or did not answer in time: another replica may.
+bool NeedsFailover(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnavailable ||
+         status.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
 class Runner {
@@ -42,6 +48,9 @@ class Runner {
 
  private:
   absl::Status SyncTarget(int64_t end);
+  absl::Duration TargetTimeout() const;
+  absl::Duration DraftTimeout(int64_t tokens) const;
+  void DraftDone(Clock::time_point start, int64_t tokens, const absl::Status& status);
   void DropDraft();
   absl::StatusOr<v1::DraftResult> Draft(int32_t k);
   absl::StatusOr<v1::VerifyResult> Verify(const v1::DraftResult& guesses);
@@ -56,13 +65,30 @@ class Runner {
   RoundOutcome out_;
 };
 
+absl::Duration Runner::TargetTimeout() const {
+  const absl::Duration left = p_.deadlines.request - absl::Now();
+  return std::max(absl::Milliseconds(1), std::min(p_.deadlines.target, left));
+}
+
+absl::Duration Runner::DraftTimeout(int64_t tokens) const {
+  return p_.deadlines.draft ? p_.deadlines.draft(tokens) : p_.deadlines.draft_fallback;
+}
+
+void Runner::DraftDone(Clock::time_point start, int64_t tokens, const absl::Status& status) {
+  const auto elapsed = Clock::now() - start;
+  if (p_.deadlines.draft_done) {
+    p_.deadlines.draft_done(absl::FromChrono(elapsed), tokens, status);
+  }
+}
+
 absl::Status Runner::SyncTarget(int64_t end) {
-  absl::Status status = SyncStream(*s_.target, seq_, std::min(s_.target_known, end), end);
-  if (status.code() == absl::StatusCode::kUnavailable && reopen_) {
+  absl::Status status =
+      SyncStream(*s_.target, seq_, std::min(s_.target_known, end), end, TargetTimeout());
+  while (NeedsFailover(status) && reopen_) {
     // The replica failed: a fresh stream on another one, re-filled from the history.
-    ASSIGN_OR_RETURN(s_.target, reopen_());
+    ASSIGN_OR_RETURN(s_.target, reopen_(status));
     s_.target_known = 0;
-    status = SyncStream(*s_.target, seq_, 0, end);
+    status = SyncStream(*s_.target, seq_, 0, end, TargetTimeout());
   }
   RETURN_IF_ERROR(status);
   s_.target_known = end;
@@ -84,15 +110,19 @@ absl::StatusOr<v1::DraftResult> Runner::Draft(int32_t k) {
   draft->mutable_tokens()->Assign(seq_.begin() + from, seq_.end());
   draft->set_num_tokens(k);
   SamplerConfigToProto(p_.sampler, draft->mutable_sampling());
+  // Positions the draft runs: the new tokens in one batch, then one step per further guess.
+  const int64_t work = draft->tokens_size() + k - 1;
   const auto start = Clock::now();
-  absl::StatusOr<v1::SessionResponse> response = s_.draft->Call(std::move(request));
+  absl::StatusOr<v1::SessionResponse> response =
+      s_.draft->Call(std::move(request), DraftTimeout(work));
   if (observer_.draft_call) observer_.draft_call(SecondsSince(start));
+  DraftDone(start, work, response.status());
   if (!response.ok()) return response.status();
   return response->draft();
 }
 
 absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) {
-  for (int attempt = 0;; ++attempt) {
+  while (true) {
     v1::SessionRequest request;
     v1::VerifyRequest* verify = request.mutable_verify();
     const int64_t pending = static_cast<int64_t>(seq_.size()) - 1;
@@ -103,13 +133,13 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     *verify->mutable_guesses() = guesses.guesses();
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
     const auto start = Clock::now();
-    absl::StatusOr<v1::SessionResponse> response = s_.target->Call(std::move(request));
+    absl::StatusOr<v1::SessionResponse> response =
+        s_.target->Call(std::move(request), TargetTimeout());
     if (observer_.verify_call) observer_.verify_call(SecondsSince(start));
     if (response.ok()) return response->verify();
-    if (response.status().code() != absl::StatusCode::kUnavailable || !reopen_ || attempt > 0) {
-      return response.status();
-    }
-    ASSIGN_OR_RETURN(s_.target, reopen_());
+    if (!NeedsFailover(response.status()) || !reopen_) return response.status();
+    // reopen_ bounds the attempts and the time spent waiting for a replica.
+    ASSIGN_OR_RETURN(s_.target, reopen_(response.status()));
     s_.target_known = 0;  // the next attempt re-sends everything before the pending token
   }
 }
@@ -138,8 +168,13 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
   out_.prompt_tokens = static_cast<int32_t>(n);
   out_.cached_prompt_tokens = static_cast<int32_t>(s_.target_known);
   RETURN_IF_ERROR(SyncTarget(n - 1));
-  if (s_.draft != nullptr && p_.speculate) {
-    if (SyncStream(*s_.draft, seq_, s_.draft_known, n - 1).ok()) {
+  if (s_.draft != nullptr && p_.speculate && s_.draft_known < n - 1) {
+    const int64_t work = n - 1 - s_.draft_known;
+    const auto start = Clock::now();
+    const absl::Status synced =
+        SyncStream(*s_.draft, seq_, s_.draft_known, n - 1, DraftTimeout(work));
+    DraftDone(start, work, synced);
+    if (synced.ok()) {
       s_.draft_known = n - 1;
     } else {
       DropDraft();

@@ -3,9 +3,10 @@
 // the target worker — appending what the target accepts to the session's history.
 //
 // Caches sync by position: the loop tracks how many leading history tokens each worker's
-// cache holds and sends only what is new. If the draft fails, the request goes on with the
-// target alone (k = 0 rounds: the target samples one token per verify); if the target fails,
-// `reopen_target` gives a stream on another replica, which is re-synced from the history.
+// cache holds and sends only what is new. Every worker call has a deadline (CallDeadlines).
+// If the draft fails or is late, the request goes on with the target alone (k = 0 rounds: the
+// target samples one token per verify); if the target fails or is late, `reopen_target` gives
+// a stream on another (or the restarted) replica, which is re-synced from the history.
 // No accepted token is lost or repeated.
 //
 // Not thread-safe: one request of one session at a time.
@@ -35,6 +36,18 @@ struct SessionWorkers {
   int32_t context_size = 0;
 };
 
+// How long each worker call may take, and what the draft's calls teach (draft_deadline.h).
+struct CallDeadlines {
+  // The deadline of a draft call that runs `tokens` positions; empty: draft_fallback.
+  std::function<absl::Duration(int64_t tokens)> draft;
+  absl::Duration draft_fallback = absl::Seconds(2);
+  // Each draft call's outcome: its time and positions when it answered, else its error.
+  std::function<void(absl::Duration seconds, int64_t tokens, const absl::Status& status)>
+      draft_done;
+  absl::Duration target = absl::Seconds(30);  // each target call
+  absl::Time request = absl::InfiniteFuture();  // the request's own deadline
+};
+
 struct RoundParams {
   std::vector<int32_t> context;  // the whole conversation so far (the prompt)
   SamplerConfig sampler;
@@ -44,6 +57,7 @@ struct RoundParams {
   int32_t draft_tokens = 4;
   bool adaptive = false;
   int32_t max_draft_tokens = 16;
+  CallDeadlines deadlines;
 };
 
 struct RoundOutcome {
@@ -58,8 +72,10 @@ struct RoundOutcome {
 // Called after each round with its new tokens (before stop strings); returns false to stop
 // (client gone, stop string seen).
 using RoundCallback = std::function<bool(const std::vector<int32_t>& tokens)>;
-// Opens a target stream on another replica after a failure (kUnavailable when none is left).
-using ReopenTarget = std::function<absl::StatusOr<std::unique_ptr<WorkerStream>>()>;
+// Opens a target stream on another (or the restarted) replica after `failure` (kUnavailable
+// or kDeadlineExceeded) of the current one; kUnavailable when none is left in time.
+using ReopenTarget =
+    std::function<absl::StatusOr<std::unique_ptr<WorkerStream>>(const absl::Status& failure)>;
 
 // Timing hooks for metrics (may be empty).
 struct RoundObserver {

@@ -1,6 +1,11 @@
 // The coordinator's client of one worker: unary Describe/Tokenize, and Attach streams that
 // carry one session's sync/draft/verify requests in order.
 //
+// Nothing waits for a worker without a deadline: unary calls carry a gRPC deadline, and every
+// Call on a stream (and its open and close) is bounded by a CallTimer that cancels the stream
+// when the answer is late. Channels send HTTP/2 keepalive pings, so a peer that stops
+// answering (a frozen host, a partition without RST) breaks its streams even when idle.
+//
 // WorkerClient is thread-safe; a WorkerStream is used by one request at a time.
 #ifndef TANDEM_SERVICES_COORDINATOR_WORKER_CLIENT_H_
 #define TANDEM_SERVICES_COORDINATOR_WORKER_CLIENT_H_
@@ -13,21 +18,35 @@
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "services/coordinator/call_timer.h"
 #include "tandem/v1/worker.grpc.pb.h"
 
 namespace tandem {
+
+struct WorkerClientOptions {
+  absl::Duration unary_timeout = absl::Seconds(30);  // Describe with vocabulary, Tokenize
+  absl::Duration open_timeout = absl::Seconds(10);   // Attach's open handshake
+  absl::Duration close_timeout = absl::Seconds(2);   // draining a stream when it closes
+  absl::Duration keepalive_time = absl::Seconds(10);
+  absl::Duration keepalive_timeout = absl::Seconds(5);
+};
+
+// The channel arguments of a worker channel: message size and keepalive.
+grpc::ChannelArguments WorkerChannelArguments(const WorkerClientOptions& options);
 
 class WorkerStream {
  public:
   WorkerStream(
       std::unique_ptr<grpc::ClientContext> context,
       std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>> stream,
-      std::string address);
-  ~WorkerStream();  // closes the stream: the worker frees the session's cache
+      std::string address, std::shared_ptr<CallTimer> timer, absl::Duration close_timeout);
+  ~WorkerStream();  // closes the stream (within close_timeout): the worker frees the cache
 
-  // Sends one request and waits for its response. A RequestError becomes its status code and
-  // message; a broken stream is kUnavailable naming the worker (the stream is then dead).
-  absl::StatusOr<v1::SessionResponse> Call(v1::SessionRequest request);
+  // Sends one request and waits up to `timeout` for its response. A RequestError becomes its
+  // status code and message; a broken stream is kUnavailable and a late answer
+  // kDeadlineExceeded, both naming the worker (the stream is then dead).
+  absl::StatusOr<v1::SessionResponse> Call(v1::SessionRequest request, absl::Duration timeout);
 
   bool dead() const { return dead_; }
   const std::string& address() const { return address_; }
@@ -35,9 +54,13 @@ class WorkerStream {
   void Cancel();
 
  private:
+  absl::Status Broken(bool timed_out, absl::Duration timeout);
+
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>> stream_;
   std::string address_;
+  std::shared_ptr<CallTimer> timer_;
+  absl::Duration close_timeout_;
   uint64_t next_id_ = 1;
   bool dead_ = false;
   bool finished_ = false;  // Finish() may be called only once
@@ -45,27 +68,34 @@ class WorkerStream {
 
 class WorkerClient {
  public:
-  explicit WorkerClient(std::string address);
+  explicit WorkerClient(std::string address, const WorkerClientOptions& options = {});
   // For tests: an existing channel (e.g. an in-process one).
-  WorkerClient(std::string address, std::shared_ptr<grpc::Channel> channel);
+  WorkerClient(std::string address, std::shared_ptr<grpc::Channel> channel,
+               const WorkerClientOptions& options = {});
 
   const std::string& address() const { return address_; }
+  const WorkerClientOptions& options() const { return options_; }
 
-  absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary,
-                                                absl::Duration timeout = absl::Seconds(30));
+  absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary, absl::Duration timeout);
   // Waits until Describe succeeds (the worker is up and has loaded its model) or `timeout`.
   absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
-  // Waits until the channel is connected (e.g. a restarted worker is back); false on timeout.
-  bool WaitConnected(absl::Duration timeout);
-  // Opens a session stream (sends `open`). kResourceExhausted when the worker is full.
+  // Opens a session stream (sends `open`, waits up to `timeout` for the answer).
+  // kResourceExhausted when the worker is full, kDeadlineExceeded when it does not answer.
   absl::StatusOr<std::unique_ptr<WorkerStream>> Attach(const std::string& session_id,
-                                                       int32_t context_size);
+                                                       int32_t context_size,
+                                                       absl::Duration timeout);
+  absl::StatusOr<std::unique_ptr<WorkerStream>> Attach(const std::string& session_id,
+                                                       int32_t context_size) {
+    return Attach(session_id, context_size, options_.open_timeout);
+  }
 
  private:
   std::string address_;
+  WorkerClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Worker::Stub> stub_;
+  std::shared_ptr<CallTimer> timer_;
 };
 
 }  // namespace tandem

@@ -1,0 +1,100 @@
+// The Coordinator's use of its worker pools: which draft a session gets, the deadlines of a
+// request's worker calls, what a draft call teaches the pool, and failover of a target.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "services/coordinator/coordinator.h"
+
+namespace tandem {
+namespace {
+
+bool WorkerDown(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnavailable ||
+         status.code() == absl::StatusCode::kDeadlineExceeded;
+}
+
+}  // namespace
+
+void Coordinator::AttachDraft(const std::string& id, Session& session) {
+  session.workers.draft.reset();
+  session.workers.draft_known = 0;
+  session.draft_lease.Release();
+  // The least-loaded draft that is ready and not backing off; none: the target alone.
+  std::optional<size_t> i = drafts_->Pick();
+  if (!i.has_value()) return;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<WorkerStream>> stream = drafts_->client(*i).Attach(
+      id, target_info_.context_size(), drafts_->latency(*i).Deadline(1));
+  if (!stream.ok()) {
+    DraftDone(*i, absl::Now() - start, 1, stream.status());
+    return;  // a draft that cannot take the session just means no speculation for it
+  }
+  session.workers.draft = *std::move(stream);
+  session.draft_lease = ReplicaLease(drafts_.get(), *i);
+}
+
+void Coordinator::DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,
+                            const absl::Status& status) {
+  if (status.ok()) {
+    drafts_->latency(replica).Observe(seconds, tokens);
+    drafts_->backoff(replica).Succeed();
+    return;
+  }
+  if (!WorkerDown(status)) return;  // a refused request (e.g. a full draft) says nothing
+  metrics_->draft_failures.Increment();
+  // A late answer counts as a sample of its deadline: a draft that really became slower
+  // raises its own deadline instead of being cut off for good.
+  if (status.code() == absl::StatusCode::kDeadlineExceeded) {
+    drafts_->latency(replica).Observe(seconds, tokens);
+  }
+  drafts_->backoff(replica).Fail(absl::Now());
+  drafts_->MarkDown(replica);
+}
+
+CallDeadlines Coordinator::Deadlines(const Session& session, absl::Time request_deadline) {
+  CallDeadlines d;
+  d.target = options_.target_timeout;
+  d.request = request_deadline;
+  if (session.draft_lease.held()) {
+    const size_t draft = session.draft_lease.index();
+    d.draft = [this, draft](int64_t tokens) { return drafts_->latency(draft).Deadline(tokens); };
+    d.draft_done = [this, draft](absl::Duration seconds, int64_t tokens,
+                                 const absl::Status& status) {
+      DraftDone(draft, seconds, tokens, status);
+    };
+  }
+  return d;
+}
+
+absl::StatusOr<std::unique_ptr<WorkerStream>> Coordinator::Reopen(const std::string& id,
+                                                                  Session& session,
+                                                                  const absl::Status& failure,
+                                                                  absl::Time request_deadline,
+                                                                  int failover) {
+  // A replica that does not answer in time is taken out of choice; one whose stream broke
+  // (killed, restarted, or it closed an idle stream) is for the next Attach to find out.
+  if (failure.code() == absl::StatusCode::kDeadlineExceeded && session.target_lease.held()) {
+    targets_->MarkDown(session.target_lease.index());
+  }
+  session.target_lease.Release();
+  // Each replica twice at most: a worker that fails every call cannot hold a request forever.
+  if (failover > 2 * static_cast<int>(targets_->size()) + 2) {
+    return absl::UnavailableError(
+        absl::StrCat("target failed ", failover, " times in one request; last: ", failure.message()));
+  }
+  if (absl::Now() >= request_deadline) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the request's deadline passed after: ", failure.message()));
+  }
+  const absl::Time give_up = std::min(request_deadline, absl::Now() + options_.failover_wait);
+  absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
+      targets_->AttachReady(id, target_info_.context_size(), give_up, &session.target_lease);
+  if (!stream.ok()) {
+    return absl::UnavailableError(absl::StrCat("target failed (", failure.message(),
+                                               ") and no replica took the session over: ",
+                                               stream.status().message()));
+  }
+  return stream;
+}
+
+}  // namespace tandem

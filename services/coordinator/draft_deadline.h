@@ -1,0 +1,85 @@
+// How long the coordinator waits for a draft worker, and when it tries a failed one again.
+//
+// A draft only pays when it answers faster than the target would decode alone, so its
+// deadline follows its own measured speed: DraftLatency keeps the seconds per token of the
+// draft's recent calls and gives a call of n tokens the deadline
+//   clamp(multiple × p(percentile) × n, floor, ceiling)
+// (cold_deadline until min_samples calls are known). A call that times out counts as a sample
+// of its deadline, so a draft that really became slower raises its own deadline after a few
+// timeouts instead of being cut off forever.
+//
+// Backoff spaces out the retries of a failed draft: after the f-th failure in a row it is
+// left alone for min(initial × factor^(f-1), max); a success resets it.
+//
+// Both are thread-safe (one instance per draft replica, shared by its sessions).
+#ifndef TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_
+#define TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace tandem {
+
+struct DraftDeadlineOptions {
+  absl::Duration floor = absl::Milliseconds(50);
+  double multiple = 4;       // of the recent high percentile
+  double percentile = 0.95;  // in (0, 1]
+  int window = 64;           // recent calls kept
+  int min_samples = 4;       // below this, cold_deadline applies
+  absl::Duration cold_deadline = absl::Seconds(2);
+  absl::Duration ceiling = absl::Seconds(10);
+};
+// kInvalidArgument naming the option when `options` cannot work.
+absl::Status ValidateDraftDeadlineOptions(const DraftDeadlineOptions& options);
+
+class DraftLatency {
+ public:
+  explicit DraftLatency(const DraftDeadlineOptions& options) : options_(options) {}
+
+  // Records a call that ran `tokens` (>= 1) positions in `seconds`.
+  void Observe(absl::Duration seconds, int64_t tokens);
+  // The deadline of a call that runs `tokens` positions.
+  absl::Duration Deadline(int64_t tokens) const;
+  // The recent `percentile` of seconds per token; zero with no samples.
+  absl::Duration PerTokenPercentile() const;
+
+ private:
+  absl::Duration PercentileLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const DraftDeadlineOptions options_;
+  mutable absl::Mutex mutex_;
+  std::vector<absl::Duration> samples_ ABSL_GUARDED_BY(mutex_);  // ring of per-token times
+  size_t next_ ABSL_GUARDED_BY(mutex_) = 0;
+};
+
+struct BackoffOptions {
+  absl::Duration initial = absl::Seconds(1);
+  double factor = 2;
+  absl::Duration max = absl::Seconds(60);
+};
+
+class Backoff {
+ public:
+  explicit Backoff(const BackoffOptions& options) : options_(options) {}
+
+  // A failure at `now`: no retry before the returned time.
+  absl::Time Fail(absl::Time now);
+  void Succeed();
+  // True when a retry is allowed at `now`.
+  bool Allowed(absl::Time now) const;
+  int failures() const;
+
+ private:
+  const BackoffOptions options_;
+  mutable absl::Mutex mutex_;
+  int failures_ ABSL_GUARDED_BY(mutex_) = 0;
+  absl::Time retry_at_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_

@@ -1,0 +1,132 @@
+// The replicas of one role (targets or drafts): which are ready, how loaded each is, and which
+// one a new session (or a Tokenize) should use.
+//
+// A background poller calls Describe on every replica each probe_interval with a deadline of
+// probe_timeout: a replica is ready while its last probe succeeded (a worker answers Describe
+// only once its model has loaded) and no call on it has failed since. Describe also reports
+// the worker's active sessions and queue depth; with the sessions this coordinator pinned
+// since, they make a replica's load, and Pick chooses the least-loaded ready replica (load
+// relative to max_sessions; ties rotate). Draft replicas also carry their latency tracker and
+// retry backoff (draft_deadline.h): a draft that failed is not picked again before its
+// backoff has passed.
+//
+// Thread-safe.
+#ifndef TANDEM_SERVICES_COORDINATOR_WORKER_POOL_H_
+#define TANDEM_SERVICES_COORDINATOR_WORKER_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "services/coordinator/draft_deadline.h"
+#include "services/coordinator/worker_client.h"
+
+namespace tandem {
+
+struct WorkerPoolOptions {
+  absl::Duration probe_interval = absl::Milliseconds(500);
+  absl::Duration probe_timeout = absl::Seconds(1);
+  DraftDeadlineOptions draft_deadline;
+  BackoffOptions backoff;
+};
+
+class WorkerPool;
+
+// One replica's place in a session: counts towards its load while held.
+class ReplicaLease {
+ public:
+  ReplicaLease() = default;
+  ReplicaLease(WorkerPool* pool, size_t index);
+  ReplicaLease(ReplicaLease&& other) noexcept { *this = std::move(other); }
+  ReplicaLease& operator=(ReplicaLease&& other) noexcept;
+  ~ReplicaLease() { Release(); }
+
+  bool held() const { return pool_ != nullptr; }
+  size_t index() const { return index_; }
+  void Release();
+
+ private:
+  WorkerPool* pool_ = nullptr;
+  size_t index_ = 0;
+};
+
+class WorkerPool {
+ public:
+  WorkerPool(std::vector<std::unique_ptr<WorkerClient>> clients, const WorkerPoolOptions& options);
+  ~WorkerPool();  // stops the poller
+
+  size_t size() const { return replicas_.size(); }
+  WorkerClient& client(size_t i) { return *replicas_[i]->client; }
+  DraftLatency& latency(size_t i) { return replicas_[i]->latency; }
+  Backoff& backoff(size_t i) { return replicas_[i]->backoff; }
+
+  // Starts probing. `on_change(any_ready)` runs on the poller's thread whenever AnyReady
+  // changes (and once at start); SetListener(nullptr) stops the reports.
+  void StartWatching();
+  void SetListener(std::function<void(bool any_ready)> listener);
+
+  bool Ready(size_t i) const;
+  bool AnyReady() const;
+  // Takes replica `i` out of choice until a probe succeeds again (a call on it failed).
+  void MarkDown(size_t i);
+  // The least-loaded ready replica whose backoff allows a call now; nullopt when none is.
+  std::optional<size_t> Pick();
+  // As Pick, waiting up to `deadline` for a replica to become ready.
+  std::optional<size_t> WaitPick(absl::Time deadline);
+
+  // Runs `call(i)` on the replica WaitPick gives. A replica that is down (kUnavailable or
+  // kDeadlineExceeded from `call`) is marked down and the next one tried, or the one that
+  // comes back waited for, until `give_up`: then kUnavailable naming the last failure.
+  // Other errors are returned as they are.
+  absl::Status OnReady(absl::Time give_up, const std::function<absl::Status(size_t)>& call);
+  // Opens a session stream on a ready replica by OnReady; `lease` then holds that replica.
+  absl::StatusOr<std::unique_ptr<WorkerStream>> AttachReady(const std::string& session_id,
+                                                            int32_t context_size,
+                                                            absl::Time give_up,
+                                                            ReplicaLease* lease);
+
+ private:
+  friend class ReplicaLease;
+  struct Replica {
+    Replica(std::unique_ptr<WorkerClient> c, const WorkerPoolOptions& o)
+        : client(std::move(c)), latency(o.draft_deadline), backoff(o.backoff) {}
+    std::unique_ptr<WorkerClient> client;
+    DraftLatency latency;
+    Backoff backoff;
+    // Guarded by the pool's mutex_:
+    bool ready = true;  // the coordinator starts after every worker answered
+    int32_t max_sessions = 0;
+    int32_t reported_sessions = 0;  // active sessions at the last probe
+    int32_t pinned_at_probe = 0;    // our sessions on it at the last probe
+    int32_t queue_depth = 0;
+    int32_t pinned = 0;  // sessions of this coordinator on it now
+  };
+
+  void Poll();
+  void Probe(size_t i);
+  double LoadLocked(const Replica& r) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  std::optional<size_t> PickLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool AnyReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Notify() ABSL_LOCKS_EXCLUDED(mutex_);
+
+  const WorkerPoolOptions options_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  mutable absl::Mutex mutex_;
+  uint64_t rotation_ ABSL_GUARDED_BY(mutex_) = 0;  // breaks ties between equal loads
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Mutex listener_mutex_;  // held while a listener runs, so SetListener(nullptr) is final
+  std::function<void(bool)> listener_ ABSL_GUARDED_BY(listener_mutex_);
+  std::optional<bool> reported_ ABSL_GUARDED_BY(listener_mutex_);
+  std::thread poller_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_WORKER_POOL_H_
