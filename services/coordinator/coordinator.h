@@ -73,9 +73,9 @@ class Coordinator {
  private:
   struct Session {
     std::mutex mutex;  // held by the request using the session
-    SessionWorkers workers;
-    ReplicaLease target_lease;  // the replicas the streams are on
+    ReplicaLease target_lease;  // the replicas the streams are on (released after them)
     ReplicaLease draft_lease;
+    SessionWorkers workers;
   };
 
   Coordinator(const CoordinatorOptions& options, CoordinatorMetrics* metrics)

@@ -3,6 +3,8 @@
 // draft that dies mid-request.
 #include "services/coordinator/coordinator.h"
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,6 +26,40 @@ namespace {
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
+// The worker service as the coordinator sees it, with a switch that freezes it: a frozen
+// worker (a SIGSTOPped host, to gRPC) takes calls and never answers until they are cancelled.
+class FreezableWorker final : public v1::Worker::Service {
+ public:
+  explicit FreezableWorker(WorkerService* real) : real_(real) {}
+  std::atomic<bool> frozen{false};
+
+  grpc::Status Describe(grpc::ServerContext* context, const v1::DescribeRequest* request,
+                        v1::DescribeResponse* response) override {
+    if (frozen) return Hang(context);
+    return real_->Describe(context, request, response);
+  }
+  grpc::Status Tokenize(grpc::ServerContext* context, const v1::TokenizeRequest* request,
+                        v1::TokenizeResponse* response) override {
+    if (frozen) return Hang(context);
+    return real_->Tokenize(context, request, response);
+  }
+  grpc::Status Attach(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override {
+    if (frozen) return Hang(context);
+    return real_->Attach(context, stream);
+  }
+
+ private:
+  static grpc::Status Hang(grpc::ServerContext* context) {
+    for (int i = 0; i < 3000 && !context->IsCancelled(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return grpc::Status(grpc::StatusCode::CANCELLED, "frozen");
+  }
+  WorkerService* real_;
+};
+
 // One worker: engine, service and an in-process server.
 struct InProcessWorker {
   InProcessWorker(WorkerRole role, const std::string& model) {
@@ -40,8 +76,9 @@ struct InProcessWorker {
     metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
     service = std::make_unique<WorkerService>(metrics.get());
     service->SetEngine(engine.get());
+    freezable = std::make_unique<FreezableWorker>(service.get());
     grpc::ServerBuilder builder;
-    builder.RegisterService(service.get());
+    builder.RegisterService(freezable.get());
     server = builder.BuildAndStart();
   }
   std::unique_ptr<WorkerClient> Client(const std::string& name) {
@@ -53,6 +90,7 @@ struct InProcessWorker {
   std::unique_ptr<WorkerEngine> engine;
   std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<WorkerService> service;
+  std::unique_ptr<FreezableWorker> freezable;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -64,18 +102,24 @@ struct Reply {
 
 class CoordinatorTest : public ::testing::Test {
  protected:
-  void Start(const std::string& draft_model) {
+  void Start(const std::string& draft_model, int target_replicas = 1,
+             const CoordinatorOptions& options = CoordinatorOptions()) {
     target_ = std::make_unique<InProcessWorker>(WorkerRole::kTarget,
                                                 "models/stories260K/stories260K.gguf");
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
     targets.push_back(target_->Client("target"));
+    if (target_replicas > 1) {
+      second_target_ = std::make_unique<InProcessWorker>(WorkerRole::kTarget,
+                                                         "models/stories260K/stories260K.gguf");
+      targets.push_back(second_target_->Client("target-2"));
+    }
     if (!draft_model.empty()) {
       draft_ = std::make_unique<InProcessWorker>(WorkerRole::kDraft, draft_model);
       drafts.push_back(draft_->Client("draft"));
     }
     metrics_ = std::make_unique<CoordinatorMetrics>(registry_);
-    absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(
-        CoordinatorOptions(), std::move(targets), std::move(drafts), metrics_.get());
+    absl::StatusOr<std::unique_ptr<Coordinator>> c =
+        Coordinator::Create(options, std::move(targets), std::move(drafts), metrics_.get());
     ASSERT_TRUE(c.ok()) << c.status();
     coordinator_ = std::move(*c);
   }
@@ -113,7 +157,7 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   prometheus::Registry registry_;
-  std::unique_ptr<InProcessWorker> target_, draft_;
+  std::unique_ptr<InProcessWorker> target_, second_target_, draft_;
   std::unique_ptr<CoordinatorMetrics> metrics_;
   std::unique_ptr<Coordinator> coordinator_;
 };
@@ -271,6 +315,86 @@ TEST_F(CoordinatorTest, ConcurrentClientsGetTheirOneAtATimeOutputs) {
     EXPECT_EQ(together[i], alone[i]) << "client " << i;
   }
   EXPECT_EQ(target_->engine->active_sessions(), 0);
+}
+
+v1::GenerateRequest TokenIdRequest(const std::string& session, int max_tokens) {
+  v1::GenerateRequest request;
+  for (int32_t id : {1, 403, 407, 261, 378}) request.mutable_token_ids()->add_ids(id);
+  request.mutable_sampling()->set_temperature(0.0f);
+  request.set_max_tokens(max_tokens);
+  request.set_session_id(session);
+  return request;
+}
+
+CoordinatorOptions FastProbes() {
+  CoordinatorOptions options;
+  options.pool.probe_interval = absl::Milliseconds(20);
+  options.pool.probe_timeout = absl::Milliseconds(200);
+  return options;
+}
+
+// Waits (bounded) until `done` holds.
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 300; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+TEST_F(CoordinatorTest, SessionsOfTokenIdPromptsSpreadOverBothTargets) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf", 2);
+  for (const char* session : {"a", "b", "c", "d"}) {
+    ASSERT_OK(Generate(TokenIdRequest(session, 4)).status()) << session;
+  }
+  EXPECT_EQ(target_->engine->active_sessions(), 2);
+  EXPECT_EQ(second_target_->engine->active_sessions(), 2);
+  EXPECT_EQ(draft_->engine->active_sessions(), 4);
+}
+
+TEST_F(CoordinatorTest, AFrozenTargetIsSkippedAndHealthFollowsTheTargets) {
+  Start("", 2, FastProbes());
+  std::atomic<int> serving{-1};
+  coordinator_->SetHealthListener([&](bool s) { serving = s ? 1 : 0; });
+  EXPECT_EQ(serving, 1);
+  target_->freezable->frozen = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // probes find it frozen
+  EXPECT_EQ(serving, 1);  // the other target still serves
+  for (const char* session : {"a", "b", "c"}) {
+    ASSERT_OK_AND_ASSIGN(Reply reply, Generate(TokenIdRequest(session, 4)));
+    EXPECT_EQ(reply.final.usage().generated_tokens(), 4);
+  }
+  EXPECT_EQ(target_->engine->active_sessions(), 0);
+  EXPECT_EQ(second_target_->engine->active_sessions(), 3);
+  second_target_->freezable->frozen = true;
+  EXPECT_TRUE(Eventually([&] { return serving == 0; }));  // no target is ready
+  target_->freezable->frozen = false;
+  EXPECT_TRUE(Eventually([&] { return serving == 1; }));
+  second_target_->freezable->frozen = false;
+  coordinator_->SetHealthListener(nullptr);
+}
+
+TEST_F(CoordinatorTest, AFrozenDraftCostsOneDeadlineAndTheTextStaysTheTargets) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf", 1, FastProbes());
+  ASSERT_OK(Generate(Request(0.0f, 32)).status());  // the draft's latency becomes known
+  v1::GenerateRequest alone_request = Request(0.0f, 128);
+  alone_request.mutable_speculation()->set_enabled(false);
+  const auto alone_start = std::chrono::steady_clock::now();
+  ASSERT_OK_AND_ASSIGN(Reply alone, Generate(alone_request));
+  const double alone_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - alone_start).count();
+
+  draft_->freezable->frozen = true;
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 128)));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(reply.ids, alone.ids) << "request " << i;
+    // The draft's deadline is its floor here (50 ms); the second request does not wait at all.
+    EXPECT_LT(seconds, alone_seconds * 2 + 0.5) << "request " << i;
+  }
+  draft_->freezable->frozen = false;
 }
 
 TEST(CoordinatorCreateTest, AnIncompatibleDraftIsAFailedPrecondition) {

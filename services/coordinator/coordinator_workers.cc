@@ -22,15 +22,16 @@ void Coordinator::AttachDraft(const std::string& id, Session& session) {
   // The least-loaded draft that is ready and not backing off; none: the target alone.
   std::optional<size_t> i = drafts_->Pick();
   if (!i.has_value()) return;
+  session.draft_lease = ReplicaLease(drafts_.get(), *i);
   const absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<WorkerStream>> stream = drafts_->client(*i).Attach(
       id, target_info_.context_size(), drafts_->latency(*i).Deadline(1));
   if (!stream.ok()) {
+    session.draft_lease.Release();
     DraftDone(*i, absl::Now() - start, 1, stream.status());
     return;  // a draft that cannot take the session just means no speculation for it
   }
   session.workers.draft = *std::move(stream);
-  session.draft_lease = ReplicaLease(drafts_.get(), *i);
 }
 
 void Coordinator::DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,

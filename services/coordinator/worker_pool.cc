@@ -179,10 +179,14 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerPool::AttachReady(const std:
     WorkerClient& c = client(i);
     const absl::Duration timeout =
         std::max(absl::Milliseconds(1), std::min(c.options().open_timeout, give_up - absl::Now()));
-    absl::StatusOr<std::unique_ptr<WorkerStream>> opened = c.Attach(session_id, context_size, timeout);
-    if (!opened.ok()) return opened.status();
+    *lease = ReplicaLease(this, i);  // counted before the worker counts it (probes race)
+    absl::StatusOr<std::unique_ptr<WorkerStream>> opened =
+        c.Attach(session_id, context_size, timeout);
+    if (!opened.ok()) {
+      lease->Release();
+      return opened.status();
+    }
     stream = *std::move(opened);
-    *lease = ReplicaLease(this, i);
     return absl::OkStatus();
   }));
   return stream;
