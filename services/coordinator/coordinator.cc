@@ -252,9 +252,10 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     }
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
+    bool draft_lost = false;  // a draft was tried and did not answer
     if (params.speculate &&
         (session->workers.draft == nullptr || session->workers.draft->dead())) {
-      AttachDraft(session_id, *session);
+      draft_lost = !AttachDraft(session_id, *session);
     }
     params.deadlines = Deadlines(*session, deadline);
     TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
@@ -295,6 +296,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     };
     absl::StatusOr<RoundOutcome> outcome =
         RunRequest(session->workers, params, on_tokens, reopen, observer);
+    if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
     const bool named = !request.session_id().empty();
     if (!outcome.ok() || client_gone) {
       lock.unlock();  // CloseSession waits for the session's request: this one

@@ -85,7 +85,8 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);
   absl::StatusOr<std::shared_ptr<Session>> FindOrCreate(const v1::GenerateRequest& request,
                                                         std::string* id);
-  void AttachDraft(const std::string& id, Session& session);
+  // Gives the session a draft stream if a draft is ready; false when the one tried failed.
+  bool AttachDraft(const std::string& id, Session& session);
   void DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,
                  const absl::Status& status);
   CallDeadlines Deadlines(const Session& session, absl::Time request_deadline);

@@ -15,13 +15,13 @@ bool WorkerDown(const absl::Status& status) {
 
 }  // namespace
 
-void Coordinator::AttachDraft(const std::string& id, Session& session) {
+bool Coordinator::AttachDraft(const std::string& id, Session& session) {
   session.workers.draft.reset();
   session.workers.draft_known = 0;
   session.draft_lease.Release();
   // The least-loaded draft that is ready and not backing off; none: the target alone.
   std::optional<size_t> i = drafts_->Pick();
-  if (!i.has_value()) return;
+  if (!i.has_value()) return true;
   session.draft_lease = ReplicaLease(drafts_.get(), *i);
   const absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<WorkerStream>> stream = drafts_->client(*i).Attach(
@@ -29,9 +29,11 @@ void Coordinator::AttachDraft(const std::string& id, Session& session) {
   if (!stream.ok()) {
     session.draft_lease.Release();
     DraftDone(*i, absl::Now() - start, 1, stream.status());
-    return;  // a draft that cannot take the session just means no speculation for it
+    // A draft that cannot take the session just means no speculation for it.
+    return !WorkerDown(stream.status());
   }
   session.workers.draft = *std::move(stream);
+  return true;
 }
 
 void Coordinator::DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,

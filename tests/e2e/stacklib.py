@@ -1,0 +1,222 @@
+"""Real Tandem processes on loopback for the e2e tests: any number of target workers, an
+optional draft and a coordinator, each on a port the OS picks; workers can be frozen
+(SIGSTOP), resumed, killed and restarted on the same address. Everything started is
+resumed and killed on exit.
+
+Needs TANDEM_BIN and TANDEM_SHARED (set by CTest).
+"""
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+import tandem_stubs  # noqa: E402
+
+STUBS = tandem_stubs.load()
+import grpc  # noqa: E402
+
+BIN = os.environ["TANDEM_BIN"]
+MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
+TARGET = os.path.join(MODELS, "stories260K.gguf")
+DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+
+
+def health(address, timeout=1.0):
+    """SERVING, NOT_SERVING, ... or UNREACHABLE (the gRPC code) for one health check."""
+    with grpc.insecure_channel(address) as channel:
+        stub = STUBS.health_pb2_grpc.HealthStub(channel)
+        try:
+            reply = stub.Check(STUBS.health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        except grpc.RpcError as e:
+            return f"UNREACHABLE ({e.code().name})"
+    return STUBS.health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
+def wait_for(predicate, timeout, step=0.05):
+    """Polls `predicate` until true or `timeout` seconds; returns its last value."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= end:
+            return value
+        time.sleep(step)
+
+
+class Process:
+    """One tandem binary; `address` is parsed from its "listening on" line."""
+
+    def __init__(self, name, argv, folder):
+        self.name = name
+        self.log = open(os.path.join(folder, name + ".log"), "ab")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log,
+                                     stdin=subprocess.DEVNULL)
+        self.address = self._read_address(60)
+
+    def _read_address(self, timeout):
+        end = time.monotonic() + timeout
+        line = b""
+        while time.monotonic() < end and b"\n" not in line:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                line += chunk
+        text = line.decode(errors="replace")
+        assert " listening on " in text, f"{self.name} did not start: {text!r}"
+        after = text.split(" listening on ")[1]
+        port = after.split("(metrics on ")[1].split(")")[0] if "(metrics on " in after else "0"
+        self.metrics = f"127.0.0.1:{port}"
+        return after.split()[0]
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def stop(self):
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGKILL)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc.stdout.close()
+        self.log.close()
+
+
+class Cluster:
+    """`targets` target workers, a draft (optional) and a coordinator given `coordinator_args`."""
+
+    def __init__(self, targets=1, draft=True, coordinator_args=(), worker_args=()):
+        self.n_targets = targets
+        self.with_draft = draft
+        self.coordinator_args = list(coordinator_args)
+        self.worker_args = list(worker_args)
+        self.dir = tempfile.mkdtemp(prefix="tandem-e2e-")
+        self.processes = []
+        self.targets = []
+        self.draft = None
+        self.coordinator = None
+
+    def worker(self, role, name, listen="127.0.0.1:0", wait=True):
+        model = TARGET if role == "target" else DRAFT
+        p = Process(name, [os.path.join(BIN, "tandem-worker"), "--role", role, "--model", model,
+                           "--listen", listen, "--metrics-listen", "127.0.0.1:0", "--threads", "1",
+                           *self.worker_args], self.dir)
+        self.processes.append(p)
+        if wait:
+            assert wait_for(lambda: health(p.address) == "SERVING", 60), f"{name} not SERVING"
+        return p
+
+    def __enter__(self):
+        try:
+            self.targets = [self.worker("target", f"target{i}") for i in range(self.n_targets)]
+            if self.with_draft:
+                self.draft = self.worker("draft", "draft")
+            argv = [os.path.join(BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
+                    "--target", ",".join(t.address for t in self.targets),
+                    *self.coordinator_args]
+            if self.draft:
+                argv += ["--draft", self.draft.address]
+            self.coordinator = Process("coordinator", argv, self.dir)
+            self.processes.append(self.coordinator)
+            assert wait_for(lambda: health(self.coordinator.address) == "SERVING", 60), \
+                "coordinator not SERVING"
+            self.channel = grpc.insecure_channel(self.coordinator.address)
+            self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def restart_target(self, i):
+        """Starts target i again on its old address (after it was killed); returns at once."""
+        old = self.targets[i]
+        self.targets[i] = self.worker("target", f"target{i}-restarted", listen=old.address,
+                                      wait=False)
+        return self.targets[i]
+
+    def __exit__(self, *exc):
+        for p in reversed(self.processes):
+            p.stop()
+        return False
+
+
+def request(prompt="Once upon a time", max_tokens=128, speculate=True):
+    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=max_tokens, ignore_eos=True)
+    r.sampling.temperature = 0
+    r.speculation.enabled = speculate
+    return r
+
+
+def collect(responses, on_delta=None):
+    """(ids, final) of a Generate stream; `on_delta(n)` after each delta with the ids so far."""
+    ids, final = [], None
+    for r in responses:
+        if r.HasField("delta"):
+            ids.extend(r.delta.token_ids)
+            if on_delta:
+                on_delta(len(ids))
+        else:
+            final = r.final
+    return ids, final
+
+
+def generate(stub, req, timeout=60, on_delta=None):
+    """(ids, final, seconds) of one request."""
+    start = time.monotonic()
+    ids, final = collect(stub.Generate(req, timeout=timeout), on_delta)
+    return ids, final, time.monotonic() - start
+
+
+class Clients:
+    """Runs `requests` concurrently, each in its own thread; `first_deltas` counts the
+    clients that have received at least one delta. join() gives [(ids, error)]."""
+
+    def __init__(self, stub, requests, timeout=90):
+        self.results = [None] * len(requests)
+        self.first_deltas = 0
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, args=(i, stub, r, timeout))
+                         for i, r in enumerate(requests)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, i, stub, req, timeout):
+        seen = []
+
+        def on_delta(n):
+            if not seen:
+                seen.append(n)
+                with self._lock:
+                    self.first_deltas += 1
+        try:
+            ids, _ = collect(stub.Generate(req, timeout=timeout), on_delta)
+            self.results[i] = (ids, None)
+        except grpc.RpcError as e:
+            self.results[i] = (None, f"{e.code().name}: {e.details()}")
+
+    def join(self, timeout=120):
+        end = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+        return self.results
+
+
+def metric(address, name):
+    """Sum of a metric's samples at http://ADDRESS/metrics (0 when absent)."""
+    import re
+    import urllib.request
+    text = urllib.request.urlopen(f"http://{address}/metrics", timeout=5).read().decode()
+    return sum(float(m[1]) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
