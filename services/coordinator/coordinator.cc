@@ -113,7 +113,7 @@ absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeReq
   // The least-loaded ready target; a failing one makes way for another, or for its restart.
   absl::StatusOr<v1::TokenizeResponse> response;
   absl::Status status = targets_->OnReady(absl::Now() + options_.failover_wait, [&](size_t i) {
-    response = targets_->client(i).Tokenize(request);
+    response = targets_->client(i).Tokenize(request, options_.target_timeout);
     return response.status();
   });
   if (!status.ok()) return status;
@@ -183,7 +183,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
   ASSIGN_OR_RETURN(session->workers.target,
                    targets_->AttachReady(id, target_info_.context_size(),
                                          absl::Now() + options_.failover_wait,
-                                         &session->target_lease));
+                                         options_.target_timeout, &session->target_lease));
   return session;  // Generate attaches a draft when the request speculates
 }
 

@@ -91,7 +91,8 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> Coordinator::Reopen(const std::str
   }
   const absl::Time give_up = std::min(request_deadline, absl::Now() + options_.failover_wait);
   absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
-      targets_->AttachReady(id, target_info_.context_size(), give_up, &session.target_lease);
+      targets_->AttachReady(id, target_info_.context_size(), give_up, options_.target_timeout,
+                            &session.target_lease);
   if (!stream.ok()) {
     return absl::UnavailableError(absl::StrCat("target failed (", failure.message(),
                                                ") and no replica took the session over: ",

@@ -66,8 +66,10 @@ void WorkerStream::Cancel() { context_->TryCancel(); }
 
 absl::Status WorkerStream::Broken(bool timed_out, absl::Duration timeout) {
   dead_ = true;
-  context_->TryCancel();
+  // The call is over (or cancelled by the timer): Finish gives its status. Bounded anyway.
+  const CallTimer::Ticket ticket = timer_->Arm(context_.get(), absl::Now() + close_timeout_);
   const grpc::Status status = stream_->Finish();
+  timer_->Disarm(ticket);
   finished_ = true;
   if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("worker ", address_, " did not answer within ",
@@ -140,9 +142,10 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabu
   }
 }
 
-absl::StatusOr<v1::TokenizeResponse> WorkerClient::Tokenize(const v1::TokenizeRequest& request) {
+absl::StatusOr<v1::TokenizeResponse> WorkerClient::Tokenize(const v1::TokenizeRequest& request,
+                                                            absl::Duration timeout) {
   grpc::ClientContext context;
-  context.set_deadline(Deadline(options_.unary_timeout));
+  context.set_deadline(Deadline(timeout));
   v1::TokenizeResponse response;
   const grpc::Status status = stub_->Tokenize(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -163,8 +166,9 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerClient::Attach(const std::st
   const bool answered = stream->Write(open) && stream->Read(&response);
   const bool timed_out = timer_->Disarm(ticket);
   if (!answered || timed_out) {
-    context->TryCancel();
+    const CallTimer::Ticket finish = timer_->Arm(context.get(), absl::Now() + options_.close_timeout);
     const grpc::Status status = stream->Finish();
+    timer_->Disarm(finish);
     const absl::Status s =
         timed_out ? absl::DeadlineExceededError(absl::StrCat(
                         "no answer to open within ", absl::FormatDuration(timeout)))

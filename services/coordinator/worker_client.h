@@ -25,7 +25,7 @@
 namespace tandem {
 
 struct WorkerClientOptions {
-  absl::Duration unary_timeout = absl::Seconds(30);  // Describe with vocabulary, Tokenize
+  absl::Duration unary_timeout = absl::Seconds(30);  // Describe at start-up
   absl::Duration open_timeout = absl::Seconds(10);   // Attach's open handshake
   absl::Duration close_timeout = absl::Seconds(2);   // draining a stream when it closes
   absl::Duration keepalive_time = absl::Seconds(10);
@@ -79,7 +79,8 @@ class WorkerClient {
   absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary, absl::Duration timeout);
   // Waits until Describe succeeds (the worker is up and has loaded its model) or `timeout`.
   absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout);
-  absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request,
+                                                absl::Duration timeout);
   // Opens a session stream (sends `open`, waits up to `timeout` for the answer).
   // kResourceExhausted when the worker is full, kDeadlineExceeded when it does not answer.
   absl::StatusOr<std::unique_ptr<WorkerStream>> Attach(const std::string& session_id,

@@ -173,15 +173,16 @@ absl::Status WorkerPool::OnReady(absl::Time give_up,
 absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerPool::AttachReady(const std::string& session_id,
                                                                       int32_t context_size,
                                                                       absl::Time give_up,
+                                                                      absl::Duration timeout,
                                                                       ReplicaLease* lease) {
   std::unique_ptr<WorkerStream> stream;
   RETURN_IF_ERROR(OnReady(give_up, [&](size_t i) {
     WorkerClient& c = client(i);
-    const absl::Duration timeout =
-        std::max(absl::Milliseconds(1), std::min(c.options().open_timeout, give_up - absl::Now()));
+    const absl::Duration open_timeout =
+        std::max(absl::Milliseconds(1), std::min(timeout, give_up - absl::Now()));
     *lease = ReplicaLease(this, i);  // counted before the worker counts it (probes race)
     absl::StatusOr<std::unique_ptr<WorkerStream>> opened =
-        c.Attach(session_id, context_size, timeout);
+        c.Attach(session_id, context_size, open_timeout);
     if (!opened.ok()) {
       lease->Release();
       return opened.status();

@@ -86,10 +86,12 @@ class WorkerPool {
   // comes back waited for, until `give_up`: then kUnavailable naming the last failure.
   // Other errors are returned as they are.
   absl::Status OnReady(absl::Time give_up, const std::function<absl::Status(size_t)>& call);
-  // Opens a session stream on a ready replica by OnReady; `lease` then holds that replica.
+  // Opens a session stream on a ready replica by OnReady, each open bounded by `timeout`;
+  // `lease` then holds that replica.
   absl::StatusOr<std::unique_ptr<WorkerStream>> AttachReady(const std::string& session_id,
                                                             int32_t context_size,
                                                             absl::Time give_up,
+                                                            absl::Duration timeout,
                                                             ReplicaLease* lease);
 
  private:
