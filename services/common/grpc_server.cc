@@ -49,6 +49,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
         absl::StrCat("cannot listen on ", options.listen, " (address in use or invalid?)"));
   }
   server->SetServing(false);
+  if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
+    health->SetServingStatus(kLivenessService, true);
+  }
   if (!options.metrics_listen.empty()) {
     // civetweb reports a failed bind by throwing; check the address shape first.
     if (options.metrics_listen.find(':') == std::string::npos) {
@@ -74,7 +77,7 @@ void GrpcServer::SetServing(bool serving) {
   std::lock_guard<std::mutex> lock(health_mutex_);
   if (server_ == nullptr || drained_) return;
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
-    health->SetServingStatus(serving);
+    health->SetServingStatus("", serving);
   }
 }
 
@@ -83,7 +86,7 @@ void GrpcServer::Drain(absl::Duration timeout) {
     std::lock_guard<std::mutex> lock(health_mutex_);
     if (drained_ || server_ == nullptr) return;
     if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
-      health->SetServingStatus(false);
+      health->SetServingStatus("", false);
     }
     drained_ = true;
   }

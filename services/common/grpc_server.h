@@ -49,6 +49,10 @@ class GrpcServer {
   // The overall health status (service ""), NOT_SERVING until set. Ignored once Drain began
   // (a health watcher on another thread cannot undo the drain).
   void SetServing(bool serving);
+  // Health service kLivenessService is SERVING from Start until the listener closes: a
+  // liveness probe asks it, since "" may be NOT_SERVING for a process that is fine (a
+  // coordinator whose targets are down, a worker loading its model).
+  static constexpr const char* kLivenessService = "liveness";
 
   // Marks NOT_SERVING, waits `drain_notice`, stops accepting calls and waits up to `timeout`
   // for in-flight calls to finish, then cancels what is left. Idempotent.

@@ -1,6 +1,8 @@
 #include "services/common/grpc_server.h"
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "core/base/status_matchers.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -16,11 +18,13 @@ namespace {
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
 
-HealthCheckResponse::ServingStatus Health(const std::string& address) {
+HealthCheckResponse::ServingStatus Health(const std::string& address,
+                                          const std::string& service = "") {
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
   HealthCheckRequest request;
+  request.set_service(service);
   HealthCheckResponse response;
   const grpc::Status status = stub->Check(&context, request, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
@@ -48,6 +52,29 @@ TEST(GrpcServerTest, ServesHealthThatFollowsReadinessAndDrains) {
 
   server->Drain(absl::Seconds(1));
   server->Drain(absl::Seconds(1));  // idempotent
+}
+
+TEST(GrpcServerTest, LivenessIsServingWhileReadinessIsNot) {
+  v1::Worker::Service service;
+  ASSERT_OK_AND_ASSIGN(auto server, GrpcServer::Start({"127.0.0.1:0", ""}, {&service}, nullptr));
+  EXPECT_EQ(Health(server->address()), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(Health(server->address(), GrpcServer::kLivenessService), HealthCheckResponse::SERVING);
+  server->SetServing(true);
+  server->SetServing(false);
+  EXPECT_EQ(Health(server->address(), GrpcServer::kLivenessService), HealthCheckResponse::SERVING);
+}
+
+TEST(GrpcServerTest, DrainReportsNotServingBeforeTheListenerClosesAndCannotBeUndone) {
+  v1::Worker::Service service;
+  GrpcServerOptions options;
+  options.drain_notice = absl::Milliseconds(600);
+  ASSERT_OK_AND_ASSIGN(auto server, GrpcServer::Start(options, {&service}, nullptr));
+  server->SetServing(true);
+  std::thread drain([&] { server->Drain(absl::Seconds(1)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  server->SetServing(true);  // e.g. a health watcher that has not heard of the drain
+  EXPECT_EQ(Health(server->address()), HealthCheckResponse::NOT_SERVING);
+  drain.join();
 }
 
 TEST(GrpcServerTest, RejectsAnAddressWithoutPort) {
