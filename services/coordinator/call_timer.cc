@@ -31,8 +31,7 @@ void CallTimer::Run() {
   absl::MutexLock lock(&mutex_);
   while (!stopping_) {
     seen_generation_ = generation_;
-    const absl::Time next =
-        armed_.empty() ? absl::InfiniteFuture() : armed_.begin()->first.first;
+    const absl::Time next = armed_.empty() ? absl::InfiniteFuture() : armed_.begin()->first.first;
     mutex_.AwaitWithDeadline(absl::Condition(this, &CallTimer::Woken), next);
     const absl::Time now = absl::Now();
     while (!armed_.empty() && armed_.begin()->first.first <= now) {

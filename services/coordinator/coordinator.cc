@@ -70,9 +70,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
 }
 
 absl::Status Coordinator::Init() {
-  ASSIGN_OR_RETURN(v1::DescribeResponse target,
-                   targets_->client(0).WaitReady(/*include_vocabulary=*/true,
-                                                 options_.worker_wait));
+  ASSIGN_OR_RETURN(
+      v1::DescribeResponse target,
+      targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
   target_info_ = target.model();
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
@@ -80,9 +80,9 @@ absl::Status Coordinator::Init() {
     ASSIGN_OR_RETURN(v1::DescribeResponse other,
                      targets_->client(i).WaitReady(false, options_.worker_wait));
     if (other.model().vocabulary_fingerprint() != target_info_.vocabulary_fingerprint()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "target replica ", targets_->client(i).address(), " (", other.model().name(),
-          ") serves another vocabulary than ", targets_->client(0).address()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("target replica ", targets_->client(i).address(), " (", other.model().name(),
+                       ") serves another vocabulary than ", targets_->client(0).address()));
     }
   }
   for (size_t i = 0; i < drafts_->size(); ++i) {
@@ -180,10 +180,10 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
   auto session = std::make_shared<Session>();
   session->workers.context_size = target_info_.context_size();
   // The least-loaded ready target (waiting a while for one that is restarting).
-  ASSIGN_OR_RETURN(session->workers.target,
-                   targets_->AttachReady(id, target_info_.context_size(),
-                                         absl::Now() + options_.failover_wait,
-                                         options_.target_timeout, &session->target_lease));
+  ASSIGN_OR_RETURN(
+      session->workers.target,
+      targets_->AttachReady(id, target_info_.context_size(), absl::Now() + options_.failover_wait,
+                            options_.target_timeout, &session->target_lease));
   return session;  // Generate attaches a draft when the request speculates
 }
 
@@ -253,8 +253,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
     bool draft_lost = false;  // a draft was tried and did not answer
-    if (params.speculate &&
-        (session->workers.draft == nullptr || session->workers.draft->dead())) {
+    if (params.speculate && (session->workers.draft == nullptr || session->workers.draft->dead())) {
       draft_lost = !AttachDraft(session_id, *session);
     }
     params.deadlines = Deadlines(*session, deadline);

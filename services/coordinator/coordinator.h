@@ -36,8 +36,8 @@ struct CoordinatorOptions {
   int max_sessions = 64;
   int32_t default_max_tokens = 256;
   absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
-  WorkerClientOptions worker_client;               // unary and open/close timeouts, keepalive
-  WorkerPoolOptions pool;                          // health probes, draft deadline and backoff
+  WorkerClientOptions worker_client;                // unary and open/close timeouts, keepalive
+  WorkerPoolOptions pool;                           // health probes, draft deadline and backoff
   absl::Duration target_timeout = absl::Seconds(30);  // each call on a target stream
   // How long a request (or Tokenize) waits for a ready target after its replica failed.
   absl::Duration failover_wait = absl::Seconds(30);
@@ -87,13 +87,14 @@ class Coordinator {
                                                         std::string* id);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
-  void DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,
+  // What a draft call (or open) teaches: its latency into `latency`, a failure into the
+  // replica's backoff.
+  void DraftDone(size_t replica, DraftLatency& latency, absl::Duration seconds, int64_t tokens,
                  const absl::Status& status);
   CallDeadlines Deadlines(const Session& session, absl::Time request_deadline);
   absl::StatusOr<std::unique_ptr<WorkerStream>> Reopen(const std::string& id, Session& session,
                                                        const absl::Status& failure,
-                                                       absl::Time request_deadline,
-                                                       int failover);
+                                                       absl::Time request_deadline, int failover);
 
   CoordinatorOptions options_;
   CoordinatorMetrics* metrics_;

@@ -24,11 +24,12 @@ bool Coordinator::AttachDraft(const std::string& id, Session& session) {
   if (!i.has_value()) return true;
   session.draft_lease = ReplicaLease(drafts_.get(), *i);
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::unique_ptr<WorkerStream>> stream = drafts_->client(*i).Attach(
-      id, target_info_.context_size(), drafts_->latency(*i).Deadline(1));
+  DraftLatency& latency = drafts_->open_latency(*i);
+  absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
+      drafts_->client(*i).Attach(id, target_info_.context_size(), latency.Deadline(1));
+  DraftDone(*i, latency, absl::Now() - start, 1, stream.status());
   if (!stream.ok()) {
     session.draft_lease.Release();
-    DraftDone(*i, absl::Now() - start, 1, stream.status());
     // A draft that cannot take the session just means no speculation for it.
     return !WorkerDown(stream.status());
   }
@@ -36,10 +37,10 @@ bool Coordinator::AttachDraft(const std::string& id, Session& session) {
   return true;
 }
 
-void Coordinator::DraftDone(size_t replica, absl::Duration seconds, int64_t tokens,
-                            const absl::Status& status) {
+void Coordinator::DraftDone(size_t replica, DraftLatency& latency, absl::Duration seconds,
+                            int64_t tokens, const absl::Status& status) {
   if (status.ok()) {
-    drafts_->latency(replica).Observe(seconds, tokens);
+    latency.Observe(seconds, tokens);
     drafts_->backoff(replica).Succeed();
     return;
   }
@@ -47,9 +48,7 @@ void Coordinator::DraftDone(size_t replica, absl::Duration seconds, int64_t toke
   metrics_->draft_failures.Increment();
   // A late answer counts as a sample of its deadline: a draft that really became slower
   // raises its own deadline instead of being cut off for good.
-  if (status.code() == absl::StatusCode::kDeadlineExceeded) {
-    drafts_->latency(replica).Observe(seconds, tokens);
-  }
+  if (status.code() == absl::StatusCode::kDeadlineExceeded) latency.Observe(seconds, tokens);
   drafts_->backoff(replica).Fail(absl::Now());
   drafts_->MarkDown(replica);
 }
@@ -63,7 +62,7 @@ CallDeadlines Coordinator::Deadlines(const Session& session, absl::Time request_
     d.draft = [this, draft](int64_t tokens) { return drafts_->latency(draft).Deadline(tokens); };
     d.draft_done = [this, draft](absl::Duration seconds, int64_t tokens,
                                  const absl::Status& status) {
-      DraftDone(draft, seconds, tokens, status);
+      DraftDone(draft, drafts_->latency(draft), seconds, tokens, status);
     };
   }
   return d;
@@ -74,6 +73,10 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> Coordinator::Reopen(const std::str
                                                                   const absl::Status& failure,
                                                                   absl::Time request_deadline,
                                                                   int failover) {
+  if (absl::Now() >= request_deadline) {  // the request's own time is up, not the worker's
+    return absl::DeadlineExceededError(
+        absl::StrCat("the request's deadline passed after: ", failure.message()));
+  }
   // A replica that does not answer in time is taken out of choice; one whose stream broke
   // (killed, restarted, or it closed an idle stream) is for the next Attach to find out.
   if (failure.code() == absl::StatusCode::kDeadlineExceeded && session.target_lease.held()) {
@@ -82,21 +85,16 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> Coordinator::Reopen(const std::str
   session.target_lease.Release();
   // Each replica twice at most: a worker that fails every call cannot hold a request forever.
   if (failover > 2 * static_cast<int>(targets_->size()) + 2) {
-    return absl::UnavailableError(
-        absl::StrCat("target failed ", failover, " times in one request; last: ", failure.message()));
-  }
-  if (absl::Now() >= request_deadline) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("the request's deadline passed after: ", failure.message()));
+    return absl::UnavailableError(absl::StrCat("target failed ", failover,
+                                               " times in one request; last: ", failure.message()));
   }
   const absl::Time give_up = std::min(request_deadline, absl::Now() + options_.failover_wait);
-  absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
-      targets_->AttachReady(id, target_info_.context_size(), give_up, options_.target_timeout,
-                            &session.target_lease);
+  absl::StatusOr<std::unique_ptr<WorkerStream>> stream = targets_->AttachReady(
+      id, target_info_.context_size(), give_up, options_.target_timeout, &session.target_lease);
   if (!stream.ok()) {
-    return absl::UnavailableError(absl::StrCat("target failed (", failure.message(),
-                                               ") and no replica took the session over: ",
-                                               stream.status().message()));
+    return absl::UnavailableError(
+        absl::StrCat("target failed (", failure.message(),
+                     ") and no replica took the session over: ", stream.status().message()));
   }
   return stream;
 }

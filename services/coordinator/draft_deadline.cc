@@ -9,9 +9,9 @@ namespace tandem {
 
 absl::Status ValidateDraftDeadlineOptions(const DraftDeadlineOptions& o) {
   if (o.floor <= absl::ZeroDuration() || o.ceiling < o.floor) {
-    return absl::InvalidArgumentError(absl::StrCat("draft deadline floor ", absl::FormatDuration(o.floor),
-                                                   " must be > 0 and <= the ceiling ",
-                                                   absl::FormatDuration(o.ceiling)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("draft deadline floor ", absl::FormatDuration(o.floor),
+                     " must be > 0 and <= the ceiling ", absl::FormatDuration(o.ceiling)));
   }
   if (!(o.multiple >= 1) || !std::isfinite(o.multiple)) {
     return absl::InvalidArgumentError(
@@ -47,8 +47,8 @@ absl::Duration DraftLatency::PercentileLocked() const {
   if (samples_.empty()) return absl::ZeroDuration();
   std::vector<absl::Duration> sorted = samples_;
   // Nearest rank: the smallest sample with at least `percentile` of the samples at or below.
-  const size_t rank = static_cast<size_t>(
-      std::ceil(options_.percentile * static_cast<double>(sorted.size())));
+  const size_t rank =
+      static_cast<size_t>(std::ceil(options_.percentile * static_cast<double>(sorted.size())));
   const size_t index = std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1);
   std::nth_element(sorted.begin(), sorted.begin() + index, sorted.end());
   return sorted[index];

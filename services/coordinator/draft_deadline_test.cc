@@ -37,10 +37,10 @@ TEST(DraftLatencyTest, DeadlineIsTheMultipleOfTheHighPercentileScaledByTokens) {
   const std::vector<Case> cases = {
       // 20 samples: the 95th percentile by nearest rank is the 19th smallest.
       {{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 30, 200}, 1, absl::Milliseconds(120)},
-      {{5, 5, 5, 5}, 1, absl::Milliseconds(50)},        // 20 ms: the floor wins
-      {{5, 5, 5, 5}, 10, absl::Milliseconds(200)},      // ten positions, ten times as long
-      {{500, 500, 500, 500}, 16, absl::Seconds(10)},    // capped by the ceiling
-      {{10, 20, 30, 40}, 1, absl::Milliseconds(160)},   // p95 of four is the largest
+      {{5, 5, 5, 5}, 1, absl::Milliseconds(50)},       // 20 ms: the floor wins
+      {{5, 5, 5, 5}, 10, absl::Milliseconds(200)},     // ten positions, ten times as long
+      {{500, 500, 500, 500}, 16, absl::Seconds(10)},   // capped by the ceiling
+      {{10, 20, 30, 40}, 1, absl::Milliseconds(160)},  // p95 of four is the largest
   };
   for (const Case& c : cases) {
     DraftLatency latency(Options());

@@ -44,7 +44,7 @@ struct CallDeadlines {
   // Each draft call's outcome: its time and positions when it answered, else its error.
   std::function<void(absl::Duration seconds, int64_t tokens, const absl::Status& status)>
       draft_done;
-  absl::Duration target = absl::Seconds(30);  // each target call
+  absl::Duration target = absl::Seconds(30);    // each target call
   absl::Time request = absl::InfiniteFuture();  // the request's own deadline
 };
 

@@ -166,14 +166,15 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerClient::Attach(const std::st
   const bool answered = stream->Write(open) && stream->Read(&response);
   const bool timed_out = timer_->Disarm(ticket);
   if (!answered || timed_out) {
-    const CallTimer::Ticket finish = timer_->Arm(context.get(), absl::Now() + options_.close_timeout);
+    const CallTimer::Ticket finish =
+        timer_->Arm(context.get(), absl::Now() + options_.close_timeout);
     const grpc::Status status = stream->Finish();
     timer_->Disarm(finish);
-    const absl::Status s =
-        timed_out ? absl::DeadlineExceededError(absl::StrCat(
-                        "no answer to open within ", absl::FormatDuration(timeout)))
-        : status.ok() ? absl::UnavailableError("stream ended")
-                      : FromGrpcStatus(status);
+    const absl::Status s = timed_out
+                               ? absl::DeadlineExceededError(absl::StrCat(
+                                     "no answer to open within ", absl::FormatDuration(timeout)))
+                           : status.ok() ? absl::UnavailableError("stream ended")
+                                         : FromGrpcStatus(status);
     return absl::Status(s.code(), absl::StrCat("worker ", address_, ": ", s.message()));
   }
   return std::make_unique<WorkerStream>(std::move(context), std::move(stream), address_, timer_,

@@ -64,7 +64,9 @@ class WorkerPool {
 
   size_t size() const { return replicas_.size(); }
   WorkerClient& client(size_t i) { return *replicas_[i]->client; }
+  // A draft's latency per position of its calls, and of its opens (which allocate a cache).
   DraftLatency& latency(size_t i) { return replicas_[i]->latency; }
+  DraftLatency& open_latency(size_t i) { return replicas_[i]->open_latency; }
   Backoff& backoff(size_t i) { return replicas_[i]->backoff; }
 
   // Starts probing. `on_change(any_ready)` runs on the poller's thread whenever AnyReady
@@ -98,9 +100,13 @@ class WorkerPool {
   friend class ReplicaLease;
   struct Replica {
     Replica(std::unique_ptr<WorkerClient> c, const WorkerPoolOptions& o)
-        : client(std::move(c)), latency(o.draft_deadline), backoff(o.backoff) {}
+        : client(std::move(c)),
+          latency(o.draft_deadline),
+          open_latency(o.draft_deadline),
+          backoff(o.backoff) {}
     std::unique_ptr<WorkerClient> client;
     DraftLatency latency;
+    DraftLatency open_latency;
     Backoff backoff;
     // Guarded by the pool's mutex_:
     bool ready = true;  // the coordinator starts after every worker answered
