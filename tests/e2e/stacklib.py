@@ -85,14 +85,17 @@ class Process:
             os.kill(self.proc.pid, sig)
 
     def stop(self):
+        """SIGTERM (a frozen process is resumed first), SIGKILL after 15 s; the exit code."""
         self.signal(signal.SIGCONT)
-        self.signal(signal.SIGKILL)
+        self.signal(signal.SIGTERM)
         try:
-            self.proc.wait(10)
+            self.proc.wait(15)
         except subprocess.TimeoutExpired:
-            pass
+            self.signal(signal.SIGKILL)
+            self.proc.wait(10)
         self.proc.stdout.close()
         self.log.close()
+        return self.proc.returncode
 
 
 class Cluster:
@@ -148,8 +151,12 @@ class Cluster:
         return self.targets[i]
 
     def __exit__(self, *exc):
-        for p in reversed(self.processes):
-            p.stop()
+        codes = {p.name: p.stop() for p in reversed(self.processes)}
+        # The coordinator drains and exits cleanly whatever its workers went through.
+        if not exc or exc[0] is None:
+            coordinator = codes.get("coordinator")
+            assert coordinator in (None, 0), f"the coordinator exited with {coordinator}; " \
+                f"see {self.dir}/coordinator.log"
         return False
 
 
