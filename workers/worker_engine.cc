@@ -202,19 +202,12 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
                                                       const SamplerConfig& config,
                                                       WorkTiming* timing) {
   const int64_t vocab = model_->config().vocab_size;
-  if (guesses.size() != q.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(guesses.size(), " guesses but ", q.size(), " draft distributions"));
-  }
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
   }
-  for (size_t i = 0; i < q.size(); ++i) {
-    absl::Status valid = ValidateSparseDistribution(q[i], std::max<int64_t>(vocab, 1) + 128);
-    if (!valid.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("guess ", i, ": ", valid.message()));
-    }
-  }
+  // The draft is not trusted: each q must be a distribution that could have drawn its guess.
+  ASSIGN_OR_RETURN(std::vector<SparseDistribution> draft_q,
+                   ValidateDraftDistributions(guesses, q, std::max<int64_t>(vocab, 1) + 128));
   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab));
   std::vector<int32_t> with_pending(tokens.begin(), tokens.end());
   with_pending.push_back(pending);
@@ -226,8 +219,8 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
         const int64_t room =
             s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
-        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses, q,
-                                               config.seed, &verify_scratch_));
+        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses,
+                                               draft_q, config.seed, &verify_scratch_));
         return absl::OkStatus();
       },
       timing));
