@@ -3,6 +3,7 @@
 // in-process speculation (same seed) and with golden.json (greedy).
 #include "workers/worker_engine.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -167,6 +168,56 @@ TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
   WorkTiming timing;
   EXPECT_THAT(target->Sync(s, 2, {407}, &timing), tandem::testing::IsOkAndHolds(3));
   EXPECT_GT(timing.compute_seconds, 0.0);
+}
+
+// Issue #10, item 4: the target does not trust the draft's q. Each malformed q is an
+// INVALID_ARGUMENT naming the guess; before, q(g) = 0 meant the guess was always kept and a
+// mass of 1e30 was used as is.
+TEST(WorkerEngineTest, VerifyRejectsDraftDistributionsThatCouldNotHaveDrawnTheGuess) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(32));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const SparseDistribution good{{407, 500}, {0.5f, 0.5f}};
+  struct Case {
+    std::string name;
+    std::vector<int32_t> guesses;
+    std::vector<SparseDistribution> q;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"q(g) = 0",
+       {407},
+       {{{300, 407}, {1.0f, 0.0f}}},
+       "guess 0: draft distribution gives the "
+       "guess 407 no probability"},
+      {"guess outside q's support",
+       {407},
+       {{{300}, {1.0f}}},
+       "guess 0: draft distribution "
+       "gives the guess 407"},
+      {"mass 1e30", {407}, {{{407}, {1e30f}}}, "guess 0: draft distribution has total mass 1e+30"},
+      {"the second q short of mass",
+       {407, 500},
+       {good, {{500}, {0.5f}}},
+       "guess 1: draft "
+       "distribution has total "
+       "mass 0.5"},
+      {"nan", {407}, {{{407, 500}, {nan, 1.0f}}}, "guess 0: distribution probability"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(target->Verify(s, 0, {1}, 403, c.guesses, c.q, SamplerConfig(), nullptr),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.name;
+  }
+  // A q within the tolerance of 1 is accepted (and renormalised), and the session is usable.
+  const SparseDistribution close{{407, 500}, {0.5f, 0.5004f}};
+  ASSERT_OK_AND_ASSIGN(AcceptanceResult r, target->Verify(s, 0, {1}, 403, {407, 500}, {close, good},
+                                                          SamplerConfig(), nullptr));
+  EXPECT_GE(r.accepted, 0);
+  EXPECT_LE(r.accepted, 2);
+  EXPECT_GE(r.next_token, 0);
+  EXPECT_LT(r.next_token, 512);
 }
 
 }  // namespace

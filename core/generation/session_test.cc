@@ -295,5 +295,24 @@ TEST_F(SessionTest, StatsCountTokensAndTime) {
   EXPECT_EQ(r.speculation.rounds, 0);
 }
 
+TEST_F(SessionTest, ExtremeSamplerSettingsGenerateValidTokens) {
+  for (const auto& [name, config] : testing::ExtremeSamplerSettings()) {
+    SCOPED_TRACE(name);
+    SessionOptions options = Sampled(0);
+    options.sampler = config;
+    std::unique_ptr<Session> session = NewSession(options);
+    ASSERT_NE(session, nullptr);
+    std::vector<int32_t> tokens;
+    ASSERT_OK_AND_ASSIGN(GenerationResult r, Run(*session, kBos, 48, &tokens));
+    ASSERT_FALSE(tokens.empty());
+    EXPECT_LE(tokens.size(), 48u);
+    for (int32_t token : tokens) {
+      EXPECT_GE(token, 0);
+      EXPECT_LT(token, model_->config().vocab_size);
+    }
+    EXPECT_EQ(r.stats.generated_tokens, static_cast<int64_t>(tokens.size()));
+  }
+}
+
 }  // namespace
 }  // namespace tandem
