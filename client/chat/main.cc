@@ -1,7 +1,9 @@
 // tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME]
-//      [--temp 0.7] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
+//      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
+// The sampling flags default to the one set of defaults (core/generation/sampling_defaults.h),
+// which a coordinator also applies to unset fields.
 //
 // With -p: answers once, the reply alone on stdout. Otherwise each line of stdin is a user
 // turn; "/reset" starts over; an empty line or end of input quits. Statistics go to stderr.
@@ -18,18 +20,22 @@
 #include "client/chat/chat_engine.h"
 #include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
+#include "core/generation/sampling_defaults.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
 ABSL_FLAG(std::string, format, "",
           "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
           "(default: the model's own template, else raw)");
-ABSL_FLAG(double, temp, 0.7, "temperature; 0 is greedy");
-ABSL_FLAG(int, top_k, 40, "keep the k most likely tokens; 0 disables");
-ABSL_FLAG(double, top_p, 0.95, "nucleus mass in (0, 1]");
-ABSL_FLAG(double, min_p, 0.05, "drop tokens below min_p times the best, in [0, 1)");
-ABSL_FLAG(double, repeat_penalty, 1.0, "repetition penalty > 0; 1 disables");
-ABSL_FLAG(int, repeat_last_n, 64, "tokens the repetition penalty looks back at");
+ABSL_FLAG(float, temp, tandem::SamplingDefaults::kTemperature, "temperature; 0 is greedy");
+ABSL_FLAG(int, top_k, tandem::SamplingDefaults::kTopK, "keep the k most likely tokens; 0 disables");
+ABSL_FLAG(float, top_p, tandem::SamplingDefaults::kTopP, "nucleus mass in (0, 1]; 1 disables");
+ABSL_FLAG(float, min_p, tandem::SamplingDefaults::kMinP,
+          "drop tokens below min_p times the best, in [0, 1); 0 disables");
+ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
+          "repetition penalty > 0; 1 disables");
+ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
+          "tokens the repetition penalty looks back at, >= 0; 0 disables");
 ABSL_FLAG(uint64_t, seed, 0, "random seed");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
@@ -90,11 +96,11 @@ int main(int argc, char** argv) {
   options.draft_path = absl::GetFlag(FLAGS_draft);
   options.format = absl::GetFlag(FLAGS_format);
   options.system = absl::GetFlag(FLAGS_system);
-  options.sampler.temperature = static_cast<float>(absl::GetFlag(FLAGS_temp));
+  options.sampler.temperature = absl::GetFlag(FLAGS_temp);
   options.sampler.top_k = absl::GetFlag(FLAGS_top_k);
-  options.sampler.top_p = static_cast<float>(absl::GetFlag(FLAGS_top_p));
-  options.sampler.min_p = static_cast<float>(absl::GetFlag(FLAGS_min_p));
-  options.sampler.repetition_penalty = static_cast<float>(absl::GetFlag(FLAGS_repeat_penalty));
+  options.sampler.top_p = absl::GetFlag(FLAGS_top_p);
+  options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
+  options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
   options.sampler.seed = absl::GetFlag(FLAGS_seed);
   options.context_size = absl::GetFlag(FLAGS_ctx);

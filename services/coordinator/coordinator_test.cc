@@ -10,6 +10,7 @@
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/generation/sampling_defaults.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
@@ -138,9 +139,10 @@ TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
   ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.8f)));
   ThreadPool pool(1);
   SpeculativeOptions options;
+  // The request leaves top-k, min-p and the penalty unset: the one set of defaults.
+  options.session.sampler = DefaultSamplerConfig(77);
   options.session.sampler.temperature = 0.8f;
   options.session.sampler.top_p = 0.95f;
-  options.session.sampler.seed = 77;
   options.session.context_size = 256;
   options.session.stop_ids = {2};
   ASSERT_OK_AND_ASSIGN(
@@ -213,6 +215,26 @@ TEST_F(CoordinatorTest, MalformedRequestsAreRefusedAndOthersStillServed) {
   EXPECT_THAT(Generate(bad_id), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("9999")));
   ASSERT_OK_AND_ASSIGN(Reply ok, Generate(Request(0.0f, 4)));
   EXPECT_EQ(ok.final.usage().generated_tokens(), 4);
+}
+
+TEST_F(CoordinatorTest, PenaltyWindowZeroIsOffAndNegativeIsInvalid) {
+  Start("");
+  v1::GenerateRequest negative = Request(0.0f, 8);
+  negative.mutable_sampling()->set_penalty_window(-1);
+  EXPECT_THAT(Generate(negative),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("penalty_window")));
+  // A strong penalty over a window of 0 tokens changes nothing: the golden greedy text.
+  v1::GenerateRequest zero = Request(0.0f, 32);
+  zero.mutable_sampling()->set_repetition_penalty(1.5f);
+  zero.mutable_sampling()->set_penalty_window(0);
+  ASSERT_OK_AND_ASSIGN(Reply off, Generate(zero));
+  EXPECT_EQ(off.text,
+            ", there was a little girl named Lily. She loved to play outside in the park. One "
+            "day, she saw");
+  // Unset, the window is the default 64 tokens and the penalty bites.
+  zero.mutable_sampling()->clear_penalty_window();
+  ASSERT_OK_AND_ASSIGN(Reply on, Generate(zero));
+  EXPECT_NE(on.text, off.text);
 }
 
 TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
