@@ -10,6 +10,7 @@
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -105,6 +106,43 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
                   .status());
     EXPECT_EQ(distributed, in_process) << "temperature " << temperature;
     EXPECT_EQ(distributed.size(), 40u);
+  }
+}
+
+// Without a draft the coordinator asks the target for verifies with no guesses; in-process,
+// tandem-chat runs a Session. Both draw each token by one rule (DrawTargetToken), so the same
+// seed gives the same tokens.
+TEST(WorkerEngineTest, VerifiesWithoutGuessesEqualAnInProcessSessionForTheSameSeed) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  auto draft = Engine(WorkerRole::kDraft, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(draft, nullptr);
+  ThreadPool pool(1);
+  for (uint64_t seed : {5ull, 77ull, 1234ull}) {
+    SamplerConfig sampler;  // tandem-chat's defaults, hotter
+    sampler.temperature = 1.2f;
+    sampler.top_k = 40;
+    sampler.top_p = 0.95f;
+    sampler.min_p = 0.05f;
+    sampler.seed = seed;
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+    const std::vector<int32_t> remote = Speculate(*draft, *target, prompt, 40, /*k=*/0, sampler);
+
+    SessionOptions options;
+    options.sampler = sampler;
+    options.context_size = 256;
+    options.stop_ids = {kEos};
+    ASSERT_OK_AND_ASSIGN(auto session, Session::Create(target->model(), pool, options));
+    std::vector<int32_t> in_process;
+    ASSERT_OK(session
+                  ->Generate(prompt, 40,
+                             [&](int32_t t) {
+                               in_process.push_back(t);
+                               return true;
+                             })
+                  .status());
+    EXPECT_EQ(remote, in_process) << "seed " << seed;
+    EXPECT_GE(remote.size(), 10u) << "seed " << seed;
   }
 }
 

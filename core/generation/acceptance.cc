@@ -41,6 +41,10 @@ absl::Status NoMass(size_t row) {
 
 }  // namespace
 
+int32_t DrawTargetToken(const DistributionView& p, uint64_t seed, int64_t position) {
+  return DrawResidual(p, nullptr, CounterUniform(seed, position, RandomPurpose::kBonus));
+}
+
 float DistributionView::Probability(int32_t id) const {
   if (dense_) {
     return id >= 0 && id < size() ? probabilities_[id] : 0.0f;
@@ -139,9 +143,8 @@ absl::StatusOr<AcceptanceResult> AcceptGuesses(const AcceptanceInput& input) {
     if (result.next_token < 0) return NoMass(i);
     return result;
   }
-  const double u = CounterUniform(input.seed, input.first_position + static_cast<int64_t>(k),
-                                  RandomPurpose::kBonus);
-  result.next_token = DrawResidual(input.target[k], nullptr, u);
+  result.next_token = DrawTargetToken(input.target[k], input.seed,
+                                      input.first_position + static_cast<int64_t>(k));
   if (result.next_token < 0) return NoMass(k);
   return result;
 }

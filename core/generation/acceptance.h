@@ -91,6 +91,13 @@ struct AcceptanceResult {
   std::vector<float> guess_probabilities;
 };
 
+// The target's own draw from `p` at absolute `position`, where no guess is tested: the bonus
+// token after every guess was kept, and each token of plain sampling without a draft
+// (Session in-process; a verify with no guesses on a worker). One rule for all of them — the
+// kBonus stream and a draw by running total over p — so seeded output without a draft is the
+// same in-process and through a coordinator. -1 only if p has no mass.
+int32_t DrawTargetToken(const DistributionView& p, uint64_t seed, int64_t position);
+
 // Applies the rule. A guess outside p's support (e.g. an id beyond the target's vocabulary) is
 // rejected for certain. If rounding leaves max(0, p - q) with no mass after a rejection, the
 // replacement is drawn from p itself. kInvalidArgument unless draft.size() == guesses.size()

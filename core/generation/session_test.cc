@@ -6,6 +6,7 @@
 
 #include "core/base/status_matchers.h"
 #include "core/decoder/decoder.h"
+#include "core/generation/acceptance.h"
 #include "core/generation/generation_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -95,7 +96,10 @@ std::vector<int32_t> ReferenceLoop(const Model& model, ThreadPool& pool,
   auto logits = decoder.Forward(**cache, tokens, 0, LogitsMode::kLast);
   while (logits.ok()) {
     const int64_t position = static_cast<int64_t>(tokens.size());
-    const int32_t token = sampler->Sample(*logits, tokens, position);
+    std::vector<float> p(model.config().vocab_size);
+    sampler->Distribution(*logits, tokens, absl::MakeSpan(p));
+    const int32_t token =
+        DrawTargetToken(DistributionView::Dense(p), options.sampler.seed, position);
     if (token == kEos) break;
     reply.push_back(token);
     if (static_cast<int64_t>(reply.size()) == max_tokens) break;

@@ -11,6 +11,7 @@
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/generation/sampling_defaults.h"
+#include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
@@ -158,6 +159,29 @@ TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
                 .status());
   EXPECT_EQ(reply.ids, in_process);
   EXPECT_EQ(reply.final.seed(), 77u);
+}
+
+TEST_F(CoordinatorTest, SeededSamplingWithoutADraftEqualsAnInProcessSession) {
+  Start("");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.8f)));
+  ThreadPool pool(1);
+  SessionOptions options;
+  options.sampler = DefaultSamplerConfig(77);  // what the request leaves unset
+  options.sampler.temperature = 0.8f;
+  options.sampler.top_p = 0.95f;
+  options.context_size = 256;
+  options.stop_ids = {2};
+  ASSERT_OK_AND_ASSIGN(auto session, Session::Create(target_->engine->model(), pool, options));
+  std::vector<int32_t> in_process;
+  ASSERT_OK(session
+                ->Generate({1, 403, 407, 261, 378}, 40,
+                           [&](int32_t t) {
+                             in_process.push_back(t);
+                             return true;
+                           })
+                .status());
+  EXPECT_EQ(reply.ids, in_process);
+  EXPECT_EQ(reply.final.speculation().rounds(), 0);
 }
 
 TEST_F(CoordinatorTest, TargetAloneWhenThereIsNoDraft) {
