@@ -152,15 +152,17 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
 }
 
 absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
-                                           absl::Span<const int32_t> tokens, WorkTiming* timing) {
+                                           absl::Span<const int32_t> tokens, WorkTiming* timing,
+                                           int64_t* reused) {
   int64_t cached = 0;
   RETURN_IF_ERROR(RunOnSession(
       session,
       [&](SessionState& s) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
-        RETURN_IF_ERROR(
-            RunTokens(*decoder_, s.state, sequence, sequence.size(), LogitsMode::kLast).status());
+        ASSIGN_OR_RETURN(RunOutput run, RunTokens(*decoder_, s.state, sequence, sequence.size(),
+                                                  LogitsMode::kLast));
         cached = static_cast<int64_t>(s.state.cached.size());
+        if (reused != nullptr) *reused = run.reused;
         return absl::OkStatus();
       },
       timing));

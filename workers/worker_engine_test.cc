@@ -181,6 +181,25 @@ TEST(WorkerEngineTest, SessionLimitsAreResourceExhausted) {
   EXPECT_THAT(budgeted->OpenSession(100000), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(WorkerEngineTest, SyncReportsHowMuchOfTheSequenceTheCacheAlreadyHeld) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(16));
+  int64_t reused = -1;
+  EXPECT_THAT(target->Sync(s, 0, {1, 403, 407}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(3));
+  EXPECT_EQ(reused, 0);  // a fresh cache
+  EXPECT_THAT(target->Sync(s, 3, {261}, nullptr, &reused), tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 3);  // the position
+  EXPECT_THAT(target->Sync(s, 1, {403, 407, 378}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 3);  // 403 407 were still there after position 1
+  ASSERT_OK_AND_ASSIGN(int64_t fresh, target->OpenSession(16));
+  EXPECT_THAT(target->Sync(fresh, 0, {1, 403, 407, 261}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 0);  // another session's cache is not this one's
+}
+
 TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
   ASSERT_NE(target, nullptr);

@@ -267,6 +267,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
     observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
     observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
+    observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
     const size_t replicas = targets_.size();
     size_t tries = 0;
     // After a failure, try each replica once, the next one first (the failed one last: it
@@ -331,7 +332,6 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
       }
     }
-    if (st.rounds() > 0) metrics_->tokens_per_round.Observe(st.tokens_per_round());
     write(final);
     return absl::OkStatus();
   }();

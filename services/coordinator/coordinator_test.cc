@@ -14,6 +14,8 @@
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
@@ -28,7 +30,8 @@ using ::testing::HasSubstr;
 
 // One worker: engine, service and an in-process server.
 struct InProcessWorker {
-  InProcessWorker(WorkerRole role, const std::string& model) {
+  InProcessWorker(WorkerRole role, const std::string& model,
+                  absl::Duration idle_timeout = absl::Minutes(10)) {
     absl::StatusOr<std::string> path = testing::SharedFile(model);
     EXPECT_TRUE(path.ok()) << path.status();
     WorkerOptions options;
@@ -40,11 +43,16 @@ struct InProcessWorker {
     EXPECT_TRUE(created.ok()) << created.status();
     engine = std::move(*created);
     metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
-    service = std::make_unique<WorkerService>(metrics.get());
+    service = std::make_unique<WorkerService>(metrics.get(), idle_timeout);
     service->SetEngine(engine.get());
     grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(service.get());
     server = builder.BuildAndStart();
+  }
+  // Over loopback TCP: a real client channel, which re-attaching after a failure needs.
+  std::unique_ptr<WorkerClient> TcpClient() {
+    return std::make_unique<WorkerClient>(absl::StrCat("127.0.0.1:", port));
   }
   std::unique_ptr<WorkerClient> Client(const std::string& name) {
     grpc::ChannelArguments args;
@@ -56,6 +64,7 @@ struct InProcessWorker {
   std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<WorkerService> service;
   std::unique_ptr<grpc::Server> server;
+  int port = 0;
 };
 
 struct Reply {
@@ -66,11 +75,13 @@ struct Reply {
 
 class CoordinatorTest : public ::testing::Test {
  protected:
-  void Start(const std::string& draft_model) {
-    target_ = std::make_unique<InProcessWorker>(WorkerRole::kTarget,
-                                                "models/stories260K/stories260K.gguf");
+  void Start(const std::string& draft_model, absl::Duration idle_timeout = absl::Minutes(10)) {
+    target_ = std::make_unique<InProcessWorker>(
+        WorkerRole::kTarget, "models/stories260K/stories260K.gguf", idle_timeout);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-    targets.push_back(target_->Client("target"));
+    // A target whose streams may be closed needs a channel that can reconnect.
+    targets.push_back(idle_timeout < absl::Minutes(10) ? target_->TcpClient()
+                                                       : target_->Client("target"));
     if (!draft_model.empty()) {
       draft_ = std::make_unique<InProcessWorker>(WorkerRole::kDraft, draft_model);
       drafts.push_back(draft_->Client("draft"));
@@ -273,6 +284,55 @@ TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
   ASSERT_OK_AND_ASSIGN(Reply stopped, Generate(stop_id));
   EXPECT_EQ(stopped.ids, (std::vector<int32_t>{432, 383}));
   EXPECT_EQ(stopped.final.finish_reason(), v1::FINISH_REASON_STOP_TOKEN);
+}
+
+TEST_F(CoordinatorTest, AStopStringCompletedByTheLastAllowedTokenIsStopString) {
+  Start("");  // one token per round
+  v1::GenerateRequest request = Request(0.0f, 64);
+  request.add_stop_strings("Lily");
+  ASSERT_OK_AND_ASSIGN(Reply free, Generate(request));
+  ASSERT_EQ(free.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+  // The same with max_tokens ending exactly at the token that completes "Lily".
+  request.set_max_tokens(free.final.usage().generated_tokens());
+  ASSERT_OK_AND_ASSIGN(Reply last, Generate(request));
+  EXPECT_EQ(last.text, ", there was a little girl named ");
+  EXPECT_EQ(last.final.usage().generated_tokens(), free.final.usage().generated_tokens());
+  EXPECT_EQ(last.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+  // One token fewer never completes it.
+  request.set_max_tokens(free.final.usage().generated_tokens() - 1);
+  ASSERT_OK_AND_ASSIGN(Reply short_of, Generate(request));
+  EXPECT_EQ(short_of.final.finish_reason(), v1::FINISH_REASON_LENGTH);
+}
+
+TEST_F(CoordinatorTest, CachedPromptTokensAreWhatTheWorkerStillHad) {
+  Start("", absl::Milliseconds(400));  // the target closes streams idle for 0.4 s
+  v1::GenerateRequest first = Request(0.0f, 8);
+  first.set_session_id("chat-1");
+  ASSERT_OK_AND_ASSIGN(Reply a, Generate(first));
+  EXPECT_EQ(a.final.usage().cached_prompt_tokens(), 0);
+  v1::GenerateRequest next = first;
+  next.clear_text();
+  for (int32_t id : {1, 403, 407, 261, 378}) next.mutable_token_ids()->add_ids(id);
+  for (int32_t id : a.ids) next.mutable_token_ids()->add_ids(id);
+  ASSERT_OK_AND_ASSIGN(Reply b, Generate(next));
+  EXPECT_EQ(b.final.usage().cached_prompt_tokens(), 12);  // 13 tokens, the last runs anew
+  // The worker drops the idle session's cache; the coordinator still has the history.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_OK_AND_ASSIGN(Reply c, Generate(next));
+  EXPECT_EQ(c.final.usage().prompt_tokens(), 13);
+  EXPECT_EQ(c.final.usage().cached_prompt_tokens(), 0);
+  EXPECT_EQ(c.ids, b.ids);  // re-filled from the history: the same greedy reply
+  EXPECT_OK(coordinator_->CloseSession("chat-1"));
+}
+
+TEST_F(CoordinatorTest, TokensPerRoundIsObservedOncePerRound) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 40)));
+  const v1::SpeculationStats& st = reply.final.speculation();
+  ASSERT_GT(st.rounds(), 1);
+  const prometheus::ClientMetric metric = metrics_->tokens_per_round.Collect();
+  EXPECT_EQ(metric.histogram.sample_count, static_cast<uint64_t>(st.rounds()));
+  EXPECT_EQ(metric.histogram.sample_sum, st.accepted_tokens() + st.rounds());
 }
 
 TEST_F(CoordinatorTest, ARequestWhoseDraftDiesCompletesWithTheTargetsOwnOutput) {
