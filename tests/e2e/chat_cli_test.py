@@ -112,6 +112,9 @@ def test_target_alone_equals_in_process_output_for_a_seed():
                 ["--temp", "0.8", "--seed", "5"],
                 ["--temp", "1.1", "--seed", "123", "--top-k", "0"],
                 ["--seed", "7", "--repeat-penalty", "1.3"],
+                # Uniform over the whole vocabulary: byte tokens that never form characters.
+                # Both print the same well-formed text (chat() decodes stdout strictly).
+                ["--temp", "1e30", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--seed", "3"],
             ])
         finally:
             stop_stack(run)
