@@ -177,6 +177,8 @@ int main(int argc, char** argv) {
   } else {
     tandem::RemoteChatOptions remote_options;
     remote_options.turn_timeout = absl::Seconds(timeout);
+    remote_options.connect_timeout =
+        std::min(remote_options.connect_timeout, absl::Seconds(timeout));
     absl::StatusOr<std::unique_ptr<tandem::RemoteChat>> chat =
         tandem::RemoteChat::Create(server, options, remote_options);
     if (!chat.ok()) return Fail(2, chat.status().ToString());

@@ -120,6 +120,48 @@ def test_target_alone_equals_in_process_output_for_a_seed():
             stop_stack(run)
 
 
+def test_a_frozen_coordinator_costs_at_most_the_timeout():
+    """A coordinator that stops answering (SIGSTOP: a hung host) no longer hangs tandem-chat:
+    it gives up within --timeout and says so, at start-up and in the middle of a turn."""
+    import signal
+    import tempfile
+    import time
+    with tempfile.TemporaryDirectory() as run:
+        try:
+            server = start_stack(run)
+            pid = int(open(os.path.join(run, "coordinator.pid")).read().strip())
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                r = chat("--server", server, "--timeout", "2", "-p", "Once upon a time")
+                took = time.monotonic() - start
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert took < 30, took
+            assert r.returncode == 2, (r.returncode, r.stderr)
+            assert f"coordinator {server} did not answer DescribeModel within 2s" in r.stderr, \
+                r.stderr
+            # Frozen after the connection check, in the turn: the stdin loop reports the turn
+            # and goes on to the next line.
+            proc = subprocess.Popen([os.path.join(BIN, "tandem-chat"), "--server", server,
+                                     "--timeout", "2", "--format", "raw", "--max-tokens", "8"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)  # let it connect
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                out, err = proc.communicate("Once upon a time\n", timeout=60)
+                took = time.monotonic() - start
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert took < 30, took
+            assert proc.returncode == 0, (proc.returncode, err)
+            assert f"no complete reply from coordinator {server} within --timeout 2s" in err, err
+        finally:
+            stop_stack(run)
+
+
 def test_flags_that_mean_nothing_in_a_mode_are_refused():
     """--server talks to workers that own their cache and threads: --kv, --threads, --ctx and
     --draft are refused (even at their default) before connecting; --timeout is --server's."""
