@@ -27,7 +27,9 @@ ABSL_FLAG(std::string, model, "", "GGUF file or Hugging Face folder");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes");
-ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(std::string, kv, "f16",
+          "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
+          "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
 ABSL_FLAG(int, max_sessions, 16, "sessions attached at once");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");

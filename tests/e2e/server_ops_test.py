@@ -240,5 +240,22 @@ def test_tandem_bench_answers_help_and_refuses_unknown_flags():
     assert r.returncode == 2 and "unknown flag --no-such-flag" in r.stderr, r.stderr
 
 
+def test_tandem_chat_prints_one_load_line_per_model():
+    draft = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+    r, _ = run("tandem-chat", TARGET, "--draft", draft, "-p", "Once upon a time", "--temp", "0",
+               "--max-tokens", "4", timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("loaded ")]
+    assert [line.split(":")[0] for line in lines] == [f"loaded {TARGET}", f"loaded {draft}"], \
+        r.stderr
+
+
+def test_kv_help_states_the_i8_contract():
+    for name in ("tandem-worker", "tandem-bench"):
+        r, _ = run(name, "--help")
+        assert r.returncode == 0, r.stderr
+        assert "close to f32's, not equal" in r.stdout, (name, r.stdout)
+
+
 if __name__ == "__main__":
     sys.exit(opslib.run_tests(globals()))
