@@ -50,8 +50,8 @@ absl::StatusOr<std::vector<std::string>> ModelFiles(const std::string& path) {
   return files;
 }
 
-absl::StatusOr<int64_t> PrefetchModelFiles(
-    const std::string& path, const std::function<void(int64_t, int64_t)>& progress) {
+absl::StatusOr<int64_t> PrefetchModelFiles(const std::string& path,
+                                           const std::function<void(int64_t, int64_t)>& progress) {
   absl::StatusOr<std::vector<std::string>> files = ModelFiles(path);
   if (!files.ok()) return files.status();
   int64_t total = 0;
@@ -104,16 +104,16 @@ std::string WeightTypeMix(const Model& model) {
 
 std::string LoadSummary(const Model& model, int64_t bytes, double seconds) {
   return absl::StrFormat("loaded %s: %s, %s, %s in %.2f s", model.path(),
-                         model.config().architecture, WeightTypeMix(model), Mib(bytes),
-                         seconds);
+                         model.config().architecture, WeightTypeMix(model), Mib(bytes), seconds);
 }
 
 LoadReport::LoadReport(std::string path, FILE* out, bool bar)
     : path_(std::move(path)), out_(out), bar_(bar), start_(std::chrono::steady_clock::now()) {}
 
 void LoadReport::Prefetch() {
-  absl::StatusOr<int64_t> bytes = PrefetchModelFiles(
-      path_, [&](int64_t done, int64_t total) { if (bar_) Draw(done, total); });
+  absl::StatusOr<int64_t> bytes = PrefetchModelFiles(path_, [&](int64_t done, int64_t total) {
+    if (bar_) Draw(done, total);
+  });
   if (bar_ && last_permille_ >= 0) std::fprintf(out_, "\r\033[K");  // the bar makes room
   bytes_ = bytes.ok() ? *bytes : 0;
 }

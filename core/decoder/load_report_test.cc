@@ -27,11 +27,11 @@ std::string ReadAll(FILE* f) {
 }
 
 TEST(LoadReportTest, PrefetchReportsEveryByteOnceInOrder) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   std::vector<int64_t> seen;
   int64_t reported_total = -1;
-  ASSERT_OK_AND_ASSIGN(int64_t total,
-                       PrefetchModelFiles(path, [&](int64_t done, int64_t all) {
+  ASSERT_OK_AND_ASSIGN(int64_t total, PrefetchModelFiles(path, [&](int64_t done, int64_t all) {
                          seen.push_back(done);
                          reported_total = all;
                        }));
@@ -52,7 +52,8 @@ TEST(LoadReportTest, AFolderStandsForItsSafetensorsFiles) {
 }
 
 TEST(LoadReportTest, WithoutATerminalPrintsOneSummaryLine) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   LoadReport report(path, out, /*bar=*/false);
@@ -70,7 +71,8 @@ TEST(LoadReportTest, WithoutATerminalPrintsOneSummaryLine) {
 }
 
 TEST(LoadReportTest, OnATerminalDrawsABarOfBytesThenTheSummary) {
-  ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
   FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   LoadReport report(path, out, /*bar=*/true);

@@ -272,8 +272,10 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
 bool HasVnni() { return DetectKernelIsa() == KernelIsa::kAvx512Vnni; }
 
 void NoteKernelNotRun(const char* what) {
-  std::printf("[ NOTE     ] %s: this CPU has no AVX-512 VNNI, so the kernel itself did not run; "
-              "its logic was checked through the scalar emulation\n", what);
+  std::printf(
+      "[ NOTE     ] %s: this CPU has no AVX-512 VNNI, so the kernel itself did not run; "
+      "its logic was checked through the scalar emulation\n",
+      what);
   ::testing::Test::RecordProperty("vnni_kernel_run", "no");
 }
 
@@ -326,8 +328,8 @@ TEST(VnniEmulationTest, VpdpwssdAddsBothProductsAndWraps) {
   const VpdpwssdCase cases[] = {
       {0, 1, 2, 3, 4, 11},
       {-5, -3, 7, 2, -1, -5 - 6 - 7},
-      {INT32_MAX, 1, 0, 1, 0, INT32_MIN},                // wraps, no saturation
-      {0, -32768, -32768, -32768, -32768, INT32_MIN},    // 2 · 2^30 = 2^31 wraps
+      {INT32_MAX, 1, 0, 1, 0, INT32_MIN},              // wraps, no saturation
+      {0, -32768, -32768, -32768, -32768, INT32_MIN},  // 2 · 2^30 = 2^31 wraps
       {0, 32767, -32768, 32767, 32767, 32767 * 32767 - 32768 * 32767},
   };
   for (const VpdpwssdCase& c : cases) {
@@ -360,9 +362,9 @@ TEST(VnniEmulationTest, MatchesTheFloatReferenceWithinTheActivationRounding) {
     for (float v : x) xmax = std::max(xmax, std::fabs(v));
     std::vector<float> dense(s.cols);
     for (int64_t r = 0; r < s.rows; ++r) {
-      ASSERT_OK(DequantizeRow(s.type, absl::MakeConstSpan(m.bytes.data() + r * m.w.row_bytes,
-                                                          m.w.row_bytes),
-                              absl::MakeSpan(dense)));
+      ASSERT_OK(DequantizeRow(
+          s.type, absl::MakeConstSpan(m.bytes.data() + r * m.w.row_bytes, m.w.row_bytes),
+          absl::MakeSpan(dense)));
       float wsum = 0;
       for (float v : dense) wsum += std::fabs(v);
       const float bound = wsum * xmax / 65534 + 1e-5f * s.cols;

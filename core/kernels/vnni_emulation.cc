@@ -30,8 +30,9 @@ void BlockDots(TensorType type, const uint8_t* block, const int16_t* xq, int32_t
         acc = Vpdpwssd(acc, w0, w1, xq[2 * j], xq[2 * j + 1]);
       }
     } else {
-      for (int j = 0; j < 8; ++j) {  // bytes 2j, 2j + 1: low nibbles columns 2j, 2j + 1,
-        const uint8_t b0 = quants[32 * j + 2 * r];          // high nibbles 2j + 16, 2j + 17
+      // Bytes 2j, 2j + 1: low nibbles are columns 2j, 2j + 1, high nibbles 2j + 16, 2j + 17.
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t b0 = quants[32 * j + 2 * r];
         const uint8_t b1 = quants[32 * j + 2 * r + 1];
         acc = Vpdpwssd(acc, b0 & 0x0F, b1 & 0x0F, xq[2 * j], xq[2 * j + 1]);
         acc = Vpdpwssd(acc, b0 >> 4, b1 >> 4, xq[2 * j + 16], xq[2 * j + 17]);

@@ -9,12 +9,12 @@
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
 #include "grpc/health/v1/health.pb.h"
-#include "services/common/port_probe.h"
-#include "services/common/reflection_v1.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "services/common/port_probe.h"
+#include "services/common/reflection_v1.h"
 
 namespace tandem {
 namespace {

@@ -24,8 +24,8 @@ namespace {
 
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
-using ::testing::HasSubstr;
 using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
 namespace rv1 = ::grpc::reflection::v1;
 
 HealthCheckResponse::ServingStatus Health(const std::string& address) {
@@ -64,9 +64,8 @@ TEST(GrpcServerTest, ServesHealthThatFollowsReadinessAndDrains) {
 
 TEST(GrpcServerTest, RejectsAnAddressWithoutPort) {
   v1::Worker::Service service;
-  EXPECT_THAT(
-      GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
-      StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
+  EXPECT_THAT(GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
 }
 
 TEST(GrpcServerTest, RefusesAPortAnotherServerHolds) {
@@ -150,8 +149,7 @@ TEST(GrpcServerTest, ReflectionV1ListsServicesAndDescribesHealth) {
   ASSERT_TRUE(described.has_file_descriptor_response()) << described.DebugString();
   ASSERT_EQ(described.file_descriptor_response().file_descriptor_proto_size(), 1);
   google::protobuf::FileDescriptorProto file;
-  ASSERT_TRUE(
-      file.ParseFromString(described.file_descriptor_response().file_descriptor_proto(0)));
+  ASSERT_TRUE(file.ParseFromString(described.file_descriptor_response().file_descriptor_proto(0)));
   EXPECT_EQ(file.name(), "grpc/health/v1/health.proto");
   ASSERT_EQ(file.service_size(), 1);
   EXPECT_EQ(file.service(0).name(), "Health");

@@ -77,14 +77,13 @@ TEST_P(FromWireCodeTest, MapsCanonicalCodesAndMakesTheRestUnknown) {
   EXPECT_THAT(FromWireCode(c.code, "far"), StatusIs(c.expected, "far"));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Codes, FromWireCodeTest,
-    ::testing::Values(WireCase{99, absl::StatusCode::kUnknown},
-                      WireCase{17, absl::StatusCode::kUnknown},
-                      WireCase{-1, absl::StatusCode::kUnknown},
-                      WireCase{1 << 30, absl::StatusCode::kUnknown},
-                      WireCase{5, absl::StatusCode::kNotFound},
-                      WireCase{16, absl::StatusCode::kUnauthenticated}));
+INSTANTIATE_TEST_SUITE_P(Codes, FromWireCodeTest,
+                         ::testing::Values(WireCase{99, absl::StatusCode::kUnknown},
+                                           WireCase{17, absl::StatusCode::kUnknown},
+                                           WireCase{-1, absl::StatusCode::kUnknown},
+                                           WireCase{1 << 30, absl::StatusCode::kUnknown},
+                                           WireCase{5, absl::StatusCode::kNotFound},
+                                           WireCase{16, absl::StatusCode::kUnauthenticated}));
 
 TEST(FromWireCodeOkTest, ZeroIsOk) { EXPECT_THAT(FromWireCode(0, ""), IsOk()); }
 

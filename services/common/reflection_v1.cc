@@ -25,8 +25,8 @@ class ReflectionV1Service final : public rv1::ServerReflection::Service {
 
   grpc::Status ServerReflectionInfo(
       grpc::ServerContext* context,
-      grpc::ServerReaderWriter<rv1::ServerReflectionResponse, rv1::ServerReflectionRequest>*
-          stream) override {
+      grpc::ServerReaderWriter<rv1::ServerReflectionResponse, rv1::ServerReflectionRequest>* stream)
+      override {
     absl::flat_hash_set<std::string> sent;  // files this stream already has
     rv1::ServerReflectionRequest request;
     while (!context->IsCancelled() && stream->Read(&request)) {
@@ -88,10 +88,10 @@ class ReflectionV1Service final : public rv1::ServerReflection::Service {
         const pb::Descriptor* type = pool->FindMessageTypeByName(e.containing_type());
         const pb::FieldDescriptor* field =
             type == nullptr ? nullptr : pool->FindExtensionByNumber(type, e.extension_number());
-        return SendFile(field == nullptr ? nullptr : field->file(),
-                        absl::StrCat("extension ", e.extension_number(), " of ",
-                                     e.containing_type()),
-                        sent, response);
+        return SendFile(
+            field == nullptr ? nullptr : field->file(),
+            absl::StrCat("extension ", e.extension_number(), " of ", e.containing_type()), sent,
+            response);
       }
       case R::kAllExtensionNumbersOfType: {
         const std::string& name = request.all_extension_numbers_of_type();
@@ -119,7 +119,9 @@ class ReflectionV1Plugin final : public grpc::ServerBuilderPlugin {
  public:
   std::string name() override { return "tandem_reflection_v1"; }
   void InitServer(grpc::ServerInitializer* si) override { si->RegisterService(service_); }
-  void Finish(grpc::ServerInitializer* si) override { service_->SetServiceList(si->GetServiceList()); }
+  void Finish(grpc::ServerInitializer* si) override {
+    service_->SetServiceList(si->GetServiceList());
+  }
   void ChangeArguments(const std::string&, void*) override {}
   bool has_sync_methods() const override { return true; }
 

@@ -12,9 +12,8 @@ absl::Status PublicStatus(const absl::Status& status, const Redactions& redactio
   for (const auto& r : redactions) {
     if (!r.first.empty()) ordered.push_back(r);
   }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-    return a.first.size() > b.first.size();
-  });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   std::string message(status.message());
   // One pass per name, longest first: a replaced label is never matched again unless a
   // label itself contains a later name (labels are short words, names are addresses/paths).

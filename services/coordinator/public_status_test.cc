@@ -30,8 +30,7 @@ TEST_P(PublicStatusTest, KeepsTheCodeAndHidesInternalNames) {
 INSTANTIATE_TEST_SUITE_P(
     Messages, PublicStatusTest,
     ::testing::Values(
-        Case{"WorkerAddress",
-             absl::UnavailableError("worker 10.0.0.7:50051 failed: stream ended"),
+        Case{"WorkerAddress", absl::UnavailableError("worker 10.0.0.7:50051 failed: stream ended"),
              absl::UnavailableError("worker target-0 failed: stream ended")},
         Case{"LongerAddressReplacedWhole",
              absl::UnavailableError("worker 10.0.0.7:50051 and 10.0.0.7:5005"),
@@ -44,9 +43,7 @@ INSTANTIATE_TEST_SUITE_P(
              absl::InvalidArgumentError("max_tokens -1 < 0")}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-TEST(PublicStatusOkTest, OkStaysOk) {
-  EXPECT_TRUE(PublicStatus(absl::OkStatus(), kNames).ok());
-}
+TEST(PublicStatusOkTest, OkStaysOk) { EXPECT_TRUE(PublicStatus(absl::OkStatus(), kNames).ok()); }
 
 }  // namespace
 }  // namespace tandem
