@@ -1,5 +1,8 @@
 #include "services/common/grpc_status.h"
 
+#include <ostream>
+#include <string>
+
 #include "absl/status/status.h"
 #include "core/base/status_matchers.h"
 #include "gtest/gtest.h"
@@ -70,6 +73,8 @@ struct WireCase {
   absl::StatusCode expected;
 };
 
+void PrintTo(const WireCase& c, std::ostream* os) { *os << c.code; }
+
 class FromWireCodeTest : public ::testing::TestWithParam<WireCase> {};
 
 TEST_P(FromWireCodeTest, MapsCanonicalCodesAndMakesTheRestUnknown) {
@@ -83,7 +88,11 @@ INSTANTIATE_TEST_SUITE_P(Codes, FromWireCodeTest,
                                            WireCase{-1, absl::StatusCode::kUnknown},
                                            WireCase{1 << 30, absl::StatusCode::kUnknown},
                                            WireCase{5, absl::StatusCode::kNotFound},
-                                           WireCase{16, absl::StatusCode::kUnauthenticated}));
+                                           WireCase{16, absl::StatusCode::kUnauthenticated}),
+    [](const ::testing::TestParamInfo<WireCase>& info) {
+      const int code = info.param.code;
+      return code < 0 ? "Minus" + std::to_string(-code) : "Code" + std::to_string(code);
+    });
 
 TEST(FromWireCodeOkTest, ZeroIsOk) { EXPECT_THAT(FromWireCode(0, ""), IsOk()); }
 

@@ -1,5 +1,8 @@
 #include "services/coordinator/public_status.h"
 
+#include <ostream>
+#include <string>
+
 #include "core/base/status_matchers.h"
 #include "gtest/gtest.h"
 
@@ -19,6 +22,8 @@ struct Case {
   absl::Status in;
   absl::Status out;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class PublicStatusTest : public ::testing::TestWithParam<Case> {};
 
