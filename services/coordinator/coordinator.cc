@@ -180,6 +180,8 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
   session->workers.context_size = target_info_.context_size();
   ASSIGN_OR_RETURN(session->workers.target,
                    targets_[session->target_index]->Attach(id, target_info_.context_size()));
+  VLOG(1) << "session " << id << " attached to target "
+          << targets_[session->target_index]->address();
   if (!drafts_.empty()) {
     // A draft that cannot take the session just means no speculation for it.
     absl::StatusOr<std::unique_ptr<WorkerStream>> draft =

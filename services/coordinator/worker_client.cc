@@ -49,6 +49,7 @@ void WorkerStream::Cancel() { context_->TryCancel(); }
 absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest request) {
   if (dead_) return absl::UnavailableError(absl::StrCat("worker ", address_, ": stream closed"));
   request.set_request_id(next_id_++);
+  VLOG(2) << "worker " << address_ << ": " << request.ShortDebugString().substr(0, 120);
   v1::SessionResponse response;
   if (!stream_->Write(request) || !stream_->Read(&response)) {
     dead_ = true;
