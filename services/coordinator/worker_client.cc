@@ -65,7 +65,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
                                             response.request_id(), " for ", request.request_id()));
   }
   if (response.has_error()) {
-    return absl::Status(static_cast<absl::StatusCode>(response.error().code()),
+    return FromWireCode(response.error().code(),  // an unknown code becomes kUnknown
                         absl::StrCat("worker ", address_, ": ", response.error().message()));
   }
   return response;
