@@ -45,7 +45,10 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
                                std::vector<int32_t> sequence, int max_tokens, int32_t k,
                                const SamplerConfig& sampler) {
   absl::StatusOr<int64_t> d = draft.OpenSession(0), t = target.OpenSession(0);
-  EXPECT_TRUE(d.ok() && t.ok());
+  if (!d.ok() || !t.ok()) {
+    ADD_FAILURE() << d.status() << " / " << t.status();
+    return {};
+  }
   std::vector<int32_t> prefix(sequence.begin(), sequence.end() - 1);
   EXPECT_OK(draft.Sync(*d, 0, prefix, nullptr).status());
   EXPECT_OK(target.Sync(*t, 0, prefix, nullptr).status());

@@ -8,6 +8,7 @@
 #include "core/chat/builtin_formats.h"
 #include "core/chat/chat_template.h"
 #include "core/tokenizer/special_tokens.h"
+#include "glog/logging.h"
 #include "services/common/grpc_status.h"
 #include "services/common/proto_convert.h"
 
@@ -184,6 +185,7 @@ grpc::Status WorkerService::Attach(
   }
   absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size());
   if (!session.ok()) {
+    LOG(WARNING) << "attach refused: " << session.status();
     metrics_->Errors("open").Increment();
     return ToGrpcStatus(session.status());
   }
@@ -200,6 +202,7 @@ grpc::Status WorkerService::Attach(
       service->UpdateGauges(*engine);
     }
   } closer{engine, *session, this, context};
+  VLOG(1) << "session " << request.open().session_id() << " attached as " << *session;
   Touch(context);
 
   v1::SessionResponse response;
@@ -290,7 +293,9 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   response->set_compute_seconds(timing.compute_seconds);
   response->set_queue_seconds(timing.queue_seconds);
   metrics_->ComputeSeconds(kind).Observe(timing.compute_seconds);
+  VLOG(2) << "session " << session << ": " << kind << " took " << timing.compute_seconds << " s";
   if (!status.ok()) {
+    LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;
     metrics_->Errors(kind).Increment();
     SetError(status, response);
   }

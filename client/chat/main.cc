@@ -10,6 +10,8 @@
 // With -p: answers once, the reply alone on stdout. Otherwise each line of stdin is a user
 // turn; "/reset" starts over; an empty line or end of input quits. Statistics go to stderr.
 // Exit status 2 for bad flags, missing files or incompatible models; 1 for a failed turn.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -26,6 +28,7 @@
 #include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
 #include "core/generation/sampling_defaults.h"
+#include "core/decoder/load_report.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
@@ -43,7 +46,9 @@ ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
           "tokens the repetition penalty looks back at, >= 0; 0 disables");
 ABSL_FLAG(uint64_t, seed, 0, "random seed");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
-ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(std::string, kv, "f16",
+          "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
+          "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, max_tokens, 512, "most tokens per reply");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
@@ -162,10 +167,17 @@ int main(int argc, char** argv) {
   std::unique_ptr<tandem::ChatEngine> local;
   std::unique_ptr<tandem::RemoteChat> remote;
   if (server.empty()) {
+    const bool bar = isatty(STDERR_FILENO) == 1;
+    tandem::LoadReport target_load(options.model_path, stderr, bar);
+    target_load.Prefetch();
+    tandem::LoadReport draft_load(options.draft_path, stderr, bar);
+    if (!options.draft_path.empty()) draft_load.Prefetch();
     absl::StatusOr<std::unique_ptr<tandem::ChatEngine>> engine =
         tandem::ChatEngine::Create(options);
     if (!engine.ok()) return Fail(2, engine.status().ToString());
     local = *std::move(engine);
+    target_load.Loaded(local->model());
+    if (local->draft_model() != nullptr) draft_load.Loaded(*local->draft_model());
     for (const std::string& notice : local->notices()) {
       std::fprintf(stderr, "tandem-chat: %s\n", notice.c_str());
     }

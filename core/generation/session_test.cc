@@ -91,7 +91,10 @@ std::vector<int32_t> ReferenceLoop(const Model& model, ThreadPool& pool,
   Decoder decoder(model, pool);
   auto cache = decoder.NewCache(options.context_size, options.kv_type);
   auto sampler = Sampler::Create(options.sampler, model.config().vocab_size);
-  EXPECT_TRUE(cache.ok() && sampler.ok());
+  if (!cache.ok() || !sampler.ok()) {
+    ADD_FAILURE() << cache.status() << " / " << sampler.status();
+    return {};
+  }
   std::vector<int32_t> reply;
   auto logits = decoder.Forward(**cache, tokens, 0, LogitsMode::kLast);
   while (logits.ok()) {

@@ -7,6 +7,7 @@
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
 #include "services/common/proto_convert.h"
+#include "glog/logging.h"
 #include "services/coordinator/text_stream.h"
 
 namespace tandem {
@@ -83,9 +84,26 @@ v1::DescribeModelResponse Coordinator::Describe() const {
   v1::DescribeModelResponse response;
   *response.mutable_target() = target_info_;
   if (draft_info_.has_value()) *response.mutable_draft() = *draft_info_;
+  response.mutable_target()->clear_path();  // the file path stays in the coordinator
+  if (response.has_draft()) response.mutable_draft()->clear_path();
   response.set_default_draft_tokens(options_.default_draft_tokens);
   response.set_version("0.1.0");
   return response;
+}
+
+std::vector<std::pair<std::string, std::string>> Coordinator::Redactions() const {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    r.emplace_back(targets_[i]->address(), absl::StrCat("target-", i));
+  }
+  for (size_t i = 0; i < drafts_.size(); ++i) {
+    r.emplace_back(drafts_[i]->address(), absl::StrCat("draft-", i));
+  }
+  r.emplace_back(target_info_.path(), absl::StrCat("'", target_info_.name(), "'"));
+  if (draft_info_.has_value()) {
+    r.emplace_back(draft_info_->path(), absl::StrCat("'", draft_info_->name(), "'"));
+  }
+  return r;
 }
 
 absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
@@ -150,6 +168,8 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
   session->workers.context_size = target_info_.context_size();
   ASSIGN_OR_RETURN(session->workers.target,
                    targets_[session->target_index]->Attach(id, target_info_.context_size()));
+  VLOG(1) << "session " << id << " attached to target "
+          << targets_[session->target_index]->address();
   if (!drafts_.empty()) {
     // A draft that cannot take the session just means no speculation for it.
     absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
@@ -157,6 +177,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
     if (draft.ok()) {
       session->workers.draft = *std::move(draft);
     } else {
+      LOG(WARNING) << "session " << id << ": no draft, target alone: " << draft.status();
       metrics_->draft_failures.Increment();
     }
   }
@@ -232,6 +253,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       absl::StatusOr<std::unique_ptr<WorkerStream>> draft =
           drafts_[next_replica_++ % drafts_.size()]->Attach(session_id,
                                                             target_info_.context_size());
+      if (!draft.ok()) LOG(WARNING) << "session " << session_id << ": no draft: " << draft.status();
       session->workers.draft = draft.ok() ? *std::move(draft) : nullptr;
       session->workers.draft_known = 0;
     }
@@ -266,7 +288,10 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     RoundObserver observer;
     observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
     observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
-    observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
+    observer.draft_failed = [&] {
+      LOG(WARNING) << "session " << session_id << ": draft dropped, going on with the target alone";
+      metrics_->draft_failures.Increment();
+    };
     observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
     const size_t replicas = targets_.size();
     size_t tries = 0;
@@ -281,6 +306,8 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         replica.WaitConnected(absl::Seconds(10));  // a restarted worker needs a moment
         absl::StatusOr<std::unique_ptr<WorkerStream>> stream =
             replica.Attach(session_id, target_info_.context_size());
+        LOG(WARNING) << "session " << session_id << ": target failover to " << replica.address()
+                     << (stream.ok() ? " succeeded" : " failed: " + stream.status().ToString());
         if (stream.ok()) return stream;
         last = stream.status();
       }

@@ -54,7 +54,10 @@ class Coordinator {
                         const std::function<bool(const v1::GenerateResponse&)>& write,
                         const std::function<bool()>& cancelled);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // The models as public clients may see them: names, never file paths.
   v1::DescribeModelResponse Describe() const;
+  // Worker addresses and model paths, each with the label public errors show instead.
+  std::vector<std::pair<std::string, std::string>> Redactions() const;
   absl::Status CloseSession(const std::string& session_id);
   int active_sessions() const;
 

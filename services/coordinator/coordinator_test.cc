@@ -40,7 +40,10 @@ struct InProcessWorker {
     options.threads = 1;
     options.context_size = 256;
     absl::StatusOr<std::unique_ptr<WorkerEngine>> created = WorkerEngine::Create(options);
-    EXPECT_TRUE(created.ok()) << created.status();
+    if (!created.ok()) {  // a constructor cannot ASSERT: callers check `server`
+      ADD_FAILURE() << created.status();
+      return;
+    }
     engine = std::move(*created);
     metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
     service = std::make_unique<WorkerService>(metrics.get(), idle_timeout);
@@ -78,12 +81,14 @@ class CoordinatorTest : public ::testing::Test {
   void Start(const std::string& draft_model, absl::Duration idle_timeout = absl::Minutes(10)) {
     target_ = std::make_unique<InProcessWorker>(
         WorkerRole::kTarget, "models/stories260K/stories260K.gguf", idle_timeout);
+    ASSERT_NE(target_->server, nullptr);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
     // A target whose streams may be closed needs a channel that can reconnect.
     targets.push_back(idle_timeout < absl::Minutes(10) ? target_->TcpClient()
                                                        : target_->Client("target"));
     if (!draft_model.empty()) {
       draft_ = std::make_unique<InProcessWorker>(WorkerRole::kDraft, draft_model);
+      ASSERT_NE(draft_->server, nullptr);
       drafts.push_back(draft_->Client("draft"));
     }
     metrics_ = std::make_unique<CoordinatorMetrics>(registry_);
@@ -382,6 +387,8 @@ TEST_F(CoordinatorTest, ConcurrentClientsGetTheirOneAtATimeOutputs) {
 TEST(CoordinatorCreateTest, AnIncompatibleDraftIsAFailedPrecondition) {
   InProcessWorker target(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
   InProcessWorker draft(WorkerRole::kDraft, "models/llama-2-tiny-random/llama-2-tiny-random.gguf");
+  ASSERT_NE(target.server, nullptr);
+  ASSERT_NE(draft.server, nullptr);
   std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
   targets.push_back(target.Client("target"));
   drafts.push_back(draft.Client("draft"));

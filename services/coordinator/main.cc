@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
+#include "services/common/logging.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
@@ -26,6 +27,7 @@ ABSL_FLAG(int, max_sessions, 64, "named sessions held at once");
 ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
 ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each worker call (to stderr)");
 
 namespace {
 
@@ -44,10 +46,11 @@ int main(int argc, char** argv) {
        "Runs speculative decoding over Tandem workers and serves tandem.v1.Generator.\n"
        "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
        "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
-       "       [--max-sessions N]",
+       "       [--max-sessions N] [-v N]",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
+  tandem::InitLogging(argv[0], absl::GetFlag(FLAGS_v));
   tandem::CoordinatorOptions options;
   options.targets = absl::StrSplit(absl::GetFlag(FLAGS_target), ',', absl::SkipEmpty());
   options.drafts = absl::StrSplit(absl::GetFlag(FLAGS_draft), ',', absl::SkipEmpty());
