@@ -1,10 +1,12 @@
 // tandem-worker --role draft|target --model PATH [--listen HOST:PORT]
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
-//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S]
+//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S] [-v N]
 //
 // Serves tandem.v1.Worker for one model. Health is NOT_SERVING while the model loads and
 // SERVING after; SIGTERM drains (stops accepting, finishes in-flight requests) and exits.
 // Prints "tandem-worker listening on HOST:PORT (metrics on M)" once the port is bound.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,7 +15,9 @@
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "core/base/command_line.h"
+#include "core/decoder/load_report.h"
 #include "services/common/grpc_server.h"
+#include "services/common/logging.h"
 #include "services/common/metrics.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
@@ -23,11 +27,14 @@ ABSL_FLAG(std::string, model, "", "GGUF file or Hugging Face folder");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes");
-ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(std::string, kv, "f16",
+          "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
+          "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
 ABSL_FLAG(int, max_sessions, 16, "sessions attached at once");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
+ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each call (log lines go to stderr)");
 ABSL_FLAG(double, idle_timeout_seconds, 600,
           "a session stream idle this long is closed and its cache freed; 0: never");
 
@@ -48,10 +55,11 @@ int main(int argc, char** argv) {
        "Serves one model (draft or target) to a Tandem coordinator over gRPC.\n"
        "usage: tandem-worker --role draft|target --model PATH [--listen HOST:PORT]\n"
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
-       "       [--max-sessions N] [--kv-budget-mb N]",
+       "       [--max-sessions N] [--kv-budget-mb N] [-v N]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
+  tandem::InitLogging(argv[0], absl::GetFlag(FLAGS_v));
 
   tandem::WorkerOptions options;
   const std::string role = absl::GetFlag(FLAGS_role);
@@ -90,12 +98,15 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   // Health says NOT_SERVING until the model is loaded.
+  tandem::LoadReport load(options.model_path, stderr, isatty(STDERR_FILENO) == 1);
+  load.Prefetch();
   absl::StatusOr<std::unique_ptr<tandem::WorkerEngine>> engine =
       tandem::WorkerEngine::Create(options);
   if (!engine.ok()) {
     (*server)->Drain(absl::ZeroDuration());
     return Fail(2, engine.status().ToString());
   }
+  load.Loaded((*engine)->model());
   service.SetEngine(engine->get());
   (*server)->SetServing(true);
   std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),

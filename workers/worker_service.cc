@@ -8,6 +8,7 @@
 #include "core/chat/builtin_formats.h"
 #include "core/chat/chat_template.h"
 #include "core/tokenizer/special_tokens.h"
+#include "glog/logging.h"
 #include "services/common/grpc_status.h"
 #include "services/common/proto_convert.h"
 
@@ -185,6 +186,7 @@ grpc::Status WorkerService::Attach(
   }
   absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size());
   if (!session.ok()) {
+    LOG(WARNING) << "attach refused: " << session.status();
     metrics_->Errors("open").Increment();
     return ToGrpcStatus(session.status());
   }
@@ -201,6 +203,7 @@ grpc::Status WorkerService::Attach(
       service->UpdateGauges(*engine);
     }
   } closer{engine, *session, this, context};
+  VLOG(1) << "session " << request.open().session_id() << " attached as " << *session;
   Touch(context);
 
   v1::SessionResponse response;
@@ -232,10 +235,14 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
     case v1::SessionRequest::kSync: {
       kind = "sync";
       const v1::SyncRequest& sync = request.sync();
+      int64_t reused = 0;
       absl::StatusOr<int64_t> cached =
-          engine.Sync(session, sync.position(), sync.tokens(), &timing);
+          engine.Sync(session, sync.position(), sync.tokens(), &timing, &reused);
       status = cached.status();
-      if (cached.ok()) response->mutable_sync()->set_cached_tokens(static_cast<int32_t>(*cached));
+      if (cached.ok()) {
+        response->mutable_sync()->set_cached_tokens(static_cast<int32_t>(*cached));
+        response->mutable_sync()->set_reused_tokens(static_cast<int32_t>(reused));
+      }
       metrics_->batch_size.Observe(sync.tokens_size());
       break;
     }
@@ -287,7 +294,9 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   response->set_compute_seconds(timing.compute_seconds);
   response->set_queue_seconds(timing.queue_seconds);
   metrics_->ComputeSeconds(kind).Observe(timing.compute_seconds);
+  VLOG(2) << "session " << session << ": " << kind << " took " << timing.compute_seconds << " s";
   if (!status.ok()) {
+    LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;
     metrics_->Errors(kind).Increment();
     SetError(status, response);
   }

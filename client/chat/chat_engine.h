@@ -65,6 +65,8 @@ class ChatEngine {
 
   // Notes for stderr at start-up (e.g. "no chat template: using raw").
   const std::vector<std::string>& notices() const { return notices_; }
+  const Model& model() const { return *model_; }
+  const Model* draft_model() const { return draft_.get(); }  // null without --draft
   bool speculative() const { return speculative_ != nullptr; }
   const std::string& format_name() const { return format_name_; }
 

@@ -29,7 +29,10 @@ std::vector<float> AllLogits(const Model& model, int threads, const std::vector<
   ThreadPool pool(threads);
   Decoder decoder(model, pool);
   auto cache = decoder.NewCache(64, kv);
-  EXPECT_TRUE(cache.ok()) << cache.status();
+  if (!cache.ok()) {
+    ADD_FAILURE() << cache.status();
+    return {};
+  }
   auto logits = decoder.Forward(**cache, tokens, 0, LogitsMode::kAll);
   EXPECT_TRUE(logits.ok()) << logits.status();
   return logits.ok() ? std::vector<float>(logits->begin(), logits->end()) : std::vector<float>();

@@ -19,11 +19,11 @@ struct Filled {
 
 // Writes random keys and values for every (layer, head, position) of a cache whose context
 // is not a multiple of the key block.
-Filled Fill(KvType type, int64_t head_dim) {
+void Fill(KvType type, int64_t head_dim, Filled* out) {
   const KvCacheShape shape{/*n_layers=*/2, /*n_kv_heads=*/3, head_dim, /*context_size=*/37};
-  absl::StatusOr<std::unique_ptr<KvCache>> cache = KvCache::Create(shape, type);
-  EXPECT_TRUE(cache.ok());
-  Filled f{*std::move(cache), {}};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> cache, KvCache::Create(shape, type));
+  Filled& f = *out;
+  f.cache = std::move(cache);
   std::mt19937 rng(static_cast<uint32_t>(head_dim));
   std::normal_distribution<float> dist(0.0f, 1.0f);
   f.rows.assign(2, std::vector<std::vector<std::vector<float>>>(3));
@@ -38,7 +38,6 @@ Filled Fill(KvType type, int64_t head_dim) {
       }
     }
   }
-  return f;
 }
 
 // Stored rows read back within the type's rounding: exact for f32, half an f16 ulp (or of
@@ -47,7 +46,8 @@ Filled Fill(KvType type, int64_t head_dim) {
 TEST(KvCacheTest, RowsReadBackInEveryLayout) {
   for (KvType type : {KvType::kF32, KvType::kF16, KvType::kI8}) {
     for (int64_t head_dim : {8, 64, 80}) {
-      Filled f = Fill(type, head_dim);
+      Filled f;
+      ASSERT_NO_FATAL_FAILURE(Fill(type, head_dim, &f));
       std::vector<float> k(head_dim), v(head_dim);
       for (int64_t layer = 0; layer < 2; ++layer) {
         for (int64_t head = 0; head < 3; ++head) {
@@ -76,7 +76,8 @@ TEST(KvCacheTest, RowsReadBackInEveryLayout) {
 TEST(KvCacheTest, ScoresAndValueSumsCoverExactlyThePositionsAsked) {
   for (KvType type : {KvType::kF32, KvType::kF16, KvType::kI8}) {
     const int64_t head_dim = 24;
-    Filled f = Fill(type, head_dim);
+    Filled f;
+    ASSERT_NO_FATAL_FAILURE(Fill(type, head_dim, &f));
     std::vector<float> q(head_dim), weights(37);
     for (int64_t i = 0; i < head_dim; ++i) q[i] = 0.1f * static_cast<float>(i - 7);
     for (int64_t p = 0; p < 37; ++p) weights[p] = 1.0f / static_cast<float>(p + 1);

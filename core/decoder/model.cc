@@ -31,6 +31,17 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   return LoadGgufModel(path);
 }
 
+namespace {
+
+// The file is named too: a model folder has several, and a user may run several models.
+absl::Status CheckSupportedIn(const std::string& path, TensorType type, const std::string& name) {
+  absl::Status supported = CheckSupported(type, name);
+  if (supported.ok()) return supported;
+  return absl::Status(supported.code(), absl::StrCat(path, ": ", supported.message()));
+}
+
+}  // namespace
+
 absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup, const std::string& name,
                                                int64_t rows, int64_t cols) {
   ASSIGN_OR_RETURN(TensorView t, lookup(name));
@@ -40,7 +51,7 @@ absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup, const
     return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", name, "' has shape ", got,
                                                    "], expected ", ShapeString(rows, cols)));
   }
-  RETURN_IF_ERROR(CheckSupported(t.type, name));
+  RETURN_IF_ERROR(CheckSupportedIn(path_, t.type, name));
   ASSIGN_OR_RETURN(int64_t row_bytes, RowBytes(t.type, cols));
   parameter_count_ += rows * cols;
   return WeightMatrix{t.type, rows, cols, t.data, row_bytes};
@@ -87,7 +98,7 @@ absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup, const
                                                    t.num_elements, " elements in ", t.ne.size(),
                                                    " dimensions, expected [", size, "]"));
   }
-  RETURN_IF_ERROR(CheckSupported(t.type, name));
+  RETURN_IF_ERROR(CheckSupportedIn(path_, t.type, name));
   std::vector<float>& v = vectors_.emplace_back(size);
   RETURN_IF_ERROR(
       DequantizeRow(t.type, absl::MakeConstSpan(t.data, t.num_bytes), absl::MakeSpan(v)));

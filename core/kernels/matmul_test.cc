@@ -1,14 +1,18 @@
 #include "core/kernels/matmul.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/base/status_matchers.h"
 #include "core/kernels/matmul_internal.h"
 #include "core/kernels/packed_matrix.h"
+#include "core/kernels/vnni_emulation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -260,10 +264,26 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
   EXPECT_FALSE(HasPanelLayout(TensorType::kF32));
 }
 
+// The VNNI kernel runs only on AVX-512 VNNI CPUs. Its logic is tested everywhere through a
+// scalar emulation (vnni_emulation.h: vpdpwssd's exact int32 arithmetic, the same float
+// steps); where the CPU has VNNI, the kernel must equal the emulation bit for bit. Nothing is
+// skipped: off VNNI hardware the kernel-vs-emulation checks say so and the emulation's own
+// checks still run.
+bool HasVnni() { return DetectKernelIsa() == KernelIsa::kAvx512Vnni; }
+
+void NoteKernelNotRun(const char* what) {
+  std::printf(
+      "[ NOTE     ] %s: this CPU has no AVX-512 VNNI, so the kernel itself did not run; "
+      "its logic was checked through the scalar emulation\n",
+      what);
+  ::testing::Test::RecordProperty("vnni_kernel_run", "no");
+}
+
+using QuantizeFn = void (*)(const float*, int64_t, int64_t, int16_t*, float*, int32_t*);
+
 // The VNNI path's activations: per 32-column block, q = x · (32767 / max|x|) rounded to
 // nearest even, scale = max|x| / 32767; an all-zero block gives zeros and scale 0.
-TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
-  if (DetectKernelIsa() != KernelIsa::kAvx512Vnni) GTEST_SKIP() << "no AVX-512 VNNI here";
+void ExpectInt16Quantization(QuantizeFn quantize) {
   std::vector<float> x(2 * 64, 0.0f);  // 2 rows x 2 blocks
   x[0] = -2.0f;                        // row 0 block 0: max|x| = 2
   x[1] = 1.0f;
@@ -276,7 +296,7 @@ TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
   std::vector<int16_t> q(x.size(), 99);
   std::vector<float> scales(4, -1.0f);
   std::vector<int32_t> sums(4, -1);
-  internal::QuantizeRowsInt16(x.data(), 2, 64, q.data(), scales.data(), sums.data());
+  quantize(x.data(), 2, 64, q.data(), scales.data(), sums.data());
   EXPECT_EQ(sums, (std::vector<int32_t>{-32767 + 16384 + 0 + 2 + 1, 0, 0, 32767 - 16384}));
   EXPECT_EQ(scales[0], 2.0f / 32767.0f);
   EXPECT_EQ(scales[1], 0.0f);
@@ -290,6 +310,86 @@ TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
   for (int c = 32; c < 64; ++c) EXPECT_EQ(q[c], 0) << c;
   EXPECT_EQ(q[64 + 32], 32767);
   EXPECT_EQ(q[64 + 33], -16384);
+}
+
+TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
+  ExpectInt16Quantization(&vnni_emulation::QuantizeRowsInt16);
+  if (!HasVnni()) return NoteKernelNotRun("QuantizeRowsInt16");
+  ExpectInt16Quantization(&internal::QuantizeRowsInt16);
+}
+
+struct VpdpwssdCase {
+  int32_t acc;
+  int16_t a0, a1, b0, b1;
+  int32_t expected;
+};
+
+TEST(VnniEmulationTest, VpdpwssdAddsBothProductsAndWraps) {
+  const VpdpwssdCase cases[] = {
+      {0, 1, 2, 3, 4, 11},
+      {-5, -3, 7, 2, -1, -5 - 6 - 7},
+      {INT32_MAX, 1, 0, 1, 0, INT32_MIN},              // wraps, no saturation
+      {0, -32768, -32768, -32768, -32768, INT32_MIN},  // 2 · 2^30 = 2^31 wraps
+      {0, 32767, -32768, 32767, 32767, 32767 * 32767 - 32768 * 32767},
+  };
+  for (const VpdpwssdCase& c : cases) {
+    EXPECT_EQ(vnni_emulation::Vpdpwssd(c.acc, c.a0, c.a1, c.b0, c.b1), c.expected)
+        << c.acc << " " << c.a0 << " " << c.a1 << " " << c.b0 << " " << c.b1;
+  }
+}
+
+struct VnniShape {
+  TensorType type;
+  int64_t rows, cols, n;
+};
+
+const VnniShape kVnniShapes[] = {{TensorType::kQ8_0, 37, 96, 1},  {TensorType::kQ8_0, 16, 32, 13},
+                                 {TensorType::kQ8_0, 70, 160, 5}, {TensorType::kQ4_0, 37, 96, 1},
+                                 {TensorType::kQ4_0, 33, 64, 9},  {TensorType::kQ4_0, 64, 256, 70}};
+
+// The int16 activations cost at most max|x| / 65534 per element, so a row's dot product moves
+// by at most Σ|W[r, c]| · max|x| / 65534; float rounding adds well under 1e-5 per column.
+TEST(VnniEmulationTest, MatchesTheFloatReferenceWithinTheActivationRounding) {
+  for (const VnniShape& s : kVnniShapes) {
+    TestMatrix m = MakeMatrix(s.type, s.rows, s.cols, 5);
+    const std::vector<float> x = RandomActivations(s.n, s.cols, 9);
+    std::vector<float> expected(s.n * s.rows), y(s.n * s.rows, NAN);
+    MatMulReference(m.w, x.data(), s.n, expected.data());
+    WeightMatrix w = m.w;
+    w.packed = m.packed.data();
+    vnni_emulation::MatMul(w, x.data(), s.n, y.data());
+    float xmax = 0;
+    for (float v : x) xmax = std::max(xmax, std::fabs(v));
+    std::vector<float> dense(s.cols);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      ASSERT_OK(DequantizeRow(
+          s.type, absl::MakeConstSpan(m.bytes.data() + r * m.w.row_bytes, m.w.row_bytes),
+          absl::MakeSpan(dense)));
+      float wsum = 0;
+      for (float v : dense) wsum += std::fabs(v);
+      const float bound = wsum * xmax / 65534 + 1e-5f * s.cols;
+      for (int64_t t = 0; t < s.n; ++t) {
+        ASSERT_NEAR(y[t * s.rows + r], expected[t * s.rows + r], bound)
+            << TensorTypeName(s.type) << " " << s.rows << "x" << s.cols << " row " << r;
+      }
+    }
+  }
+}
+
+TEST(VnniEmulationTest, TheKernelEqualsTheEmulationBitForBit) {
+  if (!HasVnni()) return NoteKernelNotRun("the VNNI panel kernel");
+  ThreadPool pool(2);
+  for (const VnniShape& s : kVnniShapes) {
+    TestMatrix m = MakeMatrix(s.type, s.rows, s.cols, 5);
+    const std::vector<float> x = RandomActivations(s.n, s.cols, 9);
+    std::vector<float> kernel(s.n * s.rows, NAN), emulated(s.n * s.rows, NAN);
+    WeightMatrix w = m.w;
+    w.packed = m.packed.data();
+    MatMulWithIsa(KernelIsa::kAvx512Vnni, w, x.data(), s.n, kernel.data(), pool);
+    vnni_emulation::MatMul(w, x.data(), s.n, emulated.data());
+    EXPECT_EQ(0, std::memcmp(kernel.data(), emulated.data(), 4 * kernel.size()))
+        << TensorTypeName(s.type) << " " << s.rows << "x" << s.cols << " n=" << s.n;
+  }
 }
 
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {

@@ -567,7 +567,9 @@ absl::StatusOr<TensorView> GgufFile::GetTensor(absl::string_view name) const {
   if (info == nullptr) {
     return absl::NotFoundError(absl::StrCat("no tensor '", name, "' in ", path()));
   }
-  RETURN_IF_ERROR(CheckSupported(info->type, name));
+  if (absl::Status supported = CheckSupported(info->type, name); !supported.ok()) {
+    return absl::Status(supported.code(), absl::StrCat(path(), ": ", supported.message()));
+  }
   TensorView view;
   view.name = info->name;
   view.type = info->type;

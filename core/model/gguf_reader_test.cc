@@ -310,17 +310,19 @@ TEST(GgufReaderTest, TensorsFromBuilderPointIntoTheBuffer) {
   EXPECT_EQ(value, 7.0f);
 }
 
-TEST(GgufReaderTest, UnsupportedTensorTypeParsesButIsRefusedByName) {
+TEST(GgufReaderTest, UnsupportedTensorTypeParsesButIsRefusedNamingFileAndTensor) {
   const std::vector<uint8_t> bytes =
       GgufBuilder()
           .AddTensor("blk.0.ffn_up.weight", TensorType::kQ4_K, {256, 2}, std::string(288, '\0'))
           .Build();
-  ASSERT_OK_AND_ASSIGN(GgufFile gguf, GgufFile::Parse(MappedFile::FromBuffer(bytes)));
+  ASSERT_OK_AND_ASSIGN(GgufFile gguf,
+                       GgufFile::Parse(MappedFile::FromBuffer(bytes, "/models/q4k.gguf")));
   ASSERT_EQ(gguf.tensors().size(), 1u);
   EXPECT_EQ(gguf.tensors()[0].num_bytes, 288u);
   EXPECT_THAT(gguf.GetTensor("blk.0.ffn_up.weight"),
               StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr("blk.0.ffn_up.weight"), HasSubstr("Q4_K"))));
+                       AllOf(HasSubstr("/models/q4k.gguf: "), HasSubstr("blk.0.ffn_up.weight"),
+                             HasSubstr("Q4_K"))));
 }
 
 TEST(GgufReaderTest, Version2ParsesLikeVersion3) {

@@ -3,14 +3,19 @@
 #include <signal.h>
 
 #include <chrono>
+#include <exception>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "core/base/status_macros.h"
+#include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "services/common/port_probe.h"
+#include "services/common/reflection_v1.h"
 
 namespace tandem {
 namespace {
@@ -18,6 +23,17 @@ namespace {
 std::string HostOf(absl::string_view address) {
   const size_t colon = address.rfind(':');
   return std::string(colon == absl::string_view::npos ? address : address.substr(0, colon));
+}
+
+// prometheus-cpp's Exposer reports a failed bind (civetweb) by throwing: the one place where
+// an exception is caught and becomes a status.
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
+  try {
+    return std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", address,
+                                               " (address in use or invalid?): ", e.what()));
+  }
 }
 
 }  // namespace
@@ -29,13 +45,21 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("listen address '", options.listen, "' is not HOST:PORT"));
   }
+  RETURN_IF_ERROR(CheckPortFree(options.listen));
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();  // grpc.reflection.v1alpha
+  // gRPC's health service is written without protobuf: naming a generated health message
+  // links health.pb.cc, whose file descriptor then lets reflection describe the service.
+  grpc::health::v1::HealthCheckRequest::descriptor();
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->host_ = HostOf(options.listen);
   server->drain_notice_ = options.drain_notice;
   grpc::ServerBuilder builder;
+  // gRPC turns SO_REUSEPORT on by default: a second process on a busy port would then bind
+  // too and take a share of the connections. Off, the bind fails and we say so.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  AddReflectionV1(&builder);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Clients (the coordinator) send keepalive pings to find peers that stopped answering, also
@@ -58,7 +82,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
       return absl::InvalidArgumentError(
           absl::StrCat("metrics address '", options.metrics_listen, "' is not HOST:PORT"));
     }
-    server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+    ASSIGN_OR_RETURN(server->exposer_, StartExposer(options.metrics_listen));
     server->exposer_->RegisterCollectable(registry);
     const std::vector<int> ports = server->exposer_->GetListeningPorts();
     server->metrics_port_ = ports.empty() ? 0 : ports[0];

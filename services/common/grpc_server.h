@@ -1,6 +1,8 @@
 // Runs a gRPC server the way every Tandem process does: the given services plus standard
-// health checking (grpc.health.v1) and server reflection, an optional Prometheus /metrics
-// endpoint, and a graceful drain.
+// health checking (grpc.health.v1) and server reflection (grpc.reflection.v1 and v1alpha,
+// both able to describe grpc.health.v1), an optional Prometheus /metrics endpoint, and a
+// graceful drain. A busy port is refused (SO_REUSEPORT is off: a second process never shares
+// a port with the first), the gRPC port and the metrics port alike.
 //
 //   ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}, registry));
 //   server->SetServing(true);             // after the model has loaded
@@ -36,7 +38,8 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
-  // kInvalidArgument / kUnavailable naming the address when it cannot listen.
+  // kInvalidArgument (not HOST:PORT) / kUnavailable (in use, cannot bind) naming the address
+  // when it cannot listen, the gRPC address or the metrics one.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
       const GrpcServerOptions& options, const std::vector<grpc::Service*>& services,
       std::shared_ptr<prometheus::Registry> registry);

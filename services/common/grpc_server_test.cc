@@ -1,11 +1,20 @@
 #include "services/common/grpc_server.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
+#include "google/protobuf/descriptor.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
@@ -17,6 +26,9 @@ namespace {
 
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
+using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+namespace rv1 = ::grpc::reflection::v1;
 
 HealthCheckResponse::ServingStatus Health(const std::string& address,
                                           const std::string& service = "") {
@@ -79,9 +91,101 @@ TEST(GrpcServerTest, DrainReportsNotServingBeforeTheListenerClosesAndCannotBeUnd
 
 TEST(GrpcServerTest, RejectsAnAddressWithoutPort) {
   v1::Worker::Service service;
-  EXPECT_THAT(
-      GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
-      testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
+  EXPECT_THAT(GrpcServer::Start({"localhost", ""}, {&service}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("localhost")));
+}
+
+TEST(GrpcServerTest, RefusesAPortAnotherServerHolds) {
+  v1::Worker::Service first_service, second_service;
+  ASSERT_OK_AND_ASSIGN(auto first,
+                       GrpcServer::Start({"127.0.0.1:0", ""}, {&first_service}, nullptr));
+  const std::string taken = first->address();
+  EXPECT_THAT(GrpcServer::Start({taken, ""}, {&second_service}, nullptr),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       ::testing::AllOf(HasSubstr(taken), HasSubstr("already in use"))));
+}
+
+// A TCP socket listening on a loopback port the OS chose.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 1) == 0 &&
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~HeldPort() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(GrpcServerTest, BusyMetricsPortIsAStatusNamingTheAddress) {
+  HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  const std::string metrics = absl::StrCat("127.0.0.1:", held.port());
+  v1::Worker::Service service;
+  auto registry = std::make_shared<prometheus::Registry>();
+  EXPECT_THAT(GrpcServer::Start({"127.0.0.1:0", metrics}, {&service}, registry),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       ::testing::AllOf(HasSubstr(metrics), HasSubstr("/metrics"))));
+}
+
+// One request on a fresh grpc.reflection.v1 stream.
+rv1::ServerReflectionResponse ReflectV1(const std::string& address,
+                                        const rv1::ServerReflectionRequest& request) {
+  auto stub = rv1::ServerReflection::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto stream = stub->ServerReflectionInfo(&context);
+  rv1::ServerReflectionResponse response;
+  EXPECT_TRUE(stream->Write(request));
+  EXPECT_TRUE(stream->Read(&response));
+  stream->WritesDone();
+  const grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
+TEST(GrpcServerTest, ReflectionV1ListsServicesAndDescribesHealth) {
+  v1::Worker::Service worker;
+  ASSERT_OK_AND_ASSIGN(auto server, GrpcServer::Start({"127.0.0.1:0", ""}, {&worker}, nullptr));
+  rv1::ServerReflectionRequest list;
+  list.set_list_services("");
+  const rv1::ServerReflectionResponse listed = ReflectV1(server->address(), list);
+  ASSERT_TRUE(listed.has_list_services_response()) << listed.DebugString();
+  std::vector<std::string> names;
+  for (const auto& service : listed.list_services_response().service()) {
+    names.push_back(service.name());
+  }
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"tandem.v1.Worker", "grpc.health.v1.Health",
+                                              "grpc.reflection.v1.ServerReflection",
+                                              "grpc.reflection.v1alpha.ServerReflection"}));
+
+  rv1::ServerReflectionRequest symbol;
+  symbol.set_file_containing_symbol("grpc.health.v1.Health");
+  const rv1::ServerReflectionResponse described = ReflectV1(server->address(), symbol);
+  ASSERT_TRUE(described.has_file_descriptor_response()) << described.DebugString();
+  ASSERT_EQ(described.file_descriptor_response().file_descriptor_proto_size(), 1);
+  google::protobuf::FileDescriptorProto file;
+  ASSERT_TRUE(file.ParseFromString(described.file_descriptor_response().file_descriptor_proto(0)));
+  EXPECT_EQ(file.name(), "grpc/health/v1/health.proto");
+  ASSERT_EQ(file.service_size(), 1);
+  EXPECT_EQ(file.service(0).name(), "Health");
+  EXPECT_EQ(file.service(0).method(0).name(), "Check");
+
+  rv1::ServerReflectionRequest missing;
+  missing.set_file_containing_symbol("no.such.Service");
+  const rv1::ServerReflectionResponse error = ReflectV1(server->address(), missing);
+  EXPECT_EQ(error.error_response().error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 }  // namespace

@@ -21,11 +21,13 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  const int code = static_cast<int>(status.error_code());
-  if (code < 0 || code > kLastCanonicalCode) {
-    return absl::UnknownError(status.error_message());
-  }
-  return absl::Status(static_cast<absl::StatusCode>(code), status.error_message());
+  return FromWireCode(static_cast<int>(status.error_code()), status.error_message());
+}
+
+absl::Status FromWireCode(int code, std::string message) {
+  if (code == 0) return absl::OkStatus();
+  if (code < 0 || code > kLastCanonicalCode) return absl::UnknownError(message);
+  return absl::Status(static_cast<absl::StatusCode>(code), message);
 }
 
 }  // namespace tandem

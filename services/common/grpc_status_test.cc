@@ -1,5 +1,8 @@
 #include "services/common/grpc_status.h"
 
+#include <ostream>
+#include <string>
+
 #include "absl/status/status.h"
 #include "core/base/status_matchers.h"
 #include "gtest/gtest.h"
@@ -56,13 +59,42 @@ TEST(GrpcStatusConversionTest, OkStaysOkWithNoMessage) {
   EXPECT_THAT(FromGrpcStatus(grpc::Status::OK), IsOk());
 }
 
-TEST(GrpcStatusConversionTest, NonCanonicalCodesBecomeUnknown) {
+TEST(GrpcStatusConversionTest, NonCanonicalAbslCodesBecomeUnknownOnTheWire) {
+  // absl::StatusCode has a fixed underlying int: 42 is a valid (non-canonical) value.
   const absl::Status odd(static_cast<absl::StatusCode>(42), "odd");
   EXPECT_EQ(ToGrpcStatus(odd).error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_EQ(ToGrpcStatus(odd).error_message(), "odd");
-  const grpc::Status wire(static_cast<grpc::StatusCode>(99), "far");
-  EXPECT_THAT(FromGrpcStatus(wire), StatusIs(absl::StatusCode::kUnknown, "far"));
 }
+
+// Unknown wire codes are integers here: a grpc::StatusCode(99) would be outside the enum's
+// range (undefined behaviour, which UBSan reports).
+struct WireCase {
+  int code;
+  absl::StatusCode expected;
+};
+
+void PrintTo(const WireCase& c, std::ostream* os) { *os << c.code; }
+
+class FromWireCodeTest : public ::testing::TestWithParam<WireCase> {};
+
+TEST_P(FromWireCodeTest, MapsCanonicalCodesAndMakesTheRestUnknown) {
+  const WireCase& c = GetParam();
+  EXPECT_THAT(FromWireCode(c.code, "far"), StatusIs(c.expected, "far"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Codes, FromWireCodeTest,
+                         ::testing::Values(WireCase{99, absl::StatusCode::kUnknown},
+                                           WireCase{17, absl::StatusCode::kUnknown},
+                                           WireCase{-1, absl::StatusCode::kUnknown},
+                                           WireCase{1 << 30, absl::StatusCode::kUnknown},
+                                           WireCase{5, absl::StatusCode::kNotFound},
+                                           WireCase{16, absl::StatusCode::kUnauthenticated}),
+    [](const ::testing::TestParamInfo<WireCase>& info) {
+      const int code = info.param.code;
+      return code < 0 ? "Minus" + std::to_string(-code) : "Code" + std::to_string(code);
+    });
+
+TEST(FromWireCodeOkTest, ZeroIsOk) { EXPECT_THAT(FromWireCode(0, ""), IsOk()); }
 
 }  // namespace
 }  // namespace tandem

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
+#include "services/common/proto_convert.h"
+#include "glog/logging.h"
 #include "services/coordinator/text_stream.h"
 
 namespace tandem {
@@ -15,19 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Server defaults for unset sampling fields.
-SamplerConfig SamplerFromRequest(const v1::SamplingParams& p) {
-  SamplerConfig c;
-  c.temperature = p.has_temperature() ? p.temperature() : 0.8f;
-  c.top_k = p.top_k();
-  c.top_p = p.has_top_p() ? p.top_p() : 0.95f;
-  c.min_p = p.min_p();
-  c.repetition_penalty = p.has_repetition_penalty() ? p.repetition_penalty() : 1.0f;
-  c.penalty_window = p.penalty_window() > 0 ? p.penalty_window() : 64;
-  c.seed = p.has_seed() ? p.seed() : std::random_device()();
-  return c;
 }
 
 std::string Outcome(const absl::Status& status) {
@@ -104,9 +93,26 @@ v1::DescribeModelResponse Coordinator::Describe() const {
   v1::DescribeModelResponse response;
   *response.mutable_target() = target_info_;
   if (draft_info_.has_value()) *response.mutable_draft() = *draft_info_;
+  response.mutable_target()->clear_path();  // the file path stays in the coordinator
+  if (response.has_draft()) response.mutable_draft()->clear_path();
   response.set_default_draft_tokens(options_.default_draft_tokens);
   response.set_version("0.1.0");
   return response;
+}
+
+std::vector<std::pair<std::string, std::string>> Coordinator::Redactions() const {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (size_t i = 0; i < targets_->size(); ++i) {
+    r.emplace_back(targets_->client(i).address(), absl::StrCat("target-", i));
+  }
+  for (size_t i = 0; i < drafts_->size(); ++i) {
+    r.emplace_back(drafts_->client(i).address(), absl::StrCat("draft-", i));
+  }
+  r.emplace_back(target_info_.path(), absl::StrCat("'", target_info_.name(), "'"));
+  if (draft_info_.has_value()) {
+    r.emplace_back(draft_info_->path(), absl::StrCat("'", draft_info_->name(), "'"));
+  }
+  return r;
 }
 
 absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
@@ -184,6 +190,8 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
       session->workers.target,
       targets_->AttachReady(id, target_info_.context_size(), absl::Now() + options_.failover_wait,
                             options_.target_timeout, &session->target_lease));
+  VLOG(1) << "session " << id << " attached to target "
+          << targets_->client(session->target_lease.index()).address();
   return session;  // Generate attaches a draft when the request speculates
 }
 
@@ -222,7 +230,8 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
   absl::Status status = [&]() -> absl::Status {
     // Validate before any worker does anything.
     RoundParams params;
-    params.sampler = SamplerFromRequest(request.sampling());
+    // Unset fields take the one set of defaults; an unset seed a fresh random one.
+    params.sampler = SamplerConfigFromProto(request.sampling(), std::random_device()());
     RETURN_IF_ERROR(Sampler::Create(params.sampler, target_info_.vocab_size()).status());
     if (request.max_tokens() < 0) {
       return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
@@ -288,7 +297,11 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     RoundObserver observer;
     observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
     observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
-    observer.draft_failed = [&] { metrics_->draft_failures.Increment(); };
+    observer.draft_failed = [&] {
+      LOG(WARNING) << "session " << session_id << ": draft dropped, going on with the target alone";
+      metrics_->draft_failures.Increment();
+    };
+    observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
     int failovers = 0;
     ReopenTarget reopen = [&](const absl::Status& failure) {
       return Reopen(session_id, *session, failure, deadline, ++failovers);
@@ -339,7 +352,6 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
       }
     }
-    if (st.rounds() > 0) metrics_->tokens_per_round.Observe(st.tokens_per_round());
     write(final);
     return absl::OkStatus();
   }();

@@ -63,7 +63,10 @@ class Coordinator {
                         const std::function<bool()>& cancelled,
                         absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // The models as public clients may see them: names, never file paths.
   v1::DescribeModelResponse Describe() const;
+  // Worker addresses and model paths, each with the label public errors show instead.
+  std::vector<std::pair<std::string, std::string>> Redactions() const;
   absl::Status CloseSession(const std::string& session_id);
   int active_sessions() const;
   // Reports whether a target is ready (the coordinator's health): now, and on every change,

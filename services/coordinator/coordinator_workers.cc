@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "glog/logging.h"
 #include "services/coordinator/coordinator.h"
 
 namespace tandem {
@@ -29,6 +30,7 @@ bool Coordinator::AttachDraft(const std::string& id, Session& session) {
       drafts_->client(*i).Attach(id, target_info_.context_size(), latency.Deadline(1));
   DraftDone(*i, latency, absl::Now() - start, 1, stream.status());
   if (!stream.ok()) {
+    LOG(WARNING) << "session " << id << ": no draft, target alone: " << stream.status();
     session.draft_lease.Release();
     // A draft that cannot take the session just means no speculation for it.
     return !WorkerDown(stream.status());
@@ -49,8 +51,11 @@ void Coordinator::DraftDone(size_t replica, DraftLatency& latency, absl::Duratio
   // A late answer counts as a sample of its deadline: a draft that really became slower
   // raises its own deadline instead of being cut off for good.
   if (status.code() == absl::StatusCode::kDeadlineExceeded) latency.Observe(seconds, tokens);
-  drafts_->backoff(replica).Fail(absl::Now());
+  const absl::Time retry = drafts_->backoff(replica).Fail(absl::Now());
   drafts_->MarkDown(replica);
+  LOG(WARNING) << "draft " << drafts_->client(replica).address() << " failed (" << status
+               << "); not used again for " << absl::FormatDuration(retry - absl::Now())
+               << " and until its health probe answers";
 }
 
 CallDeadlines Coordinator::Deadlines(const Session& session, absl::Time request_deadline) {
@@ -91,6 +96,9 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> Coordinator::Reopen(const std::str
   const absl::Time give_up = std::min(request_deadline, absl::Now() + options_.failover_wait);
   absl::StatusOr<std::unique_ptr<WorkerStream>> stream = targets_->AttachReady(
       id, target_info_.context_size(), give_up, options_.target_timeout, &session.target_lease);
+  LOG(WARNING) << "session " << id << ": target failed (" << failure << "); failover "
+               << (stream.ok() ? "to " + targets_->client(session.target_lease.index()).address()
+                               : "failed: " + stream.status().ToString());
   if (!stream.ok()) {
     return absl::UnavailableError(
         absl::StrCat("target failed (", failure.message(),

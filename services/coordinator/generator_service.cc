@@ -1,21 +1,36 @@
 #include "services/coordinator/generator_service.h"
 
 #include "services/common/grpc_status.h"
+#include "services/coordinator/public_status.h"
+#include "services/coordinator/request_log.h"
 
 namespace tandem {
+
+// The one place where the coordinator's errors leave for a public client: internal names
+// (worker addresses, model paths) are replaced; the log keeps the full message.
+grpc::Status GeneratorService::Public(const absl::Status& status) const {
+  return ToGrpcStatus(PublicStatus(status, coordinator_->Redactions()));
+}
 
 grpc::Status GeneratorService::Generate(grpc::ServerContext* context,
                                         const v1::GenerateRequest* request,
                                         grpc::ServerWriter<v1::GenerateResponse>* writer) {
-  return ToGrpcStatus(coordinator_->Generate(
-      *request, [&](const v1::GenerateResponse& response) { return writer->Write(response); },
-      [&] { return context->IsCancelled(); }, absl::FromChrono(context->deadline())));
+  RequestLog log(*request);
+  const absl::Status status = coordinator_->Generate(
+      *request,
+      [&](const v1::GenerateResponse& response) {
+        log.Saw(response);
+        return writer->Write(response);
+      },
+      [&] { return context->IsCancelled(); }, absl::FromChrono(context->deadline()));
+  log.Done(status);
+  return Public(status);
 }
 
 grpc::Status GeneratorService::Tokenize(grpc::ServerContext*, const v1::TokenizeRequest* request,
                                         v1::TokenizeResponse* response) {
   absl::StatusOr<v1::TokenizeResponse> result = coordinator_->Tokenize(*request);
-  if (!result.ok()) return ToGrpcStatus(result.status());
+  if (!result.ok()) return Public(result.status());
   *response = *std::move(result);
   return grpc::Status::OK;
 }
@@ -29,7 +44,7 @@ grpc::Status GeneratorService::DescribeModel(grpc::ServerContext*, const v1::Des
 grpc::Status GeneratorService::CloseSession(grpc::ServerContext*,
                                             const v1::CloseSessionRequest* request,
                                             v1::CloseSessionResponse*) {
-  return ToGrpcStatus(coordinator_->CloseSession(request->session_id()));
+  return Public(coordinator_->CloseSession(request->session_id()));
 }
 
 }  // namespace tandem

@@ -1,4 +1,5 @@
-// tandem.v1.Generator: thin gRPC handlers over a Coordinator.
+// tandem.v1.Generator: thin gRPC handlers over a Coordinator. Each Generate ends with one
+// log line (request_log.h); errors reach the client without internal names (public_status.h).
 //
 // Thread-safe: gRPC calls the handlers on its own threads.
 #ifndef TANDEM_SERVICES_COORDINATOR_GENERATOR_SERVICE_H_
@@ -23,6 +24,8 @@ class GeneratorService final : public v1::Generator::Service {
                             v1::CloseSessionResponse* response) override;
 
  private:
+  grpc::Status Public(const absl::Status& status) const;
+
   Coordinator* coordinator_;
 };
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
+#include "services/common/logging.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
@@ -46,6 +47,7 @@ ABSL_FLAG(double, request_timeout_seconds, 600, "deadline of a request whose cli
 ABSL_FLAG(double, health_interval_ms, 500, "how often each worker's health is probed");
 ABSL_FLAG(double, health_timeout_ms, 1000, "deadline of a worker health probe");
 ABSL_FLAG(double, keepalive_seconds, 10, "keepalive ping interval on worker channels");
+ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each worker call (to stderr)");
 
 namespace {
 
@@ -102,10 +104,11 @@ int main(int argc, char** argv) {
        "Runs speculative decoding over Tandem workers and serves tandem.v1.Generator.\n"
        "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
        "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
-       "       [--max-sessions N]",
+       "       [--max-sessions N] [-v N]",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
+  tandem::InitLogging(argv[0], absl::GetFlag(FLAGS_v));
   tandem::CoordinatorOptions options;
   options.targets = absl::StrSplit(absl::GetFlag(FLAGS_target), ',', absl::SkipEmpty());
   options.drafts = absl::StrSplit(absl::GetFlag(FLAGS_draft), ',', absl::SkipEmpty());

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "glog/logging.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "services/common/grpc_status.h"
@@ -83,6 +84,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
                                                        absl::Duration timeout) {
   if (dead_) return absl::UnavailableError(absl::StrCat("worker ", address_, ": stream closed"));
   request.set_request_id(next_id_++);
+  VLOG(2) << "worker " << address_ << ": " << request.ShortDebugString().substr(0, 120);
   v1::SessionResponse response;
   const CallTimer::Ticket ticket = timer_->Arm(context_.get(), absl::Now() + timeout);
   const bool answered = stream_->Write(request) && stream_->Read(&response);
@@ -94,7 +96,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
                                             response.request_id(), " for ", request.request_id()));
   }
   if (response.has_error()) {
-    return absl::Status(static_cast<absl::StatusCode>(response.error().code()),
+    return FromWireCode(response.error().code(),  // an unknown code becomes kUnknown
                         absl::StrCat("worker ", address_, ": ", response.error().message()));
   }
   return response;
@@ -132,12 +134,19 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::Describe(bool include_vocabul
 absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabulary,
                                                              absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
+  absl::Time next_note = absl::Now() + absl::Seconds(1);  // a line every few seconds
   while (true) {
     absl::StatusOr<v1::DescribeResponse> response =
         Describe(include_vocabulary, options_.unary_timeout);
     const bool retry = response.status().code() == absl::StatusCode::kUnavailable ||
                        response.status().code() == absl::StatusCode::kDeadlineExceeded;
     if (response.ok() || !retry || absl::Now() > give_up) return response;
+    if (absl::Now() >= next_note) {
+      LOG(INFO) << "waiting for worker " << address_ << " (up to "
+                << absl::FormatDuration(absl::Trunc(give_up - absl::Now(), absl::Seconds(1)))
+                << " more): " << response.status().message();
+      next_note = absl::Now() + absl::Seconds(5);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
