@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
-#include "services/common/proto_convert.h"
 #include "glog/logging.h"
+#include "services/common/proto_convert.h"
 #include "services/coordinator/text_stream.h"
 
 namespace tandem {
@@ -262,9 +262,10 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
     bool draft_lost = false;  // a draft was tried and did not answer
-    if (params.speculate && (session->workers.draft == nullptr || session->workers.draft->dead())) {
+    if (params.speculate && NeedsDraft(*session)) {
       draft_lost = !AttachDraft(session_id, *session);
     }
+    CancelIfTargetDown(*session);
     params.deadlines = Deadlines(*session, deadline);
     TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
     double first_token = -1;

@@ -90,6 +90,11 @@ class Coordinator {
                                                         std::string* id);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
+  // True when the session has no usable draft stream (none, broken, or on a draft that is
+  // down or backing off) and should look for one.
+  bool NeedsDraft(const Session& session) const;
+  // Cancels the session's target stream when its replica is known to be down.
+  void CancelIfTargetDown(Session& session);
   // What a draft call (or open) teaches: its latency into `latency`, a failure into the
   // replica's backoff.
   void DraftDone(size_t replica, DraftLatency& latency, absl::Duration seconds, int64_t tokens,

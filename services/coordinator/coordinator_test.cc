@@ -10,13 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/generation/sampling_defaults.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
-#include "absl/strings/str_cat.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -491,6 +491,34 @@ TEST_F(CoordinatorTest, AFrozenTargetIsSkippedAndHealthFollowsTheTargets) {
   coordinator_->SetHealthListener(nullptr);
 }
 
+TEST_F(CoordinatorTest, ANamedSessionOnATargetKnownDownMovesToAReadyOne) {
+  // FreezableWorker freezes new calls only: the session's open stream would still answer, so
+  // this pins that the coordinator leaves a replica its probes found down (and re-syncs the
+  // session elsewhere) before calling it. Frozen open streams: tests/e2e/frozen_target_test.
+  StartReplicas("", 2, FastProbes());
+  ASSERT_OK_AND_ASSIGN(Reply first, Generate(TokenIdRequest("a", 8)));
+  ASSERT_OK_AND_ASSIGN(Reply other, Generate(TokenIdRequest("b", 8)));
+  InProcessWorker* holder =
+      target_->engine->active_sessions() == 1 ? target_.get() : second_target_.get();
+  InProcessWorker* spare = holder == target_.get() ? second_target_.get() : target_.get();
+  ASSERT_EQ(holder->engine->active_sessions(), 1);
+  // The next turn of whichever session the frozen worker holds.
+  v1::GenerateRequest next = TokenIdRequest("a", 16);
+  holder->freezable->frozen = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the probes find it frozen
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_OK_AND_ASSIGN(Reply a, Generate(next));
+  ASSERT_OK_AND_ASSIGN(Reply b, Generate(TokenIdRequest("b", 16)));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(a.ids, b.ids);  // same prompt, greedy: the same text wherever it ran
+  EXPECT_EQ(std::vector<int32_t>(a.ids.begin(), a.ids.begin() + 8), first.ids);
+  EXPECT_EQ(other.ids, first.ids);
+  EXPECT_EQ(spare->engine->active_sessions(), 2);
+  holder->freezable->frozen = false;
+}
+
 TEST_F(CoordinatorTest, AFrozenDraftCostsOneDeadlineAndTheTextStaysTheTargets) {
   CoordinatorOptions options = FastProbes();
   // Until a draft's latency is known (its calls', and separately its opens'), the cold
@@ -499,6 +527,9 @@ TEST_F(CoordinatorTest, AFrozenDraftCostsOneDeadlineAndTheTextStaysTheTargets) {
   options.pool.draft_deadline.floor = absl::Milliseconds(200);
   StartReplicas("models/stories260K/derived/stories-draft-distilled.gguf", 1, options);
   ASSERT_OK(Generate(Request(0.0f, 32)).status());
+  v1::GenerateRequest named = Request(0.0f, 128);
+  named.set_session_id("named");
+  ASSERT_OK(Generate(named).status());
   v1::GenerateRequest alone_request = Request(0.0f, 128);
   alone_request.mutable_speculation()->set_enabled(false);
   const auto alone_start = std::chrono::steady_clock::now();
@@ -507,13 +538,14 @@ TEST_F(CoordinatorTest, AFrozenDraftCostsOneDeadlineAndTheTextStaysTheTargets) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - alone_start).count();
 
   draft_->freezable->frozen = true;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 3; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 128)));
+    // Two one-off requests, then the named session (its draft stream opened before the freeze).
+    ASSERT_OK_AND_ASSIGN(Reply reply, Generate(i < 2 ? Request(0.0f, 128) : named));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(reply.ids, alone.ids) << "request " << i;
-    // One deadline (200 ms) for the first request; the second one does not wait at all.
+    // One deadline (200 ms) for the first request; the later ones do not wait at all.
     // The slack (0.15 s) is less than a deadline: two waits would fail.
     EXPECT_LT(seconds, 1.5 * alone_seconds + (i == 0 ? 0.2 : 0) + 0.15) << "request " << i;
   }

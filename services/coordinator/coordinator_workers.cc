@@ -17,6 +17,9 @@ bool WorkerDown(const absl::Status& status) {
 }  // namespace
 
 bool Coordinator::AttachDraft(const std::string& id, Session& session) {
+  if (session.workers.draft != nullptr && !session.workers.draft->dead()) {
+    session.workers.draft->Cancel();  // its worker may be frozen: no polite close
+  }
   session.workers.draft.reset();
   session.workers.draft_known = 0;
   session.draft_lease.Release();
@@ -31,6 +34,7 @@ bool Coordinator::AttachDraft(const std::string& id, Session& session) {
   DraftDone(*i, latency, absl::Now() - start, 1, stream.status());
   if (!stream.ok()) {
     LOG(WARNING) << "session " << id << ": no draft, target alone: " << stream.status();
+    if (WorkerDown(stream.status())) metrics_->draft_failures.Increment();
     session.draft_lease.Release();
     // A draft that cannot take the session just means no speculation for it.
     return !WorkerDown(stream.status());
@@ -47,7 +51,6 @@ void Coordinator::DraftDone(size_t replica, DraftLatency& latency, absl::Duratio
     return;
   }
   if (!WorkerDown(status)) return;  // a refused request (e.g. a full draft) says nothing
-  metrics_->draft_failures.Increment();
   // A late answer counts as a sample of its deadline: a draft that really became slower
   // raises its own deadline instead of being cut off for good.
   if (status.code() == absl::StatusCode::kDeadlineExceeded) latency.Observe(seconds, tokens);
@@ -56,6 +59,21 @@ void Coordinator::DraftDone(size_t replica, DraftLatency& latency, absl::Duratio
   LOG(WARNING) << "draft " << drafts_->client(replica).address() << " failed (" << status
                << "); not used again for " << absl::FormatDuration(retry - absl::Now())
                << " and until its health probe answers";
+}
+
+bool Coordinator::NeedsDraft(const Session& session) const {
+  const WorkerStream* draft = session.workers.draft.get();
+  // A draft another session found down is not waited for again by this one.
+  return draft == nullptr || draft->dead() ||
+         (session.draft_lease.held() && !drafts_->Usable(session.draft_lease.index()));
+}
+
+void Coordinator::CancelIfTargetDown(Session& session) {
+  // Its first call then fails at once and fails over, instead of waiting for its deadline.
+  if (session.workers.target != nullptr && session.target_lease.held() &&
+      !targets_->Ready(session.target_lease.index())) {
+    session.workers.target->Cancel();
+  }
 }
 
 CallDeadlines Coordinator::Deadlines(const Session& session, absl::Time request_deadline) {

@@ -92,6 +92,11 @@ bool WorkerPool::Ready(size_t i) const {
   return replicas_[i]->ready;
 }
 
+bool WorkerPool::Usable(size_t i) const {
+  absl::MutexLock lock(&mutex_);
+  return replicas_[i]->ready && replicas_[i]->backoff.Allowed(absl::Now());
+}
+
 bool WorkerPool::AnyReadyLocked() const {
   return std::any_of(replicas_.begin(), replicas_.end(), [](const auto& r) { return r->ready; });
 }

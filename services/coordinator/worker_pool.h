@@ -75,6 +75,8 @@ class WorkerPool {
   void SetListener(std::function<void(bool any_ready)> listener);
 
   bool Ready(size_t i) const;
+  // Ready, and its backoff allows a call now.
+  bool Usable(size_t i) const;
   bool AnyReady() const;
   // Takes replica `i` out of choice until a probe succeeds again (a call on it failed).
   void MarkDown(size_t i);
