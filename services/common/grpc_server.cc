@@ -64,7 +64,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Clients (the coordinator) send keepalive pings to find peers that stopped answering, also
   // on idle connections; without this the server answers them with GOAWAY "too_many_pings".
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  // Half the shortest client interval (the coordinator's --keepalive-seconds >= 1) as margin.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   for (grpc::Service* service : services) builder.RegisterService(service);
   server->server_ = builder.BuildAndStart();

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "services/common/grpc_server.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -137,6 +138,22 @@ TEST_F(WorkerClientTest, ClosingAStreamOfAFrozenWorkerIsBounded) {
   const double waited = SecondsSince(start);
   EXPECT_GE(waited, 0.2);  // close_timeout
   EXPECT_LT(waited, 2.0);
+}
+
+TEST(WorkerKeepaliveTest, AnIdleStreamToATandemServerSurvivesKeepalivePings) {
+  // Pings every second on an idle stream: a server that did not permit them would answer
+  // with GOAWAY (too_many_pings) after two, breaking the stream.
+  SlowWorker worker;
+  ASSERT_OK_AND_ASSIGN(auto server, GrpcServer::Start({"127.0.0.1:0", ""}, {&worker}, nullptr));
+  WorkerClientOptions options;
+  options.keepalive_time = absl::Seconds(1);
+  options.keepalive_timeout = absl::Seconds(1);
+  WorkerClient client(server->address(), options);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerStream> stream, client.Attach("s", 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  v1::SessionRequest sync;
+  sync.mutable_sync()->add_tokens(7);
+  EXPECT_OK(stream->Call(sync, absl::Seconds(5)).status());
 }
 
 TEST(CallTimerTest, FiresOnlyForTicketsNotDisarmedInTime) {
