@@ -1,0 +1,177 @@
+// WorkerPool over in-process workers whose Describe reports chosen loads: choice by load,
+// skipping replicas that are down or backing off, and waiting for one that comes back.
+#include "services/coordinator/worker_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::StatusIs;
+
+// Describe answers the load set here, or UNAVAILABLE while `down`.
+class LoadedWorker final : public v1::Worker::Service {
+ public:
+  std::atomic<int> active{0}, max{16}, queue{0};
+  std::atomic<bool> down{false};
+
+  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeRequest*,
+                        v1::DescribeResponse* response) override {
+    if (down) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "loading");
+    response->set_active_sessions(active);
+    response->set_max_sessions(max);
+    response->set_queue_depth(queue);
+    return grpc::Status::OK;
+  }
+};
+
+class WorkerPoolTest : public ::testing::Test {
+ protected:
+  void Start() {
+    std::vector<std::unique_ptr<WorkerClient>> clients;
+    for (int i = 0; i < 2; ++i) {
+      grpc::ServerBuilder builder;
+      builder.RegisterService(&workers_[i]);
+      servers_.push_back(builder.BuildAndStart());
+      clients.push_back(std::make_unique<WorkerClient>("worker-" + std::to_string(i),
+                                                       servers_.back()->InProcessChannel({})));
+    }
+    WorkerPoolOptions options;
+    options.probe_interval = absl::Milliseconds(10);
+    pool_ = std::make_unique<WorkerPool>(std::move(clients), options);
+    pool_->StartWatching();
+  }
+  void TearDown() override {
+    pool_.reset();
+    for (auto& s : servers_) s->Shutdown();
+  }
+  // Waits for two full probe rounds after a change of the workers' reports.
+  void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+  LoadedWorker workers_[2];
+  std::vector<std::unique_ptr<grpc::Server>> servers_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+TEST_F(WorkerPoolTest, PicksTheReplicaWithTheLeastLoadRelativeToItsSize) {
+  struct Case {
+    int active0, max0, queue0, active1, max1, queue1;
+    size_t expected;
+  };
+  const std::vector<Case> cases = {
+      {8, 16, 0, 0, 16, 0, 1},   // sessions other coordinators hold
+      {0, 16, 10, 2, 16, 0, 1},  // a queue of waiting model work
+      {8, 64, 0, 1, 4, 0, 0},    // 8 of 64 is less than 1 of 4
+      {3, 16, 1, 5, 16, 0, 0},
+  };
+  Start();
+  for (const Case& c : cases) {
+    workers_[0].active = c.active0, workers_[0].max = c.max0, workers_[0].queue = c.queue0;
+    workers_[1].active = c.active1, workers_[1].max = c.max1, workers_[1].queue = c.queue1;
+    Settle();
+    for (int i = 0; i < 4; ++i) {  // the same answer whatever the tie-break rotation
+      EXPECT_EQ(pool_->Pick(), c.expected) << c.active0 << "/" << c.max0 << " vs " << c.active1;
+    }
+  }
+}
+
+TEST_F(WorkerPoolTest, EqualLoadsAlternateAndLeasesCountAtOnce) {
+  Start();
+  Settle();
+  std::optional<size_t> first = pool_->Pick();
+  ASSERT_TRUE(first.has_value());
+  ReplicaLease lease(pool_.get(), *first);
+  EXPECT_EQ(pool_->Pick(), 1 - *first);  // before any probe sees the new session
+  lease.Release();
+  EXPECT_NE(pool_->Pick(), pool_->Pick());  // equal again: they take turns
+}
+
+TEST_F(WorkerPoolTest, SkipsReplicasThatAreDownOrBackingOff) {
+  Start();
+  workers_[0].down = true;
+  workers_[1].active = 15;
+  Settle();
+  EXPECT_FALSE(pool_->Ready(0));
+  EXPECT_EQ(pool_->Pick(), 1u);  // loaded, but the only one ready
+  workers_[0].down = false;
+  Settle();
+  EXPECT_EQ(pool_->Pick(), 0u);
+  pool_->backoff(0).Fail(absl::Now());  // e.g. a draft that timed out: 1 s by default
+  EXPECT_FALSE(pool_->Usable(0));
+  EXPECT_EQ(pool_->Pick(), 1u);
+  pool_->MarkDown(1);  // a failed call: out until the next probe answers
+  EXPECT_EQ(pool_->Pick(), std::nullopt);
+  Settle();
+  EXPECT_EQ(pool_->Pick(), 1u);
+}
+
+TEST_F(WorkerPoolTest, HealthReportsFollowTheReplicas) {
+  Start();
+  std::atomic<int> reports{0}, serving{-1};
+  pool_->SetListener([&](bool s) {
+    ++reports;
+    serving = s;
+  });
+  EXPECT_EQ(serving, 1);  // reported at once
+  workers_[0].down = true;
+  workers_[1].down = true;
+  Settle();
+  EXPECT_EQ(serving, 0);
+  workers_[1].down = false;
+  Settle();
+  EXPECT_EQ(serving, 1);
+  EXPECT_EQ(reports, 3);  // changes only
+  pool_->SetListener(nullptr);
+  workers_[1].down = true;
+  Settle();
+  EXPECT_EQ(serving, 1);  // no reports after the listener is gone
+}
+
+TEST_F(WorkerPoolTest, OnReadyWaitsForAReplicaThatComesBackOrGivesUp) {
+  Start();
+  workers_[0].down = true;
+  workers_[1].down = true;
+  Settle();
+  std::thread back([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    workers_[1].down = false;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<size_t> tried;
+  EXPECT_OK(pool_->OnReady(absl::Now() + absl::Seconds(5), [&](size_t i) {
+    tried.push_back(i);
+    return absl::OkStatus();
+  }));
+  back.join();
+  EXPECT_EQ(tried, std::vector<size_t>{1});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+
+  // A replica whose calls fail as down is marked down and the other tried; none left: give up.
+  workers_[0].down = false;
+  Settle();
+  tried.clear();
+  EXPECT_THAT(pool_->OnReady(absl::Now() + absl::Milliseconds(300),
+                             [&](size_t i) {
+                               tried.push_back(i);
+                               return absl::UnavailableError("stream broke");
+                             }),
+              StatusIs(absl::StatusCode::kUnavailable, ::testing::HasSubstr("stream broke")));
+  EXPECT_GE(tried.size(), 2u);
+  // Errors that say nothing about the worker's health come back as they are.
+  EXPECT_THAT(pool_->OnReady(absl::Now() + absl::Seconds(1),
+                             [](size_t) { return absl::ResourceExhaustedError("full"); }),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+}
+
+}  // namespace
+}  // namespace tandem
