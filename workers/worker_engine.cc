@@ -152,15 +152,17 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
 }
 
 absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
-                                           absl::Span<const int32_t> tokens, WorkTiming* timing) {
+                                           absl::Span<const int32_t> tokens, WorkTiming* timing,
+                                           int64_t* reused) {
   int64_t cached = 0;
   RETURN_IF_ERROR(RunOnSession(
       session,
       [&](SessionState& s) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
-        RETURN_IF_ERROR(
-            RunTokens(*decoder_, s.state, sequence, sequence.size(), LogitsMode::kLast).status());
+        ASSIGN_OR_RETURN(RunOutput run, RunTokens(*decoder_, s.state, sequence, sequence.size(),
+                                                  LogitsMode::kLast));
         cached = static_cast<int64_t>(s.state.cached.size());
+        if (reused != nullptr) *reused = run.reused;
         return absl::OkStatus();
       },
       timing));
@@ -202,19 +204,12 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
                                                       const SamplerConfig& config,
                                                       WorkTiming* timing) {
   const int64_t vocab = model_->config().vocab_size;
-  if (guesses.size() != q.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(guesses.size(), " guesses but ", q.size(), " draft distributions"));
-  }
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
   }
-  for (size_t i = 0; i < q.size(); ++i) {
-    absl::Status valid = ValidateSparseDistribution(q[i], std::max<int64_t>(vocab, 1) + 128);
-    if (!valid.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("guess ", i, ": ", valid.message()));
-    }
-  }
+  // The draft is not trusted: each q must be a distribution that could have drawn its guess.
+  ASSIGN_OR_RETURN(std::vector<SparseDistribution> draft_q,
+                   ValidateDraftDistributions(guesses, q, std::max<int64_t>(vocab, 1) + 128));
   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab));
   std::vector<int32_t> with_pending(tokens.begin(), tokens.end());
   with_pending.push_back(pending);
@@ -226,8 +221,8 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
         const int64_t room =
             s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
-        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses, q,
-                                               config.seed, &verify_scratch_));
+        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses,
+                                               draft_q, config.seed, &verify_scratch_));
         return absl::OkStatus();
       },
       timing));

@@ -75,9 +75,11 @@ class WorkerEngine {
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
 
-  // Brings the session to cached[0, position) + tokens; returns the cached length.
+  // Brings the session to cached[0, position) + tokens; returns the cached length. `reused`,
+  // when not null, receives how many leading tokens of that sequence the cache already held
+  // (not run again).
   absl::StatusOr<int64_t> Sync(int64_t session, int64_t position, absl::Span<const int32_t> tokens,
-                               WorkTiming* timing);
+                               WorkTiming* timing, int64_t* reused = nullptr);
   // Syncs to cached[0, position) + tokens (pending last), then drafts k guesses.
   absl::StatusOr<DraftOutput> Draft(int64_t session, int64_t position,
                                     absl::Span<const int32_t> tokens, int32_t k,

@@ -3,12 +3,14 @@
 // in-process speculation (same seed) and with golden.json (greedy).
 #include "workers/worker_engine.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -110,6 +112,43 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
   }
 }
 
+// Without a draft the coordinator asks the target for verifies with no guesses; in-process,
+// tandem-chat runs a Session. Both draw each token by one rule (DrawTargetToken), so the same
+// seed gives the same tokens.
+TEST(WorkerEngineTest, VerifiesWithoutGuessesEqualAnInProcessSessionForTheSameSeed) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  auto draft = Engine(WorkerRole::kDraft, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(draft, nullptr);
+  ThreadPool pool(1);
+  for (uint64_t seed : {5ull, 77ull, 1234ull}) {
+    SamplerConfig sampler;  // tandem-chat's defaults, hotter
+    sampler.temperature = 1.2f;
+    sampler.top_k = 40;
+    sampler.top_p = 0.95f;
+    sampler.min_p = 0.05f;
+    sampler.seed = seed;
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+    const std::vector<int32_t> remote = Speculate(*draft, *target, prompt, 40, /*k=*/0, sampler);
+
+    SessionOptions options;
+    options.sampler = sampler;
+    options.context_size = 256;
+    options.stop_ids = {kEos};
+    ASSERT_OK_AND_ASSIGN(auto session, Session::Create(target->model(), pool, options));
+    std::vector<int32_t> in_process;
+    ASSERT_OK(session
+                  ->Generate(prompt, 40,
+                             [&](int32_t t) {
+                               in_process.push_back(t);
+                               return true;
+                             })
+                  .status());
+    EXPECT_EQ(remote, in_process) << "seed " << seed;
+    EXPECT_GE(remote.size(), 10u) << "seed " << seed;
+  }
+}
+
 TEST(WorkerEngineTest, GreedyRoundsReproduceTheGoldenContinuation) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
   auto draft = Engine(WorkerRole::kDraft, "models/stories260K/derived/stories260K-Q4_0.gguf");
@@ -145,6 +184,25 @@ TEST(WorkerEngineTest, SessionLimitsAreResourceExhausted) {
   EXPECT_THAT(budgeted->OpenSession(100000), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(WorkerEngineTest, SyncReportsHowMuchOfTheSequenceTheCacheAlreadyHeld) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(16));
+  int64_t reused = -1;
+  EXPECT_THAT(target->Sync(s, 0, {1, 403, 407}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(3));
+  EXPECT_EQ(reused, 0);  // a fresh cache
+  EXPECT_THAT(target->Sync(s, 3, {261}, nullptr, &reused), tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 3);  // the position
+  EXPECT_THAT(target->Sync(s, 1, {403, 407, 378}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 3);  // 403 407 were still there after position 1
+  ASSERT_OK_AND_ASSIGN(int64_t fresh, target->OpenSession(16));
+  EXPECT_THAT(target->Sync(fresh, 0, {1, 403, 407, 261}, nullptr, &reused),
+              tandem::testing::IsOkAndHolds(4));
+  EXPECT_EQ(reused, 0);  // another session's cache is not this one's
+}
+
 TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
   ASSERT_NE(target, nullptr);
@@ -170,6 +228,56 @@ TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
   WorkTiming timing;
   EXPECT_THAT(target->Sync(s, 2, {407}, &timing), tandem::testing::IsOkAndHolds(3));
   EXPECT_GT(timing.compute_seconds, 0.0);
+}
+
+// Issue #10, item 4: the target does not trust the draft's q. Each malformed q is an
+// INVALID_ARGUMENT naming the guess; before, q(g) = 0 meant the guess was always kept and a
+// mass of 1e30 was used as is.
+TEST(WorkerEngineTest, VerifyRejectsDraftDistributionsThatCouldNotHaveDrawnTheGuess) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(32));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const SparseDistribution good{{407, 500}, {0.5f, 0.5f}};
+  struct Case {
+    std::string name;
+    std::vector<int32_t> guesses;
+    std::vector<SparseDistribution> q;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"q(g) = 0",
+       {407},
+       {{{300, 407}, {1.0f, 0.0f}}},
+       "guess 0: draft distribution gives the "
+       "guess 407 no probability"},
+      {"guess outside q's support",
+       {407},
+       {{{300}, {1.0f}}},
+       "guess 0: draft distribution "
+       "gives the guess 407"},
+      {"mass 1e30", {407}, {{{407}, {1e30f}}}, "guess 0: draft distribution has total mass 1e+30"},
+      {"the second q short of mass",
+       {407, 500},
+       {good, {{500}, {0.5f}}},
+       "guess 1: draft "
+       "distribution has total "
+       "mass 0.5"},
+      {"nan", {407}, {{{407, 500}, {nan, 1.0f}}}, "guess 0: distribution probability"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(target->Verify(s, 0, {1}, 403, c.guesses, c.q, SamplerConfig(), nullptr),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.name;
+  }
+  // A q within the tolerance of 1 is accepted (and renormalised), and the session is usable.
+  const SparseDistribution close{{407, 500}, {0.5f, 0.5004f}};
+  ASSERT_OK_AND_ASSIGN(AcceptanceResult r, target->Verify(s, 0, {1}, 403, {407, 500}, {close, good},
+                                                          SamplerConfig(), nullptr));
+  EXPECT_GE(r.accepted, 0);
+  EXPECT_LE(r.accepted, 2);
+  EXPECT_GE(r.next_token, 0);
+  EXPECT_LT(r.next_token, 512);
 }
 
 }  // namespace

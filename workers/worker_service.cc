@@ -234,10 +234,14 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
     case v1::SessionRequest::kSync: {
       kind = "sync";
       const v1::SyncRequest& sync = request.sync();
+      int64_t reused = 0;
       absl::StatusOr<int64_t> cached =
-          engine.Sync(session, sync.position(), sync.tokens(), &timing);
+          engine.Sync(session, sync.position(), sync.tokens(), &timing, &reused);
       status = cached.status();
-      if (cached.ok()) response->mutable_sync()->set_cached_tokens(static_cast<int32_t>(*cached));
+      if (cached.ok()) {
+        response->mutable_sync()->set_cached_tokens(static_cast<int32_t>(*cached));
+        response->mutable_sync()->set_reused_tokens(static_cast<int32_t>(reused));
+      }
       metrics_->batch_size.Observe(sync.tokens_size());
       break;
     }

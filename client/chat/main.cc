@@ -1,13 +1,18 @@
 // tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME]
-//      [--temp 0.7] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
+//      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
+// tandem-chat --server HOST:PORT [--timeout 600] [the same flags but --ctx, --kv, --threads,
+//      --draft: those are the workers' and the coordinator's, and refused with exit status 2]
+// The sampling flags default to the one set of defaults (core/generation/sampling_defaults.h),
+// which a coordinator also applies to unset fields.
 //
 // With -p: answers once, the reply alone on stdout. Otherwise each line of stdin is a user
 // turn; "/reset" starts over; an empty line or end of input quits. Statistics go to stderr.
 // Exit status 2 for bad flags, missing files or incompatible models; 1 for a failed turn.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -17,9 +22,12 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "client/chat/chat_engine.h"
 #include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
+#include "core/generation/sampling_defaults.h"
 #include "core/decoder/load_report.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
@@ -27,12 +35,15 @@ ABSL_FLAG(std::string, system, "", "system message");
 ABSL_FLAG(std::string, format, "",
           "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
           "(default: the model's own template, else raw)");
-ABSL_FLAG(double, temp, 0.7, "temperature; 0 is greedy");
-ABSL_FLAG(int, top_k, 40, "keep the k most likely tokens; 0 disables");
-ABSL_FLAG(double, top_p, 0.95, "nucleus mass in (0, 1]");
-ABSL_FLAG(double, min_p, 0.05, "drop tokens below min_p times the best, in [0, 1)");
-ABSL_FLAG(double, repeat_penalty, 1.0, "repetition penalty > 0; 1 disables");
-ABSL_FLAG(int, repeat_last_n, 64, "tokens the repetition penalty looks back at");
+ABSL_FLAG(float, temp, tandem::SamplingDefaults::kTemperature, "temperature; 0 is greedy");
+ABSL_FLAG(int, top_k, tandem::SamplingDefaults::kTopK, "keep the k most likely tokens; 0 disables");
+ABSL_FLAG(float, top_p, tandem::SamplingDefaults::kTopP, "nucleus mass in (0, 1]; 1 disables");
+ABSL_FLAG(float, min_p, tandem::SamplingDefaults::kMinP,
+          "drop tokens below min_p times the best, in [0, 1); 0 disables");
+ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
+          "repetition penalty > 0; 1 disables");
+ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
+          "tokens the repetition penalty looks back at, >= 0; 0 disables");
 ABSL_FLAG(uint64_t, seed, 0, "random seed");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16",
@@ -43,12 +54,29 @@ ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both model
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
+ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 
 namespace {
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "tandem-chat: %s\n", message.c_str());
   return code;
+}
+
+// The flags of `given` that mean nothing in the chosen mode, as "--kv, --ctx" (empty: none).
+std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
+  // --server: the workers own their cache and threads, the coordinator its draft.
+  // In-process: there is no coordinator to wait for.
+  const std::vector<std::string> remote_only = {"timeout"};
+  const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
+  const std::vector<std::string>& refused = remote ? local_only : remote_only;
+  std::string out;
+  for (const std::string& flag : given) {
+    if (std::find(refused.begin(), refused.end(), flag) == refused.end()) continue;
+    const std::string dashed = "--" + absl::StrReplaceAll(flag, {{"_", "-"}});
+    if (out.find(dashed) == std::string::npos) out += (out.empty() ? "" : ", ") + dashed;
+  }
+  return out;
 }
 
 void PrintStats(const tandem::TurnResult& turn, bool speculative) {
@@ -69,6 +97,7 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::string> given;
   absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
       argc, argv,
       {"tandem-chat", "0.1.0",
@@ -77,10 +106,12 @@ int main(int argc, char** argv) {
        "[--temp T]\n"
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
-       "       [--draft MODEL] [--draft-tokens K|auto]\n"
+       "       [--draft MODEL] [--draft-tokens K|auto] [--timeout S]\n"
        "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
-       "an empty line quits.",
-       "client/chat/main.cc"});
+       "an empty line quits. With --server, --ctx, --kv, --threads and --draft are the\n"
+       "workers' and the coordinator's settings and refused; --timeout bounds each turn.",
+       "client/chat/main.cc"},
+      &given);
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   const std::string server = absl::GetFlag(FLAGS_server);
   if (server.empty() && args->size() != 1) {
@@ -89,17 +120,26 @@ int main(int argc, char** argv) {
   if (!server.empty() && !args->empty()) {
     return Fail(2, "give either MODEL or --server, not both");
   }
+  if (const std::string misplaced = MisplacedFlags(given, !server.empty()); !misplaced.empty()) {
+    return Fail(2, server.empty()
+                       ? misplaced + " only applies with --server"
+                       : misplaced +
+                             " cannot apply with --server: the coordinator's workers choose "
+                             "their context, KV cache and threads, and the coordinator its draft");
+  }
+  const double timeout = absl::GetFlag(FLAGS_timeout);
+  if (!(timeout > 0)) return Fail(2, "--timeout must be > 0 seconds");
 
   tandem::ChatOptions options;
   if (!args->empty()) options.model_path = (*args)[0];
   options.draft_path = absl::GetFlag(FLAGS_draft);
   options.format = absl::GetFlag(FLAGS_format);
   options.system = absl::GetFlag(FLAGS_system);
-  options.sampler.temperature = static_cast<float>(absl::GetFlag(FLAGS_temp));
+  options.sampler.temperature = absl::GetFlag(FLAGS_temp);
   options.sampler.top_k = absl::GetFlag(FLAGS_top_k);
-  options.sampler.top_p = static_cast<float>(absl::GetFlag(FLAGS_top_p));
-  options.sampler.min_p = static_cast<float>(absl::GetFlag(FLAGS_min_p));
-  options.sampler.repetition_penalty = static_cast<float>(absl::GetFlag(FLAGS_repeat_penalty));
+  options.sampler.top_p = absl::GetFlag(FLAGS_top_p);
+  options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
+  options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
   options.sampler.seed = absl::GetFlag(FLAGS_seed);
   options.context_size = absl::GetFlag(FLAGS_ctx);
@@ -147,9 +187,12 @@ int main(int argc, char** argv) {
     reset_fn = [&] { local->Reset(); };
     speculative = local->speculative();
   } else {
-    if (!options.draft_path.empty()) return Fail(2, "--draft is the coordinator's, not --server's");
+    tandem::RemoteChatOptions remote_options;
+    remote_options.turn_timeout = absl::Seconds(timeout);
+    remote_options.connect_timeout =
+        std::min(remote_options.connect_timeout, absl::Seconds(timeout));
     absl::StatusOr<std::unique_ptr<tandem::RemoteChat>> chat =
-        tandem::RemoteChat::Create(server, options);
+        tandem::RemoteChat::Create(server, options, remote_options);
     if (!chat.ok()) return Fail(2, chat.status().ToString());
     remote = *std::move(chat);
     turn_fn = [&](absl::string_view text, const std::function<void(absl::string_view)>& out) {

@@ -2,14 +2,23 @@
 
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "services/common/grpc_status.h"
+#include "services/common/proto_convert.h"
 
 namespace tandem {
 namespace {
+
+std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
+  return std::chrono::system_clock::now() +
+         std::chrono::microseconds(absl::ToInt64Microseconds(timeout));
+}
 
 // The final message's figures as a GenerationResult, so both modes print alike.
 GenerationResult FromFinal(const v1::GenerationResult& r) {
@@ -27,23 +36,50 @@ GenerationResult FromFinal(const v1::GenerationResult& r) {
   return g;
 }
 
+// Read also fails on a message it cannot parse while the server goes on writing; Finish then
+// waits for a server blocked on the stream's flow control, for ever. A finished call's
+// Finish returns at once, so one that does not within a moment is cancelled (cancelling
+// right away would replace a server's own error status with CANCELLED).
+grpc::Status FinishOrCancel(grpc::ClientReader<v1::GenerateResponse>& reader,
+                            grpc::ClientContext& context, bool* cancelled) {
+  absl::Notification finished;
+  std::thread watchdog([&] {
+    if (!finished.WaitForNotificationWithTimeout(absl::Seconds(2))) {
+      *cancelled = true;
+      context.TryCancel();
+    }
+  });
+  grpc::Status status = reader.Finish();
+  finished.Notify();
+  watchdog.join();
+  return status;
+}
+
+std::string CodeName(const grpc::Status& status) {
+  return absl::StatusCodeToString(FromGrpcStatus(status).code());
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string& address,
-                                                               const ChatOptions& options) {
+                                                               const ChatOptions& options,
+                                                               const RemoteChatOptions& remote) {
   std::unique_ptr<RemoteChat> chat(new RemoteChat());
   chat->options_ = options;
+  chat->remote_ = remote;
   chat->address_ = address;
   chat->stub_ =
       v1::Generator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  context.set_deadline(Deadline(remote.connect_timeout));
   v1::DescribeModelResponse model;
   const grpc::Status status =
       chat->stub_->DescribeModel(&context, v1::DescribeModelRequest(), &model);
   if (!status.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("coordinator ", address, ": ", status.error_message()));
+    return absl::UnavailableError(absl::StrCat("coordinator ", address,
+                                               " did not answer DescribeModel within ",
+                                               absl::FormatDuration(remote.connect_timeout), ": ",
+                                               CodeName(status), ": ", status.error_message()));
   }
   chat->speculative_ = model.has_draft();
   chat->NewSessionId();
@@ -61,7 +97,7 @@ void RemoteChat::NewSessionId() {
 
 void RemoteChat::Reset() {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  context.set_deadline(Deadline(absl::Seconds(5)));
   v1::CloseSessionRequest request;
   request.set_session_id(session_id_);
   v1::CloseSessionResponse response;
@@ -70,8 +106,7 @@ void RemoteChat::Reset() {
   NewSessionId();
 }
 
-absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
-                                            const std::function<void(absl::string_view)>& on_text) {
+v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   v1::GenerateRequest request;
   v1::ChatConversation* chat = request.mutable_chat();
   if (!options_.system.empty()) {
@@ -88,23 +123,23 @@ absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
   user->set_role("user");
   user->set_content(std::string(user_text));
   chat->set_format(options_.format);
-  v1::SamplingParams* s = request.mutable_sampling();
-  s->set_temperature(options_.sampler.temperature);
-  s->set_top_k(options_.sampler.top_k);
-  s->set_top_p(options_.sampler.top_p);
-  s->set_min_p(options_.sampler.min_p);
-  s->set_repetition_penalty(options_.sampler.repetition_penalty);
-  s->set_penalty_window(options_.sampler.penalty_window);
-  s->set_seed(options_.sampler.seed);
+  // Every field, so the coordinator samples exactly as the in-process engine would.
+  SamplerConfigToProto(options_.sampler, request.mutable_sampling());
   request.set_max_tokens(static_cast<int32_t>(options_.max_tokens));
   request.mutable_speculation()->set_draft_tokens(options_.draft_tokens);
   request.mutable_speculation()->set_adaptive(options_.adaptive_draft);
   request.set_session_id(session_id_);
+  return request;
+}
 
+absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
+                                            const std::function<void(absl::string_view)>& on_text) {
   grpc::ClientContext context;
+  context.set_deadline(Deadline(remote_.turn_timeout));
   std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
-      stub_->Generate(&context, request);
+      stub_->Generate(&context, Request(user_text));
   TurnResult turn;
+  bool final_seen = false;
   v1::GenerateResponse response;
   while (reader->Read(&response)) {
     if (response.has_delta()) {
@@ -112,10 +147,26 @@ absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
       if (!response.delta().text().empty()) on_text(response.delta().text());
     } else if (response.has_final()) {
       turn.generation = FromFinal(response.final());
+      final_seen = true;
     }
   }
-  const grpc::Status status = reader->Finish();
-  if (!status.ok()) return FromGrpcStatus(status);
+  bool cancelled = false;
+  const grpc::Status status = FinishOrCancel(*reader, context, &cancelled);
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(absl::StrCat("no complete reply from coordinator ", address_,
+                                                    " within --timeout ",
+                                                    absl::FormatDuration(remote_.turn_timeout)));
+  }
+  if (cancelled || (status.ok() && !final_seen)) {
+    return absl::DataLossError(absl::StrCat(
+        "the reply stream from coordinator ", address_, " broke off without its final message (",
+        cancelled ? "a message could not be read; the call was cancelled" : "the stream ended",
+        ")"));
+  }
+  if (!status.ok()) {
+    return absl::Status(FromGrpcStatus(status).code(),
+                        absl::StrCat("coordinator ", address_, ": ", status.error_message()));
+  }
   conversation_.emplace_back("user", std::string(user_text));
   conversation_.emplace_back("assistant", turn.reply);
   return turn;

@@ -2,9 +2,14 @@
 """Streams one reply from a Tandem coordinator (tandem.v1.Generator) -- from any language.
 
 usage: tandem_client.py --server HOST:PORT --prompt TEXT [--system TEXT] [--format NAME]
-                        [--raw] [--temperature T] [--top-k K] [--top-p P] [--seed N]
+                        [--raw] [--temperature T] [--top-k K] [--top-p P] [--min-p P]
+                        [--repeat-penalty R] [--repeat-last-n N] [--seed N]
                         [--max-tokens N] [--draft-tokens N|auto] [--no-speculation]
                         [--session-id ID] [--timeout S] [--stats-json]
+
+A sampling flag left out is left unset in the request, so the server applies the one set of
+defaults (tandem.v1.SamplingParams in protos/tandem/v1/common.proto names them; tandem-chat's
+flags default to the same numbers).
 
 The reply streams to stdout as it is generated; the statistics go to stderr, one line in the
 format of tandem-chat (or the final message as JSON with --stats-json). The prompt is sent as
@@ -46,9 +51,13 @@ def parse_args(argv):
     p.add_argument("--format", default="", help="built-in chat format instead of the model's")
     p.add_argument("--raw", action="store_true", help="send the prompt as plain text")
     p.add_argument("--temperature", type=float, help="0 is greedy; unset: server default")
-    p.add_argument("--top-k", type=int, default=0, help="0 disables")
-    p.add_argument("--top-p", type=float, help="in (0, 1]; unset disables")
-    p.add_argument("--min-p", type=float, default=0.0, help="in [0, 1); 0 disables")
+    p.add_argument("--top-k", type=int, help=">= 0; 0 disables; unset: server default")
+    p.add_argument("--top-p", type=float, help="in (0, 1]; 1 disables; unset: server default")
+    p.add_argument("--min-p", type=float, help="in [0, 1); 0 disables; unset: server default")
+    p.add_argument("--repeat-penalty", type=float,
+                   help="repetition penalty > 0; 1 disables; unset: server default")
+    p.add_argument("--repeat-last-n", type=int,
+                   help="tokens the penalty looks back at, >= 0; unset: server default")
     p.add_argument("--seed", type=int, help="seed of the random stream; unset: server picks")
     p.add_argument("--max-tokens", type=int, default=0, help="0: server default")
     p.add_argument("--draft-tokens", default="0", help="guesses per round, or 'auto'")
@@ -71,10 +80,14 @@ def parse_args(argv):
         raise UsageError("--temperature must be a finite number >= 0")
     if args.top_p is not None and not 0 < args.top_p <= 1:
         raise UsageError("--top-p must be in (0, 1]")
-    if not 0 <= args.min_p < 1:
+    if args.min_p is not None and not 0 <= args.min_p < 1:
         raise UsageError("--min-p must be in [0, 1)")
-    if args.top_k < 0 or args.max_tokens < 0:
-        raise UsageError("--top-k and --max-tokens must be >= 0")
+    if args.repeat_penalty is not None and (not math.isfinite(args.repeat_penalty)
+                                            or args.repeat_penalty <= 0):
+        raise UsageError("--repeat-penalty must be a finite number > 0")
+    if any(v is not None and v < 0 for v in (args.top_k, args.repeat_last_n)) or \
+            args.max_tokens < 0:
+        raise UsageError("--top-k, --repeat-last-n and --max-tokens must be >= 0")
     if args.seed is not None and not 0 <= args.seed < 2**64:
         raise UsageError("--seed must be in [0, 2^64)")
     if args.timeout <= 0 or args.connect_timeout <= 0:
@@ -104,14 +117,11 @@ def build_request(stubs, args):
         req.chat.messages.add(role="user", content=args.prompt)
         req.chat.add_generation_prompt = True
         req.chat.format = args.format
-    s = req.sampling
-    s.CopyFrom(c.SamplingParams(top_k=args.top_k, min_p=args.min_p))
-    if args.temperature is not None:
-        s.temperature = args.temperature
-    if args.top_p is not None:
-        s.top_p = args.top_p
-    if args.seed is not None:
-        s.seed = args.seed
+    # Only what was given: an unset field takes the server's (the one) default.
+    given = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
+             "min_p": args.min_p, "repetition_penalty": args.repeat_penalty,
+             "penalty_window": args.repeat_last_n, "seed": args.seed}
+    req.sampling.CopyFrom(c.SamplingParams(**{k: v for k, v in given.items() if v is not None}))
     req.speculation.enabled = not args.no_speculation
     req.speculation.draft_tokens = args.draft_tokens
     req.speculation.adaptive = args.adaptive
@@ -170,7 +180,6 @@ def run(args):
                 elif message.HasField("final"):
                     final = message.final
         except KeyboardInterrupt:
-            call.cancel()
             if wrote:
                 sys.stdout.write("\n")
             return fail(130, "interrupted")
@@ -180,7 +189,12 @@ def run(args):
             code = e.code()
             exit_code = 2 if code in (grpc.StatusCode.INVALID_ARGUMENT,
                                       grpc.StatusCode.UNAVAILABLE) else 1
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return fail(exit_code, f"DEADLINE_EXCEEDED: no complete reply from "
+                                       f"{args.server} within --timeout {args.timeout:g} s")
             return fail(exit_code, f"{code.name}: {e.details()}")
+        finally:
+            call.cancel()  # a no-op after a clean end; otherwise the server stops at once
     sys.stdout.write("\n")
     sys.stdout.flush()
     if final is None:

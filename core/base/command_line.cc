@@ -32,7 +32,8 @@ void PrintHelp(const CommandLineSpec& spec) {
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> ParseCommandLine(int argc, char** argv,
-                                                          const CommandLineSpec& spec) {
+                                                          const CommandLineSpec& spec,
+                                                          std::vector<std::string>* given) {
   std::vector<std::string> positional;
   bool only_positional = false;
   for (int i = 1; i < argc; ++i) {
@@ -89,6 +90,7 @@ absl::StatusOr<std::vector<std::string>> ParseCommandLine(int argc, char** argv,
       return absl::InvalidArgumentError(
           absl::StrCat("flag ", arg.substr(0, equals), ": bad value '", value, "' (", error, ")"));
     }
+    if (given != nullptr) given->emplace_back(flag->Name());
   }
   return positional;
 }

@@ -25,9 +25,11 @@ struct CommandLineSpec {
 };
 
 // Sets the flags and returns the positional arguments (argv[0] excluded). --help and
-// --version print to stdout and exit(0).
-absl::StatusOr<std::vector<std::string>> ParseCommandLine(int argc, char** argv,
-                                                          const CommandLineSpec& spec);
+// --version print to stdout and exit(0). `given`, when not null, receives the (underscored)
+// names of the flags the command line set, in order, so a binary can refuse flags that mean
+// nothing in a mode even when their value equals the default.
+absl::StatusOr<std::vector<std::string>> ParseCommandLine(
+    int argc, char** argv, const CommandLineSpec& spec, std::vector<std::string>* given = nullptr);
 
 }  // namespace tandem
 

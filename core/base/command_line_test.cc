@@ -51,5 +51,17 @@ TEST(CommandLineTest, UnknownFlagsAndBadValuesAreInvalidArguments) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs a value")));
 }
 
+TEST(CommandLineTest, ReportsWhichFlagsWereGivenEvenAtTheirDefault) {
+  std::vector<std::string> args = {"prog", "--top-k", "40", "m.gguf", "--noverbose",
+                                   "--temp=0.7", "--", "--draft"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::vector<std::string> given;
+  ASSERT_OK(ParseCommandLine(static_cast<int>(argv.size()), argv.data(),
+                             {"prog", "1", "usage", "command_line_test.cc"}, &given)
+                .status());
+  EXPECT_THAT(given, ElementsAre("top_k", "verbose", "temp"));
+}
+
 }  // namespace
 }  // namespace tandem

@@ -64,18 +64,4 @@ void Append(uint32_t cp, std::string* out) {
   }
 }
 
-size_t IncompleteSuffixLength(absl::string_view bytes) {
-  // Look back at most 3 bytes for a lead byte whose sequence runs past the end.
-  const size_t limit = bytes.size() < 3 ? bytes.size() : 3;
-  for (size_t back = 1; back <= limit; ++back) {
-    const uint8_t b = static_cast<uint8_t>(bytes[bytes.size() - back]);
-    if (IsContinuation(b)) continue;
-    const size_t n = SequenceLength(b);
-    // A lead byte that is complete, or a byte that cannot lead: nothing to hold back.
-    if (n <= back || b < 0xC2 || b > 0xF4) return 0;
-    return back;
-  }
-  return 0;
-}
-
 }  // namespace tandem::utf8

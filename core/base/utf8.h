@@ -34,10 +34,6 @@ absl::Status Validate(absl::string_view text);
 // Appends the UTF-8 encoding of `cp` (must be <= 0x10FFFF) to `out`.
 void Append(uint32_t cp, std::string* out);
 
-// The number of bytes at the end of `bytes` that form the start of a valid but incomplete
-// sequence (0..3): a streaming decoder holds them back until the rest arrives.
-size_t IncompleteSuffixLength(absl::string_view bytes);
-
 }  // namespace tandem::utf8
 
 #endif  // TANDEM_CORE_BASE_UTF8_H_

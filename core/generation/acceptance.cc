@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/base/check.h"
 #include "core/generation/random.h"
 
 namespace tandem {
@@ -15,6 +14,7 @@ namespace {
 int32_t DrawResidual(const DistributionView& p, const DistributionView* q, double uniform) {
   const auto weight = [&](int64_t entry) -> double {
     const double mass = p.probability(entry);
+    if (!(mass > 0)) return 0.0;  // NaN and negative entries are never drawn
     if (q == nullptr) return mass;
     return std::max(0.0, mass - static_cast<double>(q->Probability(p.id(entry))));
   };
@@ -34,7 +34,16 @@ int32_t DrawResidual(const DistributionView& p, const DistributionView* q, doubl
   return last;
 }
 
+absl::Status NoMass(size_t row) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("target distribution ", row, " has no positive mass to draw from"));
+}
+
 }  // namespace
+
+int32_t DrawTargetToken(const DistributionView& p, uint64_t seed, int64_t position) {
+  return DrawResidual(p, nullptr, CounterUniform(seed, position, RandomPurpose::kBonus));
+}
 
 float DistributionView::Probability(int32_t id) const {
   if (dense_) {
@@ -74,10 +83,44 @@ absl::Status ValidateSparseDistribution(const SparseDistribution& distribution,
   return absl::OkStatus();
 }
 
-AcceptanceResult AcceptGuesses(const AcceptanceInput& input) {
+absl::StatusOr<std::vector<SparseDistribution>> ValidateDraftDistributions(
+    absl::Span<const int32_t> guesses, absl::Span<const SparseDistribution> q, int64_t vocab_size) {
+  if (guesses.size() != q.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(guesses.size(), " guesses but ", q.size(), " draft distributions"));
+  }
+  std::vector<SparseDistribution> out(q.begin(), q.end());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const auto invalid = [i](absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat("guess ", i, ": ", what));
+    };
+    if (absl::Status valid = ValidateSparseDistribution(q[i], vocab_size); !valid.ok()) {
+      return invalid(valid.message());
+    }
+    double total = 0;
+    for (float probability : q[i].probabilities) total += probability;
+    if (!(std::abs(total - 1.0) <= kDraftMassTolerance)) {
+      return invalid(absl::StrCat("draft distribution has total mass ", total, ", more than ",
+                                  kDraftMassTolerance, " away from 1"));
+    }
+    if (!(DistributionView::Sparse(q[i]).Probability(guesses[i]) > 0)) {
+      return invalid(
+          absl::StrCat("draft distribution gives the guess ", guesses[i], " no probability"));
+    }
+    for (float& probability : out[i].probabilities) {
+      probability = static_cast<float>(probability / total);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<AcceptanceResult> AcceptGuesses(const AcceptanceInput& input) {
   const size_t k = input.guesses.size();
-  TANDEM_CHECK(input.draft.size() == k);
-  TANDEM_CHECK(input.target.size() == k + 1);
+  if (input.draft.size() != k || input.target.size() != k + 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k, " guesses need as many draft and one more target distributions, got ",
+                     input.draft.size(), " and ", input.target.size()));
+  }
   AcceptanceResult result;
   result.guess_probabilities.reserve(k);
   for (size_t i = 0; i < k; ++i) {
@@ -97,13 +140,12 @@ AcceptanceResult AcceptGuesses(const AcceptanceInput& input) {
     // max(0, p - q) has mass whenever a rejection is possible (p(g) < q(g) means q puts its
     // excess somewhere p does not); only rounding can empty it, and then p is the answer.
     if (result.next_token < 0) result.next_token = DrawResidual(input.target[i], nullptr, v);
-    TANDEM_CHECK(result.next_token >= 0);
+    if (result.next_token < 0) return NoMass(i);
     return result;
   }
-  const double u = CounterUniform(input.seed, input.first_position + static_cast<int64_t>(k),
-                                  RandomPurpose::kBonus);
-  result.next_token = DrawResidual(input.target[k], nullptr, u);
-  TANDEM_CHECK(result.next_token >= 0);  // a distribution always has mass
+  result.next_token = DrawTargetToken(input.target[k], input.seed,
+                                      input.first_position + static_cast<int64_t>(k));
+  if (result.next_token < 0) return NoMass(k);
   return result;
 }
 

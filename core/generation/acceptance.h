@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/generation/sampler.h"
 
@@ -60,6 +61,21 @@ class DistributionView {
 // arrives over the wire, before AcceptGuesses sees it.
 absl::Status ValidateSparseDistribution(const SparseDistribution& distribution, int64_t vocab_size);
 
+// How far from 1 a draft distribution's total mass may be. A q the draft's own Sampler made
+// (float probabilities, each rounded relative to itself) is within 2^-24 of 1 (about 6e-8);
+// 1e-3 leaves room for any honest float encoding and refuses everything else.
+inline constexpr double kDraftMassTolerance = 1e-3;
+
+// The draft distributions of a Verify request, checked and made exact for AcceptGuesses.
+// kInvalidArgument naming the guess index and what is wrong unless there is one q per guess
+// and every q passes ValidateSparseDistribution (ids in [0, vocab_size)), has total mass
+// within kDraftMassTolerance of 1, and gives its guess a positive probability (a guess the
+// draft could not have drawn would be kept with certainty). On success, every q renormalised
+// (each probability divided by its total in double, rounded to float), so the q that
+// AcceptGuesses reads is the one that was validated.
+absl::StatusOr<std::vector<SparseDistribution>> ValidateDraftDistributions(
+    absl::Span<const int32_t> guesses, absl::Span<const SparseDistribution> q, int64_t vocab_size);
+
 struct AcceptanceInput {
   absl::Span<const int32_t> guesses;          // g1..gk, k >= 0
   absl::Span<const DistributionView> draft;   // q1..qk, the distributions gi was drawn from
@@ -75,11 +91,20 @@ struct AcceptanceResult {
   std::vector<float> guess_probabilities;
 };
 
+// The target's own draw from `p` at absolute `position`, where no guess is tested: the bonus
+// token after every guess was kept, and each token of plain sampling without a draft
+// (Session in-process; a verify with no guesses on a worker). One rule for all of them — the
+// kBonus stream and a draw by running total over p — so seeded output without a draft is the
+// same in-process and through a coordinator. -1 only if p has no mass.
+int32_t DrawTargetToken(const DistributionView& p, uint64_t seed, int64_t position);
+
 // Applies the rule. A guess outside p's support (e.g. an id beyond the target's vocabulary) is
 // rejected for certain. If rounding leaves max(0, p - q) with no mass after a rejection, the
-// replacement is drawn from p itself. Requires draft.size() == guesses.size() and
-// target.size() == guesses.size() + 1 (checked: a programmer error otherwise).
-AcceptanceResult AcceptGuesses(const AcceptanceInput& input);
+// replacement is drawn from p itself. kInvalidArgument unless draft.size() == guesses.size()
+// and target.size() == guesses.size() + 1, or if a target distribution it must draw from has
+// no positive mass (Sampler::Distribution never gives one; ValidateSparseDistribution
+// refuses one from the wire).
+absl::StatusOr<AcceptanceResult> AcceptGuesses(const AcceptanceInput& input);
 
 }  // namespace tandem
 

@@ -28,6 +28,13 @@ using ::testing::HasSubstr;
 
 SparseDistribution OneHot(int32_t id) { return SparseDistribution{{id}, {1.0f}}; }
 
+// Runs AcceptGuesses on well-formed input, where it must succeed.
+AcceptanceResult AcceptOk(const AcceptanceInput& input) {
+  absl::StatusOr<AcceptanceResult> result = AcceptGuesses(input);
+  EXPECT_THAT(result, IsOk());
+  return result.ok() ? *std::move(result) : AcceptanceResult();
+}
+
 // Runs AcceptGuesses over sparse distributions.
 AcceptanceResult Accept(const std::vector<int32_t>& guesses,
                         const std::vector<SparseDistribution>& q,
@@ -42,7 +49,7 @@ AcceptanceResult Accept(const std::vector<int32_t>& guesses,
   input.target = p_views;
   input.seed = seed;
   input.first_position = first_position;
-  return AcceptGuesses(input);
+  return AcceptOk(input);
 }
 
 struct GreedyCase {
@@ -82,7 +89,7 @@ TEST(AcceptGuessesTest, GuessOutsideTheTargetVocabularyIsAlwaysRejected) {
                                                  DistributionView::Dense(p)};
   const std::vector<int32_t> guesses = {6};
   for (uint64_t seed = 0; seed < 200; ++seed) {
-    const AcceptanceResult r = AcceptGuesses({guesses, q_views, p_views, seed, 3});
+    const AcceptanceResult r = AcceptOk({guesses, q_views, p_views, seed, 3});
     EXPECT_EQ(r.accepted, 0);
     // max(0, p - q) = {0: 0.25, 2: 0.25, 3: 0.25}: never the guess, never id 1.
     EXPECT_THAT(r.next_token, ::testing::AnyOf(0, 2, 3));
@@ -120,8 +127,8 @@ TEST(AcceptGuessesTest, DenseAndSparseViewsOfOneDistributionAgree) {
                                                DistributionView::Dense(dense)};
       const std::vector<DistributionView> s = {DistributionView::Sparse(sparse),
                                                DistributionView::Sparse(sparse)};
-      const AcceptanceResult a = AcceptGuesses({guesses, q_views, d, seed, 5});
-      const AcceptanceResult b = AcceptGuesses({guesses, q_views, s, seed, 5});
+      const AcceptanceResult a = AcceptOk({guesses, q_views, d, seed, 5});
+      const AcceptanceResult b = AcceptOk({guesses, q_views, s, seed, 5});
       EXPECT_EQ(a.accepted, b.accepted);
       EXPECT_EQ(a.next_token, b.next_token);
     }
@@ -272,6 +279,109 @@ TEST(ValidateSparseDistributionTest, RejectsMalformedDistributionsSayingWhy) {
           << c.name;
     }
   }
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+struct DraftCase {
+  std::string name;
+  std::vector<int32_t> guesses;
+  std::vector<SparseDistribution> q;
+  std::string message;  // empty: valid
+};
+
+TEST(ValidateDraftDistributionsTest, RejectsEachUntrustworthyQNamingTheGuess) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const SparseDistribution good{{1, 4}, {0.25f, 0.75f}};
+  const std::vector<DraftCase> cases = {
+      {"valid", {4, 1}, {good, good}, ""},
+      {"mass just within the tolerance", {1}, {{{1, 4}, {0.25f, 0.7509f}}}, ""},
+      {"fewer q than guesses", {1, 4}, {good}, "2 guesses but 1 draft distributions"},
+      {"guess outside the support",
+       {4, 2},
+       {good, good},
+       "guess 1: draft distribution gives "
+       "the guess 2 no probability"},
+      {"guess with probability 0",
+       {4},
+       {{{1, 4}, {1.0f, 0.0f}}},
+       "guess 0: draft distribution "
+       "gives the guess 4 no"},
+      {"mass 1e30",
+       {1},
+       {{{1, 4}, {1e30f, 0.0f}}},
+       "guess 0: draft distribution has total mass 1e+30"},
+      {"mass one half",
+       {4, 1},
+       {good, {{1, 4}, {0.25f, 0.25f}}},
+       "guess 1: draft distribution "
+       "has total mass 0.5"},
+      {"mass just beyond the tolerance",
+       {1},
+       {{{1, 4}, {0.25f, 0.7511f}}},
+       "guess 0: draft "
+       "distribution has "
+       "total mass 1.0011"},
+      {"infinite probability", {1}, {{{1, 4}, {inf, 0.5f}}}, "guess 0: distribution probability"},
+      {"nan probability", {1}, {{{1, 4}, {0.5f, nan}}}, "guess 0: distribution probability"},
+      {"negative probability", {1}, {{{1, 4}, {1.5f, -0.5f}}}, "guess 0: distribution probability"},
+      {"id beyond the bound", {1}, {{{1, 10}, {0.5f, 0.5f}}}, "guess 0: distribution token id 10"},
+  };
+  for (const DraftCase& c : cases) {
+    absl::StatusOr<std::vector<SparseDistribution>> result =
+        ValidateDraftDistributions(c.guesses, c.q, 10);
+    if (c.message.empty()) {
+      EXPECT_THAT(result, IsOk()) << c.name;
+    } else {
+      EXPECT_THAT(result, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+          << c.name;
+    }
+  }
+}
+
+TEST(ValidateDraftDistributionsTest, RenormalisesEachQToTheMassItWasValidatedWith) {
+  const std::vector<SparseDistribution> q = {{{0, 3, 5}, {0.2f, 0.3f, 0.5008f}}, {{7}, {0.9995f}}};
+  ASSERT_OK_AND_ASSIGN(std::vector<SparseDistribution> out,
+                       ValidateDraftDistributions({3, 7}, q, 10));
+  ASSERT_EQ(out.size(), 2u);
+  // The sum as the validation takes it: the floats, in order, in double.
+  const double total = static_cast<double>(0.2f) + static_cast<double>(0.3f) + 0.5008f;
+  EXPECT_THAT(out[0].ids, ElementsAre(0, 3, 5));
+  EXPECT_THAT(out[0].probabilities,
+              ElementsAre(static_cast<float>(0.2f / total), static_cast<float>(0.3f / total),
+                          static_cast<float>(0.5008f / total)));
+  EXPECT_THAT(out[1].ids, ElementsAre(7));
+  EXPECT_THAT(out[1].probabilities, ElementsAre(1.0f));
+}
+
+TEST(AcceptGuessesTest, MalformedInputIsAnErrorNotAnAbort) {
+  const std::vector<float> empty_p = {0, 0, 0, 0};  // no mass to draw the bonus from
+  const std::vector<float> good_p = {0.5f, 0.5f, 0, 0};
+  const SparseDistribution q{{1}, {1.0f}};
+  const std::vector<int32_t> no_guesses = {};
+  const std::vector<int32_t> one_guess = {1};
+  const std::vector<DistributionView> q_views = {DistributionView::Sparse(q)};
+  const std::vector<DistributionView> empty = {DistributionView::Dense(empty_p)};
+  const std::vector<DistributionView> good = {DistributionView::Dense(good_p),
+                                              DistributionView::Dense(good_p)};
+  EXPECT_THAT(AcceptGuesses({no_guesses, {}, empty, 0, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("target distribution 0 has no positive mass")));
+  EXPECT_THAT(AcceptGuesses({one_guess, {}, good, 0, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 guesses need")));
+  EXPECT_THAT(AcceptGuesses({one_guess, q_views, empty, 0, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 guesses need")));
+  // A rejected guess whose p row has no mass at all: neither the residual nor p can be drawn.
+  const std::vector<DistributionView> first_empty = {DistributionView::Dense(empty_p),
+                                                     DistributionView::Dense(good_p)};
+  EXPECT_THAT(AcceptGuesses({one_guess, q_views, first_empty, 0, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("target distribution 0 has no positive mass")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,7 @@
 #include "core/base/status_macros.h"
 #include "core/base/test_data.h"
 #include "core/decoder/model.h"
+#include "core/generation/sampler.h"
 
 namespace tandem::testing {
 
@@ -56,6 +58,26 @@ inline absl::StatusOr<std::vector<GoldenCase>> StoriesGoldenCases() {
         {ids(*c.as_object().Find("prompt_ids")), ids(*c.as_object().Find("greedy_ids"))});
   }
   return cases;
+}
+
+// Issue #10, items 1 and 2: settings that used to abort (NaN weights from a 1e-38 penalty; an
+// empty candidate set from min-p with top-p 1) and the other extremes Create accepts.
+inline std::vector<std::pair<std::string, SamplerConfig>> ExtremeSamplerSettings() {
+  const auto config = [](float temperature, float top_p, float min_p, float penalty) {
+    SamplerConfig c;
+    c.temperature = temperature;
+    c.top_p = top_p;
+    c.min_p = min_p;
+    c.repetition_penalty = penalty;
+    c.penalty_window = 64;
+    c.seed = 7;
+    return c;
+  };
+  return {{"penalty 1e-38", config(0.8f, 1, 0, 1e-38f)},
+          {"top_p 1 with min_p 0.05", config(0.8f, 1, 0.05f, 1)},
+          {"penalty 1e38", config(0.8f, 0.95f, 0.05f, 1e38f)},
+          {"temperature 1e30", config(1e30f, 1, 0, 1)},
+          {"temperature 1e-30 with penalty 1e-38", config(1e-30f, 1, 0.05f, 1e-38f)}};
 }
 
 }  // namespace tandem::testing

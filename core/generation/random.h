@@ -18,8 +18,10 @@ enum class RandomPurpose : uint64_t {
   kDraftDraw = 1,   // the draft samples its guess for a position
   kAcceptTest = 2,  // the target tests a guess: keep it if u < p(g) / q(g)
   kResidual = 3,    // the replacement for a rejected guess, from max(0, p - q)
-  kBonus = 4,       // the extra token when every guess was kept, from p(k+1)
-  kSample = 5,      // plain sampling without a draft
+  kBonus = 4,       // the target's own draw where no guess is tested: the extra token when
+                    // every guess was kept, from p(k+1), and every token without a draft
+                    // (DrawTargetToken in acceptance.h: in-process and remote alike)
+  kSample = 5,      // Sampler::Sample's default stream (not used by the sessions)
 };
 
 // A 64-bit hash of (seed, position, purpose) with full avalanche.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "absl/status/status.h"
@@ -31,6 +32,26 @@ absl::Status Validate(const SamplerConfig& c, int64_t vocab_size) {
   return absl::OkStatus();
 }
 
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+constexpr double kFloatMax = std::numeric_limits<float>::max();
+
+// A model's logit as the sampler reads it: NaN is -inf (never kept), +inf the largest float.
+float SanitisedLogit(float logit) {
+  if (std::isnan(logit)) return -kInfinity;
+  return logit == kInfinity ? static_cast<float>(kFloatMax) : logit;
+}
+
+// The repetition penalty of a sanitised logit, computed in double and clamped to the finite
+// float range: 1e-38 and 1e38 saturate instead of overflowing. Where float would not
+// overflow the result is the float operation's (a double quotient or product of two floats,
+// rounded to float, is the correctly rounded float result).
+float PenalisedLogit(float logit, float penalty) {
+  if (logit == -kInfinity) return logit;
+  const double value =
+      logit > 0 ? static_cast<double>(logit) / penalty : static_cast<double>(logit) * penalty;
+  return static_cast<float>(std::clamp(value, -kFloatMax, kFloatMax));
+}
+
 }  // namespace
 
 absl::StatusOr<Sampler> Sampler::Create(const SamplerConfig& config, int64_t vocab_size) {
@@ -53,13 +74,15 @@ int32_t Sampler::Sample(absl::Span<const float> logits, absl::Span<const int32_t
 int32_t Sampler::SampleWithUniform(absl::Span<const float> logits,
                                    absl::Span<const int32_t> context, double uniform) {
   Filter(logits, context);
+  // Filter leaves the best candidate with weight exactly 1, so Draw always finds an index;
+  // the fallback to id 0 only keeps the contract of returning an id if that ever changed.
   const int64_t index = Draw(weights_, uniform);
-  TANDEM_CHECK(index >= 0);  // the best candidate always keeps weight 1
-  return static_cast<int32_t>(index);
+  return static_cast<int32_t>(index >= 0 ? index : 0);
 }
 
 void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
                            absl::Span<float> probabilities) {
+  // Programmer invariant: the caller sizes the buffer from vocab_size().
   TANDEM_CHECK(static_cast<int64_t>(probabilities.size()) == vocab_size_);
   const double total = Filter(logits, context);
   for (int64_t i = 0; i < vocab_size_; ++i) {
@@ -82,14 +105,16 @@ void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int3
 
 int64_t Sampler::Draw(absl::Span<const float> weights, double uniform) {
   double total = 0;
-  for (float w : weights) total += w;
+  for (float w : weights) {
+    if (w > 0) total += w;
+  }
   if (!(total > 0)) return -1;
   const double threshold = uniform * total;
   // The same summation order as `total`, so the running total ends exactly at it.
   double running = 0;
   int64_t last = -1;
   for (size_t i = 0; i < weights.size(); ++i) {
-    if (weights[i] <= 0) continue;
+    if (!(weights[i] > 0)) continue;
     running += weights[i];
     last = static_cast<int64_t>(i);
     if (running > threshold) return last;
@@ -105,60 +130,63 @@ void Sampler::ApplyPenalty(absl::Span<const float> logits, absl::Span<const int3
   const float penalty = config_.repetition_penalty;
   for (int32_t id : context.subspan(context.size() - window)) {
     if (id < 0 || id >= vocab_size_) continue;  // a foreign id has no logit here
-    const float logit = logits[id];
-    logits_[id] = logit > 0 ? logit / penalty : logit * penalty;
+    logits_[id] = PenalisedLogit(SanitisedLogit(logits[id]), penalty);
   }
 }
 
 double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t> context) {
+  // Programmer invariant: the logits come from the model whose vocabulary Create was given.
   TANDEM_CHECK(static_cast<int64_t>(logits.size()) == vocab_size_);
-  std::copy(logits.begin(), logits.end(), logits_.begin());
+  for (int64_t i = 0; i < vocab_size_; ++i) logits_[i] = SanitisedLogit(logits[i]);
   ApplyPenalty(logits, context);
 
   int64_t best = 0;
   for (int64_t i = 1; i < vocab_size_; ++i) {
     if (logits_[i] > logits_[best]) best = i;  // strict: ties keep the lower id
   }
-  if (greedy()) {
+  // Greedy, or nothing finite to weigh (best is then id 0): all mass on `best`.
+  if (greedy() || logits_[best] == -kInfinity) {
     std::fill(weights_.begin(), weights_.end(), 0.0f);
     weights_[best] = 1.0f;
     return 1.0;
   }
-  const float best_logit = logits_[best];
-  const float temperature = config_.temperature;
-  for (int64_t i = 0; i < vocab_size_; ++i) {
-    weights_[i] = std::exp((logits_[i] - best_logit) / temperature);  // best gets exactly 1
-  }
-
+  Weigh(best);
   std::iota(order_.begin(), order_.end(), 0);
-  int64_t kept = vocab_size_;
-  if (config_.top_k > 0 && config_.top_k < kept) {
-    std::nth_element(order_.begin(), order_.begin() + config_.top_k, order_.end(), RanksHigher());
-    kept = config_.top_k;
+  int64_t kept = TopK();
+  if (config_.top_p < 1.0f) {
+    const int64_t before = kept;
+    kept = TopP(kept);
+    for (int64_t j = kept; j < before; ++j) weights_[order_[j]] = 0.0f;
   }
-  if (config_.top_p < 1.0f) kept = TopP(kept);
-  if (config_.min_p > 0.0f) {
-    // Relative to the best, whose weight is exactly 1: a plain comparison.
-    int64_t out = 0;
-    for (int64_t j = 0; j < kept; ++j) {
-      if (weights_[order_[j]] >= config_.min_p) {
-        order_[out++] = order_[j];
-      } else {
-        weights_[order_[j]] = 0.0f;
-      }
-    }
-    kept = out;
-  }
-  for (int64_t j = kept; j < vocab_size_; ++j) weights_[order_[j]] = 0.0f;
-
+  if (config_.min_p > 0.0f) MinP(kept);
   double total = 0;
   for (int64_t j = 0; j < kept; ++j) total += weights_[order_[j]];
   return total;
 }
 
+void Sampler::Weigh(int64_t best) {
+  // In double, (logit - best) / T is finite for any finite float logits and T > 0 (at most
+  // 2 * FLT_MAX / FLT_TRUE_MIN), <= 0, and exactly 0 for the best.
+  const double best_logit = logits_[best];
+  const double temperature = config_.temperature;
+  for (int64_t i = 0; i < vocab_size_; ++i) {
+    const float w = static_cast<float>(std::exp((logits_[i] - best_logit) / temperature));
+    weights_[i] = w >= kMinSamplerWeight ? w : 0.0f;
+  }
+}
+
+int64_t Sampler::TopK() {
+  if (config_.top_k <= 0 || config_.top_k >= vocab_size_) return vocab_size_;
+  std::nth_element(order_.begin(), order_.begin() + config_.top_k, order_.end(), RanksHigher());
+  for (int64_t j = config_.top_k; j < vocab_size_; ++j) weights_[order_[j]] = 0.0f;
+  return config_.top_k;
+}
+
 int64_t Sampler::TopP(int64_t kept) {
+  // Only the first `kept` of order_ have weight, so summing every id in increasing order is
+  // the mass of the candidates in a fixed order (the rule the header states).
   double mass = 0;
-  for (int64_t j = 0; j < kept; ++j) mass += weights_[order_[j]];
+  for (int64_t i = 0; i < vocab_size_; ++i) mass += weights_[i];
   const double needed = static_cast<double>(config_.top_p) * mass;
   // Rank only as many candidates as the mass needs: sort the best m, widen if short.
   for (int64_t m = std::min<int64_t>(kept, 64);; m = std::min(kept, 4 * m)) {
@@ -169,6 +197,15 @@ int64_t Sampler::TopP(int64_t kept) {
       if (running >= needed) return j + 1;  // the smallest prefix reaching top_p
     }
     if (m == kept) return kept;  // rounding kept the total just below `needed`
+  }
+}
+
+void Sampler::MinP(int64_t kept) {
+  // Relative to the best, whose weight is exactly 1: a plain comparison. Weights are zeroed
+  // in place, not compacted, so order_ keeps every candidate exactly once.
+  const float min_p = config_.min_p;
+  for (int64_t j = 0; j < kept; ++j) {
+    if (weights_[order_[j]] < min_p) weights_[order_[j]] = 0.0f;
   }
 }
 

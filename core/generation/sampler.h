@@ -10,6 +10,26 @@
 // only the running total. Ranking (top-k, top-p) compares logits and breaks ties by the lower
 // token id. Temperature 0 is greedy: the arg max, lowest id on ties, whatever the filters.
 //
+// The exact numeric rules, which keep every result finite and the candidate set non-empty for
+// any logits and any settings Create accepts (sampler_reference_test models them one by one):
+//  - Non-finite logits: NaN reads as -inf, +inf as the largest float. A -inf logit is never
+//    kept; if no logit is finite, all mass goes to id 0 (greedy on the lowest id).
+//  - Penalty: logit / penalty (logit > 0) or logit * penalty (otherwise), computed in double,
+//    clamped to [-FLT_MAX, FLT_MAX] and rounded to float (-inf stays -inf). So 1e-38 and 1e38
+//    are computable: the result saturates instead of becoming inf (and inf - inf = NaN).
+//  - Weights: w = float(exp((double(logit) - double(best)) / double(T))), so the best gets
+//    exactly 1 and every w is in [0, 1]; a w below kMinSamplerWeight (2^-64) becomes 0. The
+//    tokens this drops carry less than vocab * 2^-64 of the mass, which changes no kept
+//    token's float probability by more than rounding, and it keeps every kept probability
+//    w / total a normal float (so the sparse form and the dense form's non-zeros agree).
+//  - Top-p: M = the sum of the top-k survivors' w in increasing id order (double); keep the
+//    smallest prefix in rank order whose running double sum is >= top_p * M (the mass
+//    exactly reached counts as reached); if rounding leaves every prefix below, keep all.
+//  - Min-p: keep w >= min_p * w_best = min_p (a weight exactly at the threshold is kept).
+//  - The best candidate survives every step (rank 1, weight 1 >= any min_p < 1), so the
+//    kept set is never empty and Sample() always returns an id in [0, vocab).
+//  - Probabilities: float(w / total), total the double sum of the kept weights.
+//
 // For speculation, Distribution() gives the filtered, normalised probabilities densely over
 // the vocabulary or sparsely (the surviving ids in increasing order, as on the wire), and
 // Draw() samples from any non-negative weights. Sample() is Draw() over the same weights.
@@ -27,6 +47,9 @@
 #include "core/generation/random.h"
 
 namespace tandem {
+
+// Weights below this (relative to the best candidate's 1) are dropped; see the rules above.
+inline constexpr float kMinSamplerWeight = 0x1p-64f;
 
 // Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
 struct SamplerConfig {
@@ -77,25 +100,33 @@ class Sampler {
                     SparseDistribution* out);
 
   // The index drawn from non-negative `weights` (any scale) with `uniform` in [0, 1): the
-  // first i whose running total exceeds uniform * total. -1 if no weight is positive.
+  // first i whose running total exceeds uniform * total. Weights that are not > 0 (NaN
+  // included) are never drawn; -1 if no weight is positive.
   static int64_t Draw(absl::Span<const float> weights, double uniform);
 
  private:
   Sampler(const SamplerConfig& config, int64_t vocab_size);
 
   // Runs the five steps, leaving the unnormalised weights in weights_ (0 for filtered
-  // tokens); returns their total.
+  // tokens, exactly 1 for the best); returns their total (>= 1).
   double Filter(absl::Span<const float> logits, absl::Span<const int32_t> context);
-  // logits_ = the penalised copy of `logits`.
+  // logits_ = the sanitised, penalised copy of `logits`.
   void ApplyPenalty(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // weights_ = exp((logits_ - logits_[best]) / T), floored at kMinSamplerWeight.
+  void Weigh(int64_t best);
+  // Top-k: the k best candidates first in order_, the others' weights zeroed; returns k.
+  int64_t TopK();
   // Orders candidate ids by penalised logit, ties by the lower id.
   auto RanksHigher() const {
     return [this](int32_t a, int32_t b) {
       return logits_[a] > logits_[b] || (logits_[a] == logits_[b] && a < b);
     };
   }
-  // Top-p over the first `kept` candidates of order_; returns how many it keeps.
+  // Top-p over the first `kept` candidates of order_ (the only ones with weight); returns
+  // how many it keeps, ranked first.
   int64_t TopP(int64_t kept);
+  // Min-p over the first `kept` candidates of order_: zeroes the weights below min_p.
+  void MinP(int64_t kept);
 
   SamplerConfig config_;
   int64_t vocab_size_;

@@ -327,6 +327,132 @@ TEST(SamplerTest, TopPWidensItsPartialSortWhenTheMassNeedsManyTokens) {
   EXPECT_EQ(sparse.ids.back(), 899);
 }
 
+// Issue #10, item 2: min-p with top-p 1 kept only the ids at the front of the unsorted order
+// (and aborted when the best id was not among them).
+TEST(SamplerTest, MinPKeepsEveryWeightAtOrAboveTheThresholdWhateverItsId) {
+  const std::vector<double> w = {.01, .3, 1, .2, .5, .001, .4, .1};
+  std::vector<float> logits;
+  for (double x : w) logits.push_back(static_cast<float>(std::log(x)));
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(Config(1, 0, 1, 0.05f), 8));
+  SparseDistribution sparse;
+  sampler.Distribution(logits, {}, &sparse);
+  EXPECT_THAT(sparse.ids, ElementsAre(1, 2, 3, 4, 6, 7));
+  const double kept = .3 + 1 + .2 + .5 + .4 + .1;
+  std::vector<float> expected(8, 0.0f);
+  for (int id : {1, 2, 3, 4, 6, 7}) expected[id] = static_cast<float>(w[id] / kept);
+  ExpectNear(DenseDistribution(Config(1, 0, 1, 0.05f), logits, {}), expected);
+}
+
+TEST(SamplerTest, MinPWithTopPOneNeverLosesTheBestCandidate) {
+  // The settings that killed both workers: {temperature 0.8, top_p 1, min_p 0.05}.
+  const std::vector<StepCase> cases = {
+      {"best id last",
+       Config(0.8, 0, 1, 0.05),
+       {-5, -5, -5, -5, -5, -5, -5, 0},
+       {},
+       {0, 0, 0, 0, 0, 0, 0, 1}},
+      {"kept ids after the dropped ones",
+       Config(0.8, 0, 1, 0.05),
+       {-9, -9, 0, 0},
+       {},
+       {0, 0, 0.5, 0.5}},
+      {"top_k with min_p",
+       Config(1, 3, 1, 0.05),
+       {0, std::log(0.5f), std::log(0.01f), std::log(0.001f)},
+       {},
+       Kept(4, {0, 1}, {0, std::log(0.5)})},
+  };
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(c.config, c.logits, c.context), c.expected);
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(c.config, c.logits.size()));
+    for (double u : {0.0, 0.3, 0.7, std::nextafter(1.0, 0.0)}) {
+      const int32_t token = sampler.SampleWithUniform(c.logits, {}, u);
+      ASSERT_GE(token, 0);
+      ASSERT_LT(token, static_cast<int32_t>(c.logits.size()));
+      EXPECT_GT(c.expected[token], 0.0f) << "u " << u;
+    }
+  }
+}
+
+// Issue #10, item 1: every setting Create accepts is computable; what overflows saturates.
+TEST(SamplerTest, ExtremePenaltiesTemperaturesAndLogitsStayFinite) {
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<StepCase> cases = {
+      // 5 / 1e-38 and 4 / 1e-38 overflow float: both saturate at FLT_MAX and tie.
+      {"penalty 1e-38 saturates positive logits",
+       Config(1, 0, 1, 0, 1e-38f),
+       {5, 4, 0.5, -1},
+       {0, 1},
+       {0.5, 0.5, 0, 0}},
+      {"penalty 1e-38 with every filter",
+       Config(0.8, 40, 0.95, 0.05, 1e-38f),
+       {5, 4, 0.5, -1},
+       {0, 1, 3},
+       {0.5, 0.5, 0, 0}},
+      {"penalty 1e-38 greedy", Config(0, 0, 1, 0, 1e-38f), {5, 4, 6, -1}, {1}, {0, 1, 0, 0}},
+      // -5 * 1e38 saturates at -FLT_MAX; 0.5 / 1e38 is a tiny positive logit.
+      {"penalty 1e38 saturates negative logits",
+       Config(1, 0, 1, 0, 1e38f),
+       {1, 0, -5, 0.5},
+       {2, 3},
+       Kept(4, {0, 1, 3}, {1, 0, 0.5 / 1e38})},
+      {"temperature 1e-30 keeps the best alone",
+       Config(1e-30f, 0, 1, 0),
+       {1, 0.999f, -1},
+       {},
+       {1, 0, 0}},
+      {"temperature 1e30 is uniform",
+       Config(1e30f, 0, 1, 0),
+       {3, -2, 5, 0},
+       {},
+       {0.25, 0.25, 0.25, 0.25}},
+      {"logits of +-1e30", Config(1, 0, 1, 0), {1e30f, -1e30f, 1e30f}, {}, {0.5, 0, 0.5}},
+      {"logits of +-FLT_MAX", Config(2, 0, 0.9, 0.01), {-kMax, kMax, kMax}, {}, {0, 0.5, 0.5}},
+      {"all-equal logits", Config(1, 0, 1, 0.9), {7, 7, 7, 7}, {}, {0.25, 0.25, 0.25, 0.25}},
+  };
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(c.config, c.logits, c.context), c.expected);
+  }
+}
+
+// A model that emits NaN or infinities must not crash the sampler: NaN reads as -inf, +inf as
+// FLT_MAX, and with nothing finite all mass goes to id 0.
+TEST(SamplerTest, NonFiniteLogitsGiveADeterministicValidDistribution) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<StepCase> cases = {
+      {"nan is never kept", Config(1, 0, 1, 0), {nan, 0, nan, 0}, {}, {0, 0.5, 0, 0.5}},
+      {"+inf ties at the largest float",
+       Config(1, 0, 1, 0),
+       {nan, 1, inf, -inf, inf},
+       {},
+       {0, 0, 0.5, 0, 0.5}},
+      {"penalised +inf", Config(1, 0, 1, 0, 1e-38f), {inf, 1, inf}, {0}, {0.5, 0, 0.5}},
+      {"nothing finite: id 0", Config(1, 0, 0.5, 0.5), {nan, -inf, nan}, {}, {1, 0, 0}},
+      {"nothing finite, penalised: id 0",
+       Config(0.8, 2, 1, 0, 1e-38f),
+       {-inf, nan},
+       {0, 1},
+       {1, 0}},
+      {"greedy skips nan", Config(0, 0, 1, 0), {nan, 1, 2, nan}, {}, {0, 0, 1, 0}},
+      {"greedy with nothing finite", Config(0, 0, 1, 0), {nan, nan}, {}, {1, 0}},
+  };
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<float> p = DenseDistribution(c.config, c.logits, c.context);
+    ExpectNear(p, c.expected);
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(c.config, c.logits.size()));
+    for (double u : {0.0, 0.5, std::nextafter(1.0, 0.0)}) {
+      const int32_t token = sampler.SampleWithUniform(c.logits, c.context, u);
+      ASSERT_GE(token, 0);
+      ASSERT_LT(token, static_cast<int32_t>(c.logits.size()));
+      EXPECT_GT(c.expected[token], 0.0f) << "u " << u;
+    }
+  }
+}
+
 struct DrawCase {
   std::vector<float> weights;
   double uniform;
@@ -343,6 +469,8 @@ TEST(SamplerDrawTest, PicksTheFirstIndexWhoseRunningTotalExceedsTheThreshold) {
       {{5, 5}, 0.5, 1},
       {{0.5, 0.5, 0}, 0.999999999, 1},
       {{0, 0, 0}, 0.5, -1},
+      {{std::nanf(""), 1, std::nanf("")}, 0.0, 1},
+      {{std::nanf(""), -1}, 0.5, -1},
       {{}, 0.5, -1},
   };
   for (const DrawCase& c : cases) {

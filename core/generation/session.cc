@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/generation/acceptance.h"
 
 namespace tandem {
 namespace {
@@ -27,6 +28,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const Model& model, Thr
   ASSIGN_OR_RETURN(session->cache_,
                    session->decoder_.NewCache(options.context_size, options.kv_type));
   session->cached_.reserve(session->context_size());
+  session->p_.resize(model.config().vocab_size);
   return session;
 }
 
@@ -54,7 +56,13 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
   StopRules rules(options_.stop_ids, max_tokens, context_size(), on_token);
   for (;;) {
     const int64_t position = static_cast<int64_t>(cached_.size());
-    const int32_t token = sampler_.Sample(logits, cached_, position);
+    sampler_.Distribution(logits, cached_, absl::MakeSpan(p_));
+    const int32_t token =
+        DrawTargetToken(DistributionView::Dense(p_), sampler_.config().seed, position);
+    if (token < 0) {
+      return absl::InternalError(
+          absl::StrCat("the sampler left no candidate for position ", position));
+    }
     if (std::optional<StopReason> stop = rules.Emit(token, position)) {
       result.stop_reason = *stop;
       break;

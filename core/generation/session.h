@@ -11,8 +11,10 @@
 // the cache already holds; at most context.size() - 1 tokens are reused (so there is always a
 // token to run), the rest runs as one (chunked) prefill, then tokens are sampled, reported
 // and fed back one at a time. The sampler's context is the session's cached tokens, so the
-// repetition penalty covers the prompt and the reply so far. Token i of the reply is drawn
-// with CounterUniform(seed, its absolute position, kSample).
+// repetition penalty covers the prompt and the reply so far. Each token is the target's own
+// draw at its absolute position (DrawTargetToken, acceptance.h: the kBonus stream over the
+// filtered distribution), exactly as a target worker draws it in a verify without guesses, so
+// seeded output is the same in-process and through a coordinator without a draft.
 //
 // Stop rules and errors: see stop_rules.h. A failed forward pass is returned as is and leaves
 // the session usable.
@@ -79,6 +81,7 @@ class Session {
   Sampler sampler_;
   std::unique_ptr<KvCache> cache_;
   std::vector<int32_t> cached_;  // the tokens in cache_, cache_->length() of them
+  std::vector<float> p_;         // [vocab] the filtered distribution of the next token
 };
 
 }  // namespace tandem

@@ -6,6 +6,7 @@
 
 #include "core/base/status_matchers.h"
 #include "core/decoder/decoder.h"
+#include "core/generation/acceptance.h"
 #include "core/generation/generation_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -98,7 +99,10 @@ std::vector<int32_t> ReferenceLoop(const Model& model, ThreadPool& pool,
   auto logits = decoder.Forward(**cache, tokens, 0, LogitsMode::kLast);
   while (logits.ok()) {
     const int64_t position = static_cast<int64_t>(tokens.size());
-    const int32_t token = sampler->Sample(*logits, tokens, position);
+    std::vector<float> p(model.config().vocab_size);
+    sampler->Distribution(*logits, tokens, absl::MakeSpan(p));
+    const int32_t token =
+        DrawTargetToken(DistributionView::Dense(p), options.sampler.seed, position);
     if (token == kEos) break;
     reply.push_back(token);
     if (static_cast<int64_t>(reply.size()) == max_tokens) break;
@@ -296,6 +300,25 @@ TEST_F(SessionTest, StatsCountTokensAndTime) {
   EXPECT_DOUBLE_EQ(r.stats.prefill_tokens_per_second(), 5 / r.stats.prefill_seconds);
   EXPECT_DOUBLE_EQ(r.stats.decode_tokens_per_second(), 20 / r.stats.decode_seconds);
   EXPECT_EQ(r.speculation.rounds, 0);
+}
+
+TEST_F(SessionTest, ExtremeSamplerSettingsGenerateValidTokens) {
+  for (const auto& [name, config] : testing::ExtremeSamplerSettings()) {
+    SCOPED_TRACE(name);
+    SessionOptions options = Sampled(0);
+    options.sampler = config;
+    std::unique_ptr<Session> session = NewSession(options);
+    ASSERT_NE(session, nullptr);
+    std::vector<int32_t> tokens;
+    ASSERT_OK_AND_ASSIGN(GenerationResult r, Run(*session, kBos, 48, &tokens));
+    ASSERT_FALSE(tokens.empty());
+    EXPECT_LE(tokens.size(), 48u);
+    for (int32_t token : tokens) {
+      EXPECT_GE(token, 0);
+      EXPECT_LT(token, model_->config().vocab_size);
+    }
+    EXPECT_EQ(r.stats.generated_tokens, static_cast<int64_t>(tokens.size()));
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/random.h"
 #include "core/generation/stop_rules.h"
@@ -47,7 +48,13 @@ absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
     // The cache holds exactly this position's history: the sequence, then earlier guesses.
     sampler.Distribution(logits, state.cached, &(*q)[i]);
     const double u = CounterUniform(seed, position, RandomPurpose::kDraftDraw);
-    const int32_t guess = (*q)[i].ids[Sampler::Draw((*q)[i].probabilities, u)];
+    const int64_t drawn = Sampler::Draw((*q)[i].probabilities, u);
+    // The sampler's distributions always give the best candidate a positive probability.
+    if (drawn < 0) {
+      return absl::InternalError(absl::StrCat("draft distribution at position ", position,
+                                              " has no positive probability"));
+    }
+    const int32_t guess = (*q)[i].ids[drawn];
     guesses->push_back(guess);
     if (i + 1 == k) break;  // the last guess is verified, never run by the draft
     ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1), position,
@@ -62,6 +69,10 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& sta
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
                                                uint64_t seed, VerifyScratch* scratch) {
+  if (q.size() < guesses->size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(guesses->size(), " guesses but ", q.size(), " draft distributions"));
+  }
   const int64_t vocab = sampler.vocab_size();
   const int64_t pending_position = static_cast<int64_t>(sequence.size()) - 1;
   // The target runs guesses up to the first id outside its vocabulary; that guess is still

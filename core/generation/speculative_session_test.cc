@@ -584,5 +584,24 @@ TEST_F(SpeculativeSessionTest, TargetTokensBeyondTheDraftsVocabularyAreRunAsASta
   EXPECT_THAT(cases[1].greedy_ids, ::testing::Contains(432));
 }
 
+TEST_F(SpeculativeSessionTest, ExtremeSamplerSettingsGenerateValidTokens) {
+  ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(kDrafts[3]));
+  for (const auto& [name, config] : testing::ExtremeSamplerSettings()) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<SpeculativeSession> session = NewSession(*draft, Options(config, 4));
+    ASSERT_NE(session, nullptr);
+    GenerationResult result;
+    const std::vector<int32_t> tokens = Generate(*session, {1}, 48, &result);
+    ASSERT_FALSE(tokens.empty());
+    EXPECT_LE(tokens.size(), 48u);
+    for (int32_t token : tokens) {
+      EXPECT_GE(token, 0);
+      EXPECT_LT(token, target_->config().vocab_size);
+    }
+    EXPECT_EQ(result.stats.generated_tokens, static_cast<int64_t>(tokens.size()));
+    EXPECT_GT(result.speculation.rounds, 0);
+  }
+}
+
 }  // namespace
 }  // namespace tandem

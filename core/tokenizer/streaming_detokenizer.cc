@@ -2,13 +2,10 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
-#include "core/base/utf8.h"
 
 namespace tandem {
 
@@ -23,13 +20,15 @@ absl::StatusOr<std::string> StreamingDetokenizer::Add(int32_t id) {
     piece.remove_prefix(1);
   }
   at_start_ = false;
-  absl::StrAppend(&pending_, piece);
-  const size_t hold = utf8::IncompleteSuffixLength(pending_);
-  std::string out = pending_.substr(0, pending_.size() - hold);
-  pending_.erase(0, pending_.size() - hold);
+  std::string out;
+  repair_.Add(piece, &out);
   return out;
 }
 
-std::string StreamingDetokenizer::Flush() { return std::exchange(pending_, std::string()); }
+std::string StreamingDetokenizer::Flush() {
+  std::string out;
+  repair_.Flush(&out);
+  return out;
+}
 
 }  // namespace tandem

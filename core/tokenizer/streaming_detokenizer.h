@@ -1,8 +1,11 @@
 // Turns generated token ids into text one token at a time, for streaming: each Add returns
-// only complete UTF-8 characters and holds back a character whose bytes are split across
-// tokens (byte-fallback <0xNN> tokens, byte-level BPE pieces). Nothing is lost or repeated:
-// the concatenation of every Add and the final Flush equals Tokenizer::Decode of all the ids
-// with the same options (bytes that can never form a character are passed through as they are).
+// only complete, well-formed UTF-8 characters and holds back a character whose bytes are
+// split across tokens (byte-fallback <0xNN> tokens, byte-level BPE pieces). Bytes that can
+// never complete a character become U+FFFD where they turn invalid, one per maximal
+// ill-formed subpart, as Hugging Face's decoders do (core/base/utf8_repair.h); the
+// coordinator's TextStream does the same, so tandem-chat prints the same text in-process and
+// through a coordinator. Nothing is lost or repeated: the concatenation of every Add and the
+// final Flush equals utf8::ReplaceInvalid(Tokenizer::Decode(ids)) with the same options.
 //
 //   StreamingDetokenizer detok(&tokenizer, {.strip_leading_space = false});
 //   for (int32_t id : generated) { ASSIGN_OR_RETURN(std::string text, detok.Add(id)); send(text); }
@@ -16,6 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/base/utf8_repair.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace tandem {
@@ -29,14 +33,14 @@ class StreamingDetokenizer {
   // state is unchanged).
   absl::StatusOr<std::string> Add(int32_t id);
 
-  // Whatever is held back (an incomplete character at the end of the stream), emptied.
+  // The end of the stream: U+FFFD for a held-back incomplete character, or nothing.
   std::string Flush();
 
  private:
   const Tokenizer* tokenizer_;
   DecodeOptions options_;
-  std::string pending_;   // bytes of an incomplete character
-  bool at_start_ = true;  // no byte has been produced yet
+  utf8::Utf8Repair repair_;  // holds the bytes of an incomplete character
+  bool at_start_ = true;     // no byte has been produced yet
 };
 
 }  // namespace tandem

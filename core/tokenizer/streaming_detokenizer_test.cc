@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_replace.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/base/utf8.h"
+#include "core/base/utf8_repair.h"
 #include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -77,7 +79,10 @@ TEST_P(StreamingDetokenizerTest, RandomIdSequencesStreamToTheOneShotDecode) {
                                 .strip_leading_space = trial % 2 == 0};
     ASSERT_OK_AND_ASSIGN(std::string decoded, tok.Decode(ids, options));
     bool chunks_valid = false;
-    EXPECT_THAT(Stream(tok, ids, options, &chunks_valid), IsOkAndHolds(decoded)) << trial;
+    EXPECT_THAT(Stream(tok, ids, options, &chunks_valid),
+                IsOkAndHolds(utf8::ReplaceInvalid(decoded)))
+        << trial;
+    EXPECT_TRUE(chunks_valid) << "a chunk is not well-formed UTF-8, trial " << trial;
   }
 }
 
@@ -102,8 +107,40 @@ TEST(StreamingDetokenizerBasicsTest, HoldsAPartialCharacterUntilItCompletes) {
   EXPECT_THAT(detok.Add(3 + 0xA6), IsOkAndHolds(""));
   EXPECT_THAT(detok.Add(3 + 0x99), IsOkAndHolds("\xF0\x9F\xA6\x99"));
   EXPECT_THAT(detok.Add(3 + 0xE2), IsOkAndHolds(""));
-  EXPECT_EQ(detok.Flush(), "\xE2");
+  EXPECT_EQ(detok.Flush(), utf8::kReplacement);  // an unfinished character at the end
   EXPECT_EQ(detok.Flush(), "");
+}
+
+// Byte tokens (id 3 + byte) that can never form a character, as a sampler at a huge
+// temperature draws them: each maximal ill-formed subpart streams as one U+FFFD the moment
+// it turns invalid, as Hugging Face decodes. '~' stands for U+FFFD.
+TEST(StreamingDetokenizerBasicsTest, InvalidBytesStreamAsReplacementCharacters) {
+  ASSERT_OK_AND_ASSIGN(std::string path, SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(path));
+  const int32_t a = tok.TokenId("a").value();
+  struct Case {
+    std::vector<int> bytes;  // -1 is the token "a"
+    std::vector<std::string> pieces;
+    std::string flushed;
+  };
+  const Case cases[] = {
+      {{0x80, -1}, {"~", "a"}, ""},                          // a lone continuation byte
+      {{0xC0, 0xAF}, {"~", "~"}, ""},                        // overlong
+      {{0xED, 0xA0, 0x80}, {"", "~~", "~"}, ""},             // a surrogate
+      {{0xF4, 0x90, 0x80, 0x80}, {"", "~~", "~", "~"}, ""},  // past U+10FFFF
+      {{0xE2, 0x82, -1}, {"", "", "~a"}, ""},                // truncated, then ASCII
+      {{-1, 0xF0, 0x9F}, {"a", "", ""}, "~"},                // truncated at the end
+  };
+  for (const Case& c : cases) {
+    StreamingDetokenizer detok(&tok, {.strip_leading_space = false});
+    for (size_t i = 0; i < c.bytes.size(); ++i) {
+      const int32_t id = c.bytes[i] < 0 ? a : 3 + c.bytes[i];
+      ASSERT_OK_AND_ASSIGN(std::string piece, detok.Add(id));
+      EXPECT_EQ(absl::StrReplaceAll(piece, {{utf8::kReplacement, "~"}}), c.pieces[i])
+          << "byte " << i << " of case " << ::testing::PrintToString(c.bytes);
+    }
+    EXPECT_EQ(absl::StrReplaceAll(detok.Flush(), {{utf8::kReplacement, "~"}}), c.flushed);
+  }
 }
 
 TEST(StreamingDetokenizerBasicsTest, InvalidIdIsRejectedAndChangesNothing) {

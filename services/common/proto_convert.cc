@@ -1,16 +1,20 @@
 #include "services/common/proto_convert.h"
 
+#include "core/generation/sampling_defaults.h"
+
 namespace tandem {
 
-SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params) {
+SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t unset_seed) {
+  using D = SamplingDefaults;
   SamplerConfig config;
-  config.temperature = params.has_temperature() ? params.temperature() : 1.0f;
-  config.top_k = params.top_k();
-  config.top_p = params.has_top_p() ? params.top_p() : 1.0f;
-  config.min_p = params.min_p();
-  config.repetition_penalty = params.has_repetition_penalty() ? params.repetition_penalty() : 1.0f;
-  config.penalty_window = params.penalty_window();
-  config.seed = params.has_seed() ? params.seed() : 0;
+  config.temperature = params.has_temperature() ? params.temperature() : D::kTemperature;
+  config.top_k = params.has_top_k() ? params.top_k() : D::kTopK;
+  config.top_p = params.has_top_p() ? params.top_p() : D::kTopP;
+  config.min_p = params.has_min_p() ? params.min_p() : D::kMinP;
+  config.repetition_penalty =
+      params.has_repetition_penalty() ? params.repetition_penalty() : D::kRepetitionPenalty;
+  config.penalty_window = params.has_penalty_window() ? params.penalty_window() : D::kPenaltyWindow;
+  config.seed = params.has_seed() ? params.seed() : unset_seed;
   return config;
 }
 

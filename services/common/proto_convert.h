@@ -3,6 +3,7 @@
 #ifndef TANDEM_SERVICES_COMMON_PROTO_CONVERT_H_
 #define TANDEM_SERVICES_COMMON_PROTO_CONVERT_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "core/generation/sampler.h"
@@ -10,8 +11,13 @@
 
 namespace tandem {
 
-// Unset optional fields take the neutral values: temperature 1, top-p 1, penalty 1, seed 0.
-SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params);
+// The one conversion of sampling settings from the wire, for the coordinator (a client's
+// request) and the workers (the coordinator's, which sets every field). An unset field takes
+// its default from core/generation/sampling_defaults.h — an unset seed takes `unset_seed` —
+// and a set one is used as given, zero included; Sampler::Create then rejects what is out of
+// range (kInvalidArgument naming the field, e.g. a negative penalty_window).
+SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t unset_seed = 0);
+// Sets every field, so the receiver's defaults never matter.
 void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* params);
 
 SparseDistribution SparseFromProto(const v1::SparseDistribution& proto);

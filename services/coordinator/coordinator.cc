@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
+#include "services/common/proto_convert.h"
 #include "glog/logging.h"
 #include "services/coordinator/text_stream.h"
 
@@ -16,19 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Server defaults for unset sampling fields.
-SamplerConfig SamplerFromRequest(const v1::SamplingParams& p) {
-  SamplerConfig c;
-  c.temperature = p.has_temperature() ? p.temperature() : 0.8f;
-  c.top_k = p.top_k();
-  c.top_p = p.has_top_p() ? p.top_p() : 0.95f;
-  c.min_p = p.min_p();
-  c.repetition_penalty = p.has_repetition_penalty() ? p.repetition_penalty() : 1.0f;
-  c.penalty_window = p.penalty_window() > 0 ? p.penalty_window() : 64;
-  c.seed = p.has_seed() ? p.seed() : std::random_device()();
-  return c;
 }
 
 std::string Outcome(const absl::Status& status) {
@@ -230,7 +218,8 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
   absl::Status status = [&]() -> absl::Status {
     // Validate before any worker does anything.
     RoundParams params;
-    params.sampler = SamplerFromRequest(request.sampling());
+    // Unset fields take the one set of defaults; an unset seed a fresh random one.
+    params.sampler = SamplerConfigFromProto(request.sampling(), std::random_device()());
     RETURN_IF_ERROR(Sampler::Create(params.sampler, target_info_.vocab_size()).status());
     if (request.max_tokens() < 0) {
       return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
@@ -303,6 +292,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       LOG(WARNING) << "session " << session_id << ": draft dropped, going on with the target alone";
       metrics_->draft_failures.Increment();
     };
+    observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
     const size_t replicas = targets_.size();
     size_t tries = 0;
     // After a failure, try each replica once, the next one first (the failed one last: it
@@ -369,7 +359,6 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
       }
     }
-    if (st.rounds() > 0) metrics_->tokens_per_round.Observe(st.tokens_per_round());
     write(final);
     return absl::OkStatus();
   }();

@@ -10,8 +10,12 @@
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/generation/sampling_defaults.h"
+#include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
@@ -26,7 +30,8 @@ using ::testing::HasSubstr;
 
 // One worker: engine, service and an in-process server.
 struct InProcessWorker {
-  InProcessWorker(WorkerRole role, const std::string& model) {
+  InProcessWorker(WorkerRole role, const std::string& model,
+                  absl::Duration idle_timeout = absl::Minutes(10)) {
     absl::StatusOr<std::string> path = testing::SharedFile(model);
     EXPECT_TRUE(path.ok()) << path.status();
     WorkerOptions options;
@@ -41,11 +46,16 @@ struct InProcessWorker {
     }
     engine = std::move(*created);
     metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
-    service = std::make_unique<WorkerService>(metrics.get());
+    service = std::make_unique<WorkerService>(metrics.get(), idle_timeout);
     service->SetEngine(engine.get());
     grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(service.get());
     server = builder.BuildAndStart();
+  }
+  // Over loopback TCP: a real client channel, which re-attaching after a failure needs.
+  std::unique_ptr<WorkerClient> TcpClient() {
+    return std::make_unique<WorkerClient>(absl::StrCat("127.0.0.1:", port));
   }
   std::unique_ptr<WorkerClient> Client(const std::string& name) {
     grpc::ChannelArguments args;
@@ -57,6 +67,7 @@ struct InProcessWorker {
   std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<WorkerService> service;
   std::unique_ptr<grpc::Server> server;
+  int port = 0;
 };
 
 struct Reply {
@@ -67,12 +78,14 @@ struct Reply {
 
 class CoordinatorTest : public ::testing::Test {
  protected:
-  void Start(const std::string& draft_model) {
-    target_ = std::make_unique<InProcessWorker>(WorkerRole::kTarget,
-                                                "models/stories260K/stories260K.gguf");
+  void Start(const std::string& draft_model, absl::Duration idle_timeout = absl::Minutes(10)) {
+    target_ = std::make_unique<InProcessWorker>(
+        WorkerRole::kTarget, "models/stories260K/stories260K.gguf", idle_timeout);
     ASSERT_NE(target_->server, nullptr);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-    targets.push_back(target_->Client("target"));
+    // A target whose streams may be closed needs a channel that can reconnect.
+    targets.push_back(idle_timeout < absl::Minutes(10) ? target_->TcpClient()
+                                                       : target_->Client("target"));
     if (!draft_model.empty()) {
       draft_ = std::make_unique<InProcessWorker>(WorkerRole::kDraft, draft_model);
       ASSERT_NE(draft_->server, nullptr);
@@ -143,9 +156,10 @@ TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
   ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.8f)));
   ThreadPool pool(1);
   SpeculativeOptions options;
+  // The request leaves top-k, min-p and the penalty unset: the one set of defaults.
+  options.session.sampler = DefaultSamplerConfig(77);
   options.session.sampler.temperature = 0.8f;
   options.session.sampler.top_p = 0.95f;
-  options.session.sampler.seed = 77;
   options.session.context_size = 256;
   options.session.stop_ids = {2};
   ASSERT_OK_AND_ASSIGN(
@@ -161,6 +175,29 @@ TEST_F(CoordinatorTest, SeededSamplingEqualsInProcessSpeculation) {
                 .status());
   EXPECT_EQ(reply.ids, in_process);
   EXPECT_EQ(reply.final.seed(), 77u);
+}
+
+TEST_F(CoordinatorTest, SeededSamplingWithoutADraftEqualsAnInProcessSession) {
+  Start("");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.8f)));
+  ThreadPool pool(1);
+  SessionOptions options;
+  options.sampler = DefaultSamplerConfig(77);  // what the request leaves unset
+  options.sampler.temperature = 0.8f;
+  options.sampler.top_p = 0.95f;
+  options.context_size = 256;
+  options.stop_ids = {2};
+  ASSERT_OK_AND_ASSIGN(auto session, Session::Create(target_->engine->model(), pool, options));
+  std::vector<int32_t> in_process;
+  ASSERT_OK(session
+                ->Generate({1, 403, 407, 261, 378}, 40,
+                           [&](int32_t t) {
+                             in_process.push_back(t);
+                             return true;
+                           })
+                .status());
+  EXPECT_EQ(reply.ids, in_process);
+  EXPECT_EQ(reply.final.speculation().rounds(), 0);
 }
 
 TEST_F(CoordinatorTest, TargetAloneWhenThereIsNoDraft) {
@@ -220,6 +257,26 @@ TEST_F(CoordinatorTest, MalformedRequestsAreRefusedAndOthersStillServed) {
   EXPECT_EQ(ok.final.usage().generated_tokens(), 4);
 }
 
+TEST_F(CoordinatorTest, PenaltyWindowZeroIsOffAndNegativeIsInvalid) {
+  Start("");
+  v1::GenerateRequest negative = Request(0.0f, 8);
+  negative.mutable_sampling()->set_penalty_window(-1);
+  EXPECT_THAT(Generate(negative),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("penalty_window")));
+  // A strong penalty over a window of 0 tokens changes nothing: the golden greedy text.
+  v1::GenerateRequest zero = Request(0.0f, 32);
+  zero.mutable_sampling()->set_repetition_penalty(1.5f);
+  zero.mutable_sampling()->set_penalty_window(0);
+  ASSERT_OK_AND_ASSIGN(Reply off, Generate(zero));
+  EXPECT_EQ(off.text,
+            ", there was a little girl named Lily. She loved to play outside in the park. One "
+            "day, she saw");
+  // Unset, the window is the default 64 tokens and the penalty bites.
+  zero.mutable_sampling()->clear_penalty_window();
+  ASSERT_OK_AND_ASSIGN(Reply on, Generate(zero));
+  EXPECT_NE(on.text, off.text);
+}
+
 TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
   Start("models/stories260K/derived/stories260K-Q8_0.gguf");
   v1::GenerateRequest request = Request(0.0f, 64);
@@ -232,6 +289,55 @@ TEST_F(CoordinatorTest, StopStringsCutTheTextAndStopIdsEndTheReply) {
   ASSERT_OK_AND_ASSIGN(Reply stopped, Generate(stop_id));
   EXPECT_EQ(stopped.ids, (std::vector<int32_t>{432, 383}));
   EXPECT_EQ(stopped.final.finish_reason(), v1::FINISH_REASON_STOP_TOKEN);
+}
+
+TEST_F(CoordinatorTest, AStopStringCompletedByTheLastAllowedTokenIsStopString) {
+  Start("");  // one token per round
+  v1::GenerateRequest request = Request(0.0f, 64);
+  request.add_stop_strings("Lily");
+  ASSERT_OK_AND_ASSIGN(Reply free, Generate(request));
+  ASSERT_EQ(free.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+  // The same with max_tokens ending exactly at the token that completes "Lily".
+  request.set_max_tokens(free.final.usage().generated_tokens());
+  ASSERT_OK_AND_ASSIGN(Reply last, Generate(request));
+  EXPECT_EQ(last.text, ", there was a little girl named ");
+  EXPECT_EQ(last.final.usage().generated_tokens(), free.final.usage().generated_tokens());
+  EXPECT_EQ(last.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+  // One token fewer never completes it.
+  request.set_max_tokens(free.final.usage().generated_tokens() - 1);
+  ASSERT_OK_AND_ASSIGN(Reply short_of, Generate(request));
+  EXPECT_EQ(short_of.final.finish_reason(), v1::FINISH_REASON_LENGTH);
+}
+
+TEST_F(CoordinatorTest, CachedPromptTokensAreWhatTheWorkerStillHad) {
+  Start("", absl::Milliseconds(400));  // the target closes streams idle for 0.4 s
+  v1::GenerateRequest first = Request(0.0f, 8);
+  first.set_session_id("chat-1");
+  ASSERT_OK_AND_ASSIGN(Reply a, Generate(first));
+  EXPECT_EQ(a.final.usage().cached_prompt_tokens(), 0);
+  v1::GenerateRequest next = first;
+  next.clear_text();
+  for (int32_t id : {1, 403, 407, 261, 378}) next.mutable_token_ids()->add_ids(id);
+  for (int32_t id : a.ids) next.mutable_token_ids()->add_ids(id);
+  ASSERT_OK_AND_ASSIGN(Reply b, Generate(next));
+  EXPECT_EQ(b.final.usage().cached_prompt_tokens(), 12);  // 13 tokens, the last runs anew
+  // The worker drops the idle session's cache; the coordinator still has the history.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_OK_AND_ASSIGN(Reply c, Generate(next));
+  EXPECT_EQ(c.final.usage().prompt_tokens(), 13);
+  EXPECT_EQ(c.final.usage().cached_prompt_tokens(), 0);
+  EXPECT_EQ(c.ids, b.ids);  // re-filled from the history: the same greedy reply
+  EXPECT_OK(coordinator_->CloseSession("chat-1"));
+}
+
+TEST_F(CoordinatorTest, TokensPerRoundIsObservedOncePerRound) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 40)));
+  const v1::SpeculationStats& st = reply.final.speculation();
+  ASSERT_GT(st.rounds(), 1);
+  const prometheus::ClientMetric metric = metrics_->tokens_per_round.Collect();
+  EXPECT_EQ(metric.histogram.sample_count, static_cast<uint64_t>(st.rounds()));
+  EXPECT_EQ(metric.histogram.sample_sum, st.accepted_tokens() + st.rounds());
 }
 
 TEST_F(CoordinatorTest, ARequestWhoseDraftDiesCompletesWithTheTargetsOwnOutput) {

@@ -22,14 +22,16 @@ int64_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
   return n;
 }
 
-// Sends `tokens[from, end)` so the worker holds tokens[0, end).
-absl::Status SyncStream(WorkerStream& stream, const std::vector<int32_t>& tokens, int64_t from,
-                        int64_t end) {
+// Sends `tokens[from, end)` so the worker holds tokens[0, end); returns how many of them the
+// worker's cache already held (SyncResult.reused_tokens).
+absl::StatusOr<int64_t> SyncStream(WorkerStream& stream, const std::vector<int32_t>& tokens,
+                                   int64_t from, int64_t end) {
   v1::SessionRequest request;
   v1::SyncRequest* sync = request.mutable_sync();
   sync->set_position(static_cast<int32_t>(from));
   sync->mutable_tokens()->Assign(tokens.begin() + from, tokens.begin() + end);
-  return stream.Call(std::move(request)).status();
+  ASSIGN_OR_RETURN(v1::SessionResponse response, stream.Call(std::move(request)));
+  return std::min<int64_t>(response.sync().reused_tokens(), end);
 }
 
 class Runner {
@@ -57,15 +59,19 @@ class Runner {
 };
 
 absl::Status Runner::SyncTarget(int64_t end) {
-  absl::Status status = SyncStream(*s_.target, seq_, std::min(s_.target_known, end), end);
-  if (status.code() == absl::StatusCode::kUnavailable && reopen_) {
+  absl::StatusOr<int64_t> reused =
+      SyncStream(*s_.target, seq_, std::min(s_.target_known, end), end);
+  if (reused.status().code() == absl::StatusCode::kUnavailable && reopen_) {
     // The replica failed: a fresh stream on another one, re-filled from the history.
     ASSIGN_OR_RETURN(s_.target, reopen_());
     s_.target_known = 0;
-    status = SyncStream(*s_.target, seq_, 0, end);
+    reused = SyncStream(*s_.target, seq_, 0, end);
   }
-  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(reused.status());
   s_.target_known = end;
+  // What the worker really had, not what the coordinator last knew it had (a restart or an
+  // idle timeout may have emptied it).
+  out_.cached_prompt_tokens = static_cast<int32_t>(*reused);
   return absl::OkStatus();
 }
 
@@ -111,6 +117,7 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     }
     ASSIGN_OR_RETURN(s_.target, reopen_());
     s_.target_known = 0;  // the next attempt re-sends everything before the pending token
+    if (out_.generated == 0) out_.cached_prompt_tokens = 0;  // a fresh stream has no cache
   }
 }
 
@@ -136,7 +143,6 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
   // Prefill: both caches to context[0, n - 1); the pending token runs in the first round.
   const auto prefill_start = Clock::now();
   out_.prompt_tokens = static_cast<int32_t>(n);
-  out_.cached_prompt_tokens = static_cast<int32_t>(s_.target_known);
   RETURN_IF_ERROR(SyncTarget(n - 1));
   if (s_.draft != nullptr && p_.speculate) {
     if (SyncStream(*s_.draft, seq_, s_.draft_known, n - 1).ok()) {
@@ -184,6 +190,7 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
         st.set_accepted_per_position(i, st.accepted_per_position(i) + 1);
       }
       Adapt(guesses.guesses_size(), accepted);
+      if (observer_.round_tokens) observer_.round_tokens(accepted + 1);
     }
     // Report the kept guesses and the target's token under the stop rules.
     emitted.clear();
@@ -209,9 +216,11 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
     s_.target_known = std::min<int64_t>(s_.target_known, seq_.size());
     s_.draft_known = std::min<int64_t>(s_.draft_known, seq_.size());
     s_.history = seq_;
-    if (!emitted.empty() && !on_tokens(emitted) &&
-        out_.finish_reason == v1::FINISH_REASON_UNSPECIFIED) {
-      out_.finish_reason = v1::FINISH_REASON_STOP_STRING;  // the caller says why it stopped
+    // The caller's stop (a stop string) came with one of these tokens, so it ranks before a
+    // limit or a full context the last of them reached (stop_rules.h's order); a stop id
+    // comes after every emitted token. A client gone away is the caller's to report.
+    if (!emitted.empty() && !on_tokens(emitted)) {
+      out_.finish_reason = v1::FINISH_REASON_STOP_STRING;
     }
   }
   v1::SpeculationStats& st = out_.speculation;

@@ -49,14 +49,15 @@ struct RoundParams {
 struct RoundOutcome {
   v1::FinishReason finish_reason = v1::FINISH_REASON_UNSPECIFIED;
   int32_t prompt_tokens = 0;
-  int32_t cached_prompt_tokens = 0;
+  int32_t cached_prompt_tokens = 0;  // what the target worker reused (SyncResult.reused_tokens)
   int32_t generated = 0;
   double prefill_seconds = 0;
   v1::SpeculationStats speculation;
 };
 
 // Called after each round with its new tokens (before stop strings); returns false to stop
-// (client gone, stop string seen).
+// (client gone, stop string seen). A stop reported here wins over the token limit or a full
+// context reached by the same tokens: the finish reason is STOP_STRING.
 using RoundCallback = std::function<bool(const std::vector<int32_t>& tokens)>;
 // Opens a target stream on another replica after a failure (kUnavailable when none is left).
 using ReopenTarget = std::function<absl::StatusOr<std::unique_ptr<WorkerStream>>()>;
@@ -66,6 +67,8 @@ struct RoundObserver {
   std::function<void(double seconds)> draft_call;
   std::function<void(double seconds)> verify_call;
   std::function<void()> draft_failed;
+  // After each round that verified guesses: the tokens it yielded (accepted + 1).
+  std::function<void(int32_t tokens)> round_tokens;
 };
 
 absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundParams& params,

@@ -13,6 +13,10 @@ import opslib  # noqa: E402  (the shared test runner)
 
 BIN = os.environ["TANDEM_BIN"]
 MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
+TARGET = os.path.join(MODELS, "stories260K.gguf")
+DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+LOCAL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                     "deploy", "local", "tandem-local.sh")
 GOLDEN_32 = (", there was a little girl named Lily. She loved to play outside in the park. "
              "One day, she saw")
 
@@ -50,36 +54,125 @@ def test_interactive_turns_reuse_the_cache_and_reset():
     assert "conversation reset" in r.stderr
 
 
+def start_stack(run, draft=None):
+    """tandem-local.sh start in `run`; returns the coordinator's address."""
+    env = dict(os.environ, TANDEM_BIN=BIN)
+    args = [LOCAL, "start", "--target", TARGET, "--dir", run]
+    if draft:
+        args += ["--draft", draft]
+    start = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert start.returncode == 0, start.stderr
+    return open(os.path.join(run, "coordinator.addr")).read().strip()
+
+
+def stop_stack(run):
+    subprocess.run([LOCAL, "stop", "--dir", run], capture_output=True, timeout=60,
+                   env=dict(os.environ, TANDEM_BIN=BIN))
+
+
+def assert_same_text_in_process_and_remote(server, draft, samplings):
+    for sampling in samplings:
+        common = ["--format", "raw", "-p", "Once upon a time", "--max-tokens", "48", *sampling]
+        remote = chat("--server", server, *common)
+        local_run = chat(TARGET, *(["--draft", draft] if draft else []), *common)
+        assert remote.returncode == 0 and local_run.returncode == 0, (remote.stderr,
+                                                                      local_run.stderr)
+        assert remote.stdout == local_run.stdout, (sampling, remote.stdout, local_run.stdout)
+        assert len(remote.stdout) > 40, remote.stdout
+        if draft:
+            assert "draft acceptance" in remote.stderr, remote.stderr
+
+
 def test_three_processes_equal_in_process_output():
     """Greedy and seeded sampling through target + draft workers and the coordinator on
-    loopback give exactly the in-process text."""
+    loopback give exactly the in-process text: with explicit filters, and with the defaults
+    both sides share (core/generation/sampling_defaults.h)."""
     import tempfile
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    local = os.path.join(root, "deploy", "local", "tandem-local.sh")
-    target = os.path.join(MODELS, "stories260K.gguf")
-    draft = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
     with tempfile.TemporaryDirectory() as run:
-        env = dict(os.environ, TANDEM_BIN=BIN)
-        start = subprocess.run([local, "start", "--target", target, "--draft", draft, "--dir", run],
-                               capture_output=True, text=True, timeout=120, env=env)
         try:
-            assert start.returncode == 0, start.stderr
-            server = open(os.path.join(run, "coordinator.addr")).read().strip()
-            for sampling in (["--temp", "0"],
-                             ["--temp", "0.8", "--top-p", "0.95", "--top-k", "0", "--min-p", "0",
-                              "--seed", "5"]):
-                common = ["--format", "raw", "-p", "Once upon a time", "--max-tokens", "48",
-                          *sampling]
-                remote = chat("--server", server, *common)
-                local_run = chat(target, "--draft", draft, *common)
-                assert remote.returncode == 0 and local_run.returncode == 0, (remote.stderr,
-                                                                              local_run.stderr)
-                assert remote.stdout == local_run.stdout, (sampling, remote.stdout,
-                                                           local_run.stdout)
-                assert "draft acceptance" in remote.stderr, remote.stderr
+            server = start_stack(run, DRAFT)
+            assert_same_text_in_process_and_remote(server, DRAFT, [
+                ["--temp", "0"],
+                ["--temp", "0.8", "--top-p", "0.95", "--top-k", "0", "--min-p", "0", "--seed", "5"],
+                ["--temp", "0.8", "--seed", "5"],
+                ["--seed", "11", "--repeat-penalty", "1.3", "--repeat-last-n", "0"],
+            ])
         finally:
-            subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
-                           env=env)
+            stop_stack(run)
+
+
+def test_target_alone_equals_in_process_output_for_a_seed():
+    """Without a draft the coordinator runs verifies with no guesses; in-process tandem-chat
+    runs a Session. The same seed and flags give the same text."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as run:
+        try:
+            server = start_stack(run)
+            assert_same_text_in_process_and_remote(server, None, [
+                ["--temp", "0.8", "--seed", "5"],
+                ["--temp", "1.1", "--seed", "123", "--top-k", "0"],
+                ["--seed", "7", "--repeat-penalty", "1.3"],
+                # Uniform over the whole vocabulary: byte tokens that never form characters.
+                # Both print the same well-formed text (chat() decodes stdout strictly).
+                ["--temp", "1e30", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--seed", "3"],
+            ])
+        finally:
+            stop_stack(run)
+
+
+def test_a_frozen_coordinator_costs_at_most_the_timeout():
+    """A coordinator that stops answering (SIGSTOP: a hung host) no longer hangs tandem-chat:
+    it gives up within --timeout and says so, at start-up and in the middle of a turn."""
+    import signal
+    import tempfile
+    import time
+    with tempfile.TemporaryDirectory() as run:
+        try:
+            server = start_stack(run)
+            pid = int(open(os.path.join(run, "coordinator.pid")).read().strip())
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                r = chat("--server", server, "--timeout", "2", "-p", "Once upon a time")
+                took = time.monotonic() - start
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert took < 30, took
+            assert r.returncode == 2, (r.returncode, r.stderr)
+            assert f"coordinator {server} did not answer DescribeModel within 2s" in r.stderr, \
+                r.stderr
+            # Frozen after the connection check, in the turn: the stdin loop reports the turn
+            # and goes on to the next line.
+            proc = subprocess.Popen([os.path.join(BIN, "tandem-chat"), "--server", server,
+                                     "--timeout", "2", "--format", "raw", "--max-tokens", "8"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)  # let it connect
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                out, err = proc.communicate("Once upon a time\n", timeout=60)
+                took = time.monotonic() - start
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert took < 30, took
+            assert proc.returncode == 0, (proc.returncode, err)
+            assert f"no complete reply from coordinator {server} within --timeout 2s" in err, err
+        finally:
+            stop_stack(run)
+
+
+def test_flags_that_mean_nothing_in_a_mode_are_refused():
+    """--server talks to workers that own their cache and threads: --kv, --threads, --ctx and
+    --draft are refused (even at their default) before connecting; --timeout is --server's."""
+    for flag in (["--kv", "f16"], ["--threads", "2"], ["--ctx", "256"],
+                 ["--draft", os.path.join(MODELS, "stories260K.gguf")]):
+        r = chat("--server", "127.0.0.1:1", *flag, "-p", "x")
+        assert r.returncode == 2, (flag, r.returncode, r.stderr)
+        assert r.stderr.count("\n") == 1 and flag[0] in r.stderr, (flag, r.stderr)
+        assert "cannot apply with --server" in r.stderr, r.stderr
+    r = chat(TARGET, "--timeout", "5", "-p", "x")
+    assert r.returncode == 2 and "--timeout only applies with --server" in r.stderr, r.stderr
 
 
 def test_bad_input_exits_2_with_one_line():

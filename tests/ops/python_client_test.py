@@ -150,10 +150,51 @@ def test_raw_and_flags_that_leave_server_defaults():
     assert stats["usage"]["generatedTokens"] == 3, stats
     (req,) = server.requests
     assert req.WhichOneof("prompt") == "text" and req.text == "Once"
-    assert not req.sampling.HasField("temperature") and not req.sampling.HasField("seed")
-    assert not req.sampling.HasField("top_p")
+    for field in ("temperature", "top_k", "top_p", "min_p", "repetition_penalty",
+                  "penalty_window", "seed"):
+        assert not req.sampling.HasField(field), field  # the server's one set of defaults
     assert req.speculation.HasField("enabled") and not req.speculation.enabled
     assert req.speculation.adaptive
+
+
+def test_sampling_flags_given_are_sent_zero_included_and_the_rest_left_unset():
+    stubs = load_stubs()
+    server = FakeGenerator(stubs, story_reply(stubs))
+    try:
+        r = client("--server", server.address, "--prompt", "Once", "--top-k", "0",
+                   "--repeat-last-n", "0", "--repeat-penalty", "1.3", "--min-p", "0")
+    finally:
+        server.close()
+    assert r.returncode == 0, r.stderr
+    (req,) = server.requests
+    s = req.sampling
+    assert s.HasField("top_k") and s.top_k == 0
+    assert s.HasField("penalty_window") and s.penalty_window == 0
+    assert s.HasField("min_p") and s.min_p == 0
+    assert abs(s.repetition_penalty - 1.3) < 1e-6
+    assert not s.HasField("temperature") and not s.HasField("top_p") and not s.HasField("seed")
+
+
+def test_a_server_that_never_answers_ends_at_the_timeout_with_one_line():
+    import time
+    stubs = load_stubs()
+
+    def reply(context):
+        deadline = time.monotonic() + 30  # bounded even if the client never cancels
+        while context.is_active() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return
+        yield  # pragma: no cover
+    server = FakeGenerator(stubs, reply)
+    start = time.monotonic()
+    try:
+        r = client("--server", server.address, "--prompt", "x", "--timeout", "1")
+    finally:
+        server.close()
+    assert time.monotonic() - start < 20, "the client did not stop at its deadline"
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr == (f"tandem_client: DEADLINE_EXCEEDED: no complete reply from "
+                        f"{server.address} within --timeout 1 s\n"), r.stderr
 
 
 def test_server_errors_exit_with_one_line():
@@ -188,6 +229,10 @@ def test_bad_arguments_exit_2_with_one_line():
         ["--server", "127.0.0.1:1", "--prompt", "x", "--draft-tokens", "-1"],
         ["--server", "127.0.0.1:1", "--prompt", "x", "--draft-tokens", "many"],
         ["--server", "127.0.0.1:1", "--prompt", "x", "--seed", "-5"],
+        ["--server", "127.0.0.1:1", "--prompt", "x", "--top-k", "-1"],
+        ["--server", "127.0.0.1:1", "--prompt", "x", "--min-p", "1"],
+        ["--server", "127.0.0.1:1", "--prompt", "x", "--repeat-penalty", "0"],
+        ["--server", "127.0.0.1:1", "--prompt", "x", "--repeat-last-n", "-1"],
         ["--server", "127.0.0.1:1", "--prompt", "x", "--raw", "--system", "s"],
         ["--server", "127.0.0.1:1", "--prompt", "x", "--no-such-flag"],
     ]
