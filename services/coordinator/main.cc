@@ -14,6 +14,7 @@
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<tandem::Coordinator> coordinator;
   std::unique_ptr<tandem::GeneratorService> service;
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server;
+  tandem::ExitDuringStartup startup("tandem-coordinator");  // waiting for workers can take long
   absl::StatusOr<std::unique_ptr<tandem::Coordinator>> created =
       tandem::Coordinator::Create(options, &metrics);
   if (!created.ok()) return Fail(2, created.status().ToString());
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
               (*server)->metrics_port());
   std::fflush(stdout);
   (*server)->SetServing(true);
+  startup.Done();
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-coordinator: draining\n");
