@@ -23,7 +23,7 @@ void ExitDuringStartup::Watch() {
   sigaddset(&signals, SIGINT);
   // Polls so that Done() returns promptly and leaves later signals pending for the main
   // thread's sigwait.
-  const timespec tick{0, 100 * 1000 * 1000};
+  const timespec tick{0, 20 * 1000 * 1000};
   while (!done_.load()) {
     const int received = sigtimedwait(&signals, nullptr, &tick);
     if (received > 0) {

@@ -26,7 +26,7 @@ class ExitDuringStartup {
   ExitDuringStartup(const ExitDuringStartup&) = delete;
   ExitDuringStartup& operator=(const ExitDuringStartup&) = delete;
 
-  // Stops watching (within 100 ms); a signal that arrives later stays pending for
+  // Stops watching (within 20 ms); a signal that arrives later stays pending for
   // WaitForTerminationSignal. Idempotent.
   void Done();
 
