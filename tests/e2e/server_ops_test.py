@@ -111,6 +111,19 @@ def test_a_second_worker_on_a_busy_port_exits_2_with_one_line():
         assert first.proc.poll() is None
 
 
+def test_a_coordinator_on_a_busy_port_exits_2_before_waiting_for_workers():
+    with socket.socket() as held, socket.socket() as s:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        taken = f"127.0.0.1:{held.getsockname()[1]}"
+        s.bind(("127.0.0.1", 0))
+        nobody = f"127.0.0.1:{s.getsockname()[1]}"
+        for flag in ("--listen", "--metrics-listen"):
+            r, seconds = run("tandem-coordinator", "--target", nobody, flag, taken,
+                             "--worker-wait-seconds", "60")
+            assert_one_line_exit_2(r, seconds, taken, "already in use")
+
+
 def test_a_busy_metrics_port_exits_2_with_one_line():
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
