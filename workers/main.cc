@@ -4,9 +4,10 @@
 //               [--session-idle-seconds S] [--open-timeout-seconds S]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
-// evicts the least recently used idle one; the coordinator re-fills it from its history. Health is NOT_SERVING while the model loads and
-// SERVING after; SIGTERM drains (stops accepting, finishes in-flight requests) and exits.
-// Prints "tandem-worker listening on HOST:PORT (metrics on M)" once the port is bound.
+// evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
+// NOT_SERVING while the model loads and SERVING after; SIGTERM drains (stops accepting, finishes
+// in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
+// the port is bound.
 #include <cstdio>
 #include <memory>
 #include <string>

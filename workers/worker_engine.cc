@@ -82,10 +82,10 @@ absl::Status WorkerEngine::MakeRoomLocked(int64_t bytes, std::vector<int64_t>* e
       }
     }
     if (victim == sessions_.end()) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the worker holds its maximum of ", options_.max_sessions, " sessions (",
-          sessions_.size(), " open, ", kv_bytes_, " KV bytes of a budget of ", budget,
-          ") and every one has a request in flight"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the worker holds its maximum of ", options_.max_sessions, " sessions (",
+                       sessions_.size(), " open, ", kv_bytes_, " KV bytes of a budget of ", budget,
+                       ") and every one has a request in flight"));
     }
     kv_bytes_ -= victim->second->state.cache->bytes();
     evicted_.insert(victim->first);
@@ -156,9 +156,10 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
     absl::MutexLock lock(&mutex_);
     auto it = sessions_.find(id);
     if (it == sessions_.end() && evicted_.contains(id)) {
-      return absl::UnavailableError(absl::StrCat(
-          "session ", id, " was evicted (least recently used) to make room for another; "
-          "attach again and re-sync from position 0"));
+      return absl::UnavailableError(
+          absl::StrCat("session ", id,
+                       " was evicted (least recently used) to make room for another; "
+                       "attach again and re-sync from position 0"));
     }
     if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session ", id));
     if (it->second->busy) {

@@ -67,14 +67,14 @@ WorkerService::~WorkerService() {
 
 void WorkerService::Touch(grpc::ServerContext* context) {
   absl::MutexLock lock(&idle_mutex_);
-  deadline_[context] = idle_timeout_ > absl::ZeroDuration() ? absl::Now() + idle_timeout_
-                                                            : absl::InfiniteFuture();
+  deadline_[context] =
+      idle_timeout_ > absl::ZeroDuration() ? absl::Now() + idle_timeout_ : absl::InfiniteFuture();
 }
 
 void WorkerService::AwaitOpen(grpc::ServerContext* context) {
   absl::MutexLock lock(&idle_mutex_);
-  deadline_[context] = open_timeout_ > absl::ZeroDuration() ? absl::Now() + open_timeout_
-                                                            : absl::InfiniteFuture();
+  deadline_[context] =
+      open_timeout_ > absl::ZeroDuration() ? absl::Now() + open_timeout_ : absl::InfiniteFuture();
 }
 
 bool WorkerService::Forget(grpc::ServerContext* context) {
@@ -211,9 +211,10 @@ grpc::Status WorkerService::Attach(
   AwaitOpen(context);  // a stream that never sends `open` must not hold a thread forever
   const bool read = stream->Read(&request);
   if (!Forget(context)) {  // the watchdog cancelled it: the client sees CANCELLED
-    return grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat("attach: no `open` within ",
-                                     absl::FormatDuration(open_timeout_), " of the stream's start"));
+    return grpc::Status(
+        grpc::StatusCode::CANCELLED,
+        absl::StrCat("attach: no `open` within ", absl::FormatDuration(open_timeout_),
+                     " of the stream's start"));
   }
   if (!read) return grpc::Status::OK;
   if (request.request_case() != v1::SessionRequest::kOpen) {
@@ -223,6 +224,7 @@ grpc::Status WorkerService::Attach(
   std::vector<int64_t> evicted;
   absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size(), &evicted);
   CancelEvicted(evicted);
+  metrics_->evicted_sessions.Increment(static_cast<double>(evicted.size()));
   if (!session.ok()) {
     metrics_->Errors("open").Increment();
     return ToGrpcStatus(session.status());

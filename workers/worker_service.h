@@ -3,8 +3,9 @@
 //
 // Until SetEngine() is called (the model is loading) every call is UNAVAILABLE. A session
 // stream with no request for `idle_timeout` is cancelled, which frees its cache; so is an
-// Attach whose first message (`open`) does not arrive within `open_timeout`, and the stream of a session the engine evicted to make room for
-// another (the coordinator re-attaches and re-fills it).
+// Attach whose first message (`open`) does not arrive within `open_timeout`, and the stream of a
+// session the engine evicted to make room for another (the coordinator re-attaches and re-fills
+// it).
 //
 // Thread-safe: gRPC calls the handlers on its own threads.
 #ifndef TANDEM_WORKERS_WORKER_SERVICE_H_

@@ -7,9 +7,12 @@ namespace tandem {
 grpc::Status GeneratorService::Generate(grpc::ServerContext* context,
                                         const v1::GenerateRequest* request,
                                         grpc::ServerWriter<v1::GenerateResponse>* writer) {
+  const auto deadline = context->deadline();  // time_point::max() when the client set none
   return ToGrpcStatus(coordinator_->Generate(
       *request, [&](const v1::GenerateResponse& response) { return writer->Write(response); },
-      [&] { return context->IsCancelled(); }));
+      [&] { return context->IsCancelled(); },
+      deadline == std::chrono::system_clock::time_point::max() ? absl::InfiniteFuture()
+                                                               : absl::FromChrono(deadline)));
 }
 
 grpc::Status GeneratorService::Tokenize(grpc::ServerContext*, const v1::TokenizeRequest* request,
