@@ -218,6 +218,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
     const v1::GenerateRequest& request, std::string* id) {
   const int64_t now = absl::ToUnixNanos(absl::Now());
   std::vector<std::shared_ptr<Session>> evicted;  // closed after the lock is released
+  std::vector<std::unique_ptr<WorkerStream>> detached;
   if (!request.session_id().empty()) {
     *id = request.session_id();
     absl::MutexLock lock(&mutex_);
@@ -238,9 +239,15 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
           absl::StrCat("the coordinator holds its maximum of ", options_.max_sessions,
                        " named sessions (--max-sessions) and every one has a request running"));
     }
+    detached = DetachIdleLocked();
   } else {
     *id = absl::StrCat("oneoff-", next_session_++);
+    absl::MutexLock lock(&mutex_);
+    detached = DetachIdleLocked();
   }
+  // Close those streams first, so the workers have a free slot for this session's.
+  evicted.clear();
+  detached.clear();
   ASSIGN_OR_RETURN(std::shared_ptr<Session> session, NewSession(*id));
   session->last_used_ns = now;
   if (!request.session_id().empty()) {
@@ -250,6 +257,47 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
     return it->second;  // a concurrent request may have made it first
   }
   return session;
+}
+
+std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked() {
+  // Streams on the targets: one per admitted request, plus those of idle named sessions.
+  // Those may hold what the admitted ones leave free; beyond, the least recently used idle
+  // sessions let go of their streams (history kept: the next request re-fills the caches).
+  const size_t room =
+      static_cast<size_t>(std::max(0, admission_->capacity() - admission_->running()));
+  std::vector<SessionUse> holders;
+  for (const auto& [id, session] : sessions_) {
+    if (!session->mutex.try_lock()) continue;  // a request runs on it
+    if (session->workers.target != nullptr) {
+      holders.push_back({id, absl::FromUnixNanos(session->last_used_ns), false});
+    }
+    session->mutex.unlock();
+  }
+  std::vector<std::unique_ptr<WorkerStream>> detached;
+  for (const std::string& id : SessionsToEvict(holders, room, absl::InfinitePast())) {
+    Session& session = *sessions_[id];
+    if (!session.mutex.try_lock()) continue;  // a request took it meanwhile
+    detached.push_back(std::move(session.workers.target));
+    detached.push_back(std::move(session.workers.draft));
+    session.workers.target_known = 0;
+    session.workers.draft_known = 0;
+    session.mutex.unlock();
+  }
+  return detached;
+}
+
+absl::Status Coordinator::ReattachTarget(Session& session, const std::string& id) {
+  if (session.workers.target != nullptr) return absl::OkStatus();
+  std::vector<std::unique_ptr<WorkerStream>> detached;
+  {
+    absl::MutexLock lock(&mutex_);
+    detached = DetachIdleLocked();
+  }
+  detached.clear();
+  ASSIGN_OR_RETURN(session.workers.target,
+                   targets_[session.target_index]->Attach(id, target_info_.context_size()));
+  session.workers.target_known = 0;  // re-filled from the history
+  return absl::OkStatus();
 }
 
 absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
@@ -298,6 +346,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
     }
     auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
+    RETURN_IF_ERROR(ReattachTarget(*session, session_id));  // its streams were let go while idle
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
     if (!drafts_.empty() && (session->workers.draft == nullptr || session->workers.draft->dead())) {

@@ -7,7 +7,9 @@
 // target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
 // wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
 // up to max_sessions; the least recently used idle one is forgotten to make room, and any is
-// forgotten after session_idle. Request sizes are checked first (request_limits.h).
+// forgotten after session_idle. Idle named sessions keep worker streams only while admitted
+// requests leave room for them: the least recently used let go first and are re-filled from
+// their history on their next request. Request sizes are checked first (request_limits.h).
 //
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).
@@ -94,6 +96,13 @@ class Coordinator {
   std::vector<std::shared_ptr<Session>> EvictLocked(size_t keep)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void UpdateSessionGauge() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes the worker streams of least recently used idle named sessions so that admitted
+  // requests plus idle streams fit the targets' sessions; the caller closes them outside
+  // mutex_ before attaching. The sessions keep their history.
+  std::vector<std::unique_ptr<WorkerStream>> DetachIdleLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Gives a session whose streams were detached a new target stream.
+  absl::Status ReattachTarget(Session& session, const std::string& id);
   void CountOneOff(int delta);
 
   CoordinatorOptions options_;

@@ -109,7 +109,8 @@ class CoordinatorCapacityTest : public ::testing::Test {
   absl::StatusOr<std::vector<int32_t>> Generate(const v1::GenerateRequest& request,
                                                 Gate* gate = nullptr,
                                                 absl::Time deadline = absl::InfiniteFuture(),
-                                                const std::function<bool()>& cancelled = nullptr) {
+                                                const std::function<bool()>& cancelled = nullptr,
+                                                v1::GenerationResult* final = nullptr) {
     std::vector<int32_t> ids;
     bool first = true;
     absl::Status status = coordinator_->Generate(
@@ -119,6 +120,8 @@ class CoordinatorCapacityTest : public ::testing::Test {
             if (first && gate != nullptr) gate->Enter();
             first = false;
             ids.insert(ids.end(), r.delta().token_ids().begin(), r.delta().token_ids().end());
+          } else if (final != nullptr) {
+            *final = r.final();
           }
           return true;
         },
@@ -256,20 +259,45 @@ TEST_F(CoordinatorCapacityTest, IdleNamedSessionsHoldingEveryWorkerSlotLockNobod
   }
   EXPECT_EQ(target_->engine->active_sessions(), kSlots);  // every slot held by an idle session
   EXPECT_EQ(draft_->engine->active_sessions(), kSlots);
-  // Others are served: the workers evict their least recently used idle sessions.
+  // Others are served: the least recently used idle sessions let go of their streams.
   ASSERT_OK_AND_ASSIGN(std::vector<int32_t> one_off, Generate(Greedy("Once upon a time", 24)));
   EXPECT_EQ(one_off, expected);
   ASSERT_OK_AND_ASSIGN(std::vector<int32_t> named,
                        Generate(Greedy("Once upon a time", 24, "newcomer")));
   EXPECT_EQ(named, expected);
-  EXPECT_GE(target_->metrics->evicted_sessions.Value(), 1);
-  // An evicted session is re-filled from the coordinator's history on its next request.
+  EXPECT_EQ(target_->AwaitSessions(kSlots), kSlots);
+  // The coordinator made the room itself, so no worker had to evict a session.
+  EXPECT_EQ(target_->metrics->evicted_sessions.Value(), 0);
+  EXPECT_EQ(draft_->metrics->evicted_sessions.Value(), 0);
+  // A session that let go is re-filled from the coordinator's history, draft included.
   v1::GenerateRequest again = Greedy("Once upon a time", 24, "idle-0");
   again.set_require_existing_session(true);
-  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> refilled, Generate(again));
+  v1::GenerationResult final;
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> refilled,
+                       Generate(again, nullptr, absl::InfiniteFuture(), nullptr, &final));
   EXPECT_EQ(refilled, expected);
+  EXPECT_FALSE(final.speculation().draft_failed());
+  EXPECT_GT(final.speculation().drafted_tokens(), 0);
   EXPECT_EQ(coordinator_->active_sessions(), kSlots + 1);
-  EXPECT_LE(target_->engine->active_sessions(), kSlots);
+  EXPECT_EQ(target_->AwaitSessions(kSlots), kSlots);
+}
+
+TEST_F(CoordinatorCapacityTest, AWorkerFullOfAnotherClientsSessionsEvictsForTheCoordinator) {
+  constexpr int kSlots = 2;
+  Start(kSlots);
+  // Someone else (another coordinator) holds every slot of both workers with idle sessions.
+  std::vector<std::unique_ptr<WorkerStream>> others;
+  for (Worker* worker : {target_.get(), draft_.get()}) {
+    std::unique_ptr<WorkerClient> client = worker->Client();
+    for (int i = 0; i < kSlots; ++i) {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerStream> s, client->Attach("other", 0));
+      others.push_back(std::move(s));
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> ids, Generate(Greedy("Once upon a time", 24)));
+  EXPECT_EQ(ids.size(), 24u);
+  EXPECT_EQ(target_->metrics->evicted_sessions.Value(), 1);
+  EXPECT_EQ(draft_->metrics->evicted_sessions.Value(), 1);
 }
 
 TEST_F(CoordinatorCapacityTest, TheLeastRecentlyUsedIdleNamedSessionMakesRoomUnderMaxSessions) {
