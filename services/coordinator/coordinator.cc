@@ -239,11 +239,11 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
           absl::StrCat("the coordinator holds its maximum of ", options_.max_sessions,
                        " named sessions (--max-sessions) and every one has a request running"));
     }
-    detached = DetachIdleLocked();
+    detached = DetachIdleLocked(nullptr);
   } else {
     *id = absl::StrCat("oneoff-", next_session_++);
     absl::MutexLock lock(&mutex_);
-    detached = DetachIdleLocked();
+    detached = DetachIdleLocked(nullptr);
   }
   // Close those streams first, so the workers have a free slot for this session's.
   evicted.clear();
@@ -259,7 +259,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
   return session;
 }
 
-std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked() {
+std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked(const Session* mine) {
   // Streams on the targets: one per admitted request, plus those of idle named sessions.
   // Those may hold what the admitted ones leave free; beyond, the least recently used idle
   // sessions let go of their streams (history kept: the next request re-fills the caches).
@@ -267,7 +267,7 @@ std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked() {
       static_cast<size_t>(std::max(0, admission_->capacity() - admission_->running()));
   std::vector<SessionUse> holders;
   for (const auto& [id, session] : sessions_) {
-    if (!session->mutex.try_lock()) continue;  // a request runs on it
+    if (session.get() == mine || !session->mutex.try_lock()) continue;  // a request runs on it
     if (session->workers.target != nullptr) {
       holders.push_back({id, absl::FromUnixNanos(session->last_used_ns), false});
     }
@@ -291,7 +291,7 @@ absl::Status Coordinator::ReattachTarget(Session& session, const std::string& id
   std::vector<std::unique_ptr<WorkerStream>> detached;
   {
     absl::MutexLock lock(&mutex_);
-    detached = DetachIdleLocked();
+    detached = DetachIdleLocked(&session);
   }
   detached.clear();
   ASSIGN_OR_RETURN(session.workers.target,

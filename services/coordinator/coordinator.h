@@ -98,8 +98,9 @@ class Coordinator {
   void UpdateSessionGauge() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the worker streams of least recently used idle named sessions so that admitted
   // requests plus idle streams fit the targets' sessions; the caller closes them outside
-  // mutex_ before attaching. The sessions keep their history.
-  std::vector<std::unique_ptr<WorkerStream>> DetachIdleLocked()
+  // mutex_ before attaching. The sessions keep their history. `mine` (whose mutex the
+  // caller holds, or null) is left alone.
+  std::vector<std::unique_ptr<WorkerStream>> DetachIdleLocked(const Session* mine)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Gives a session whose streams were detached a new target stream.
   absl::Status ReattachTarget(Session& session, const std::string& id);
