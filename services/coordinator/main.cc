@@ -34,7 +34,9 @@ ABSL_FLAG(int, max_queued_requests, 256,
           "requests waiting for a free target session; more are RESOURCE_EXHAUSTED");
 ABSL_FLAG(double, max_queue_wait_seconds, 60,
           "longest wait in the queue when the client's deadline is later or unset");
-ABSL_FLAG(double, session_idle_seconds, 600, "a named session unused this long is forgotten");
+ABSL_FLAG(double, session_idle_seconds, 300,
+          "a named session unused this long is forgotten (keep it below the workers' "
+          "--session-idle-seconds, so the coordinator closes its streams first)");
 ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
           "longest prompt text (or chat messages together) in bytes");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message the server receives");
