@@ -44,9 +44,9 @@ struct CoordinatorOptions {
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
   int32_t default_max_tokens = 256;
-  int max_queued_requests = 256;                      // admission queue length
-  absl::Duration max_queue_wait = absl::Seconds(60);  // longest wait, whatever the deadline
-  absl::Duration session_idle = absl::Minutes(5);     // a named session unused this long goes
+  int max_queued_requests = 256;                     // admission queue length
+  absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
+  absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes
   RequestLimits limits;
   absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
 };

@@ -32,7 +32,7 @@ ABSL_FLAG(int, max_sessions, 64,
           "one go (concurrent requests are bounded by the target workers' --max-sessions)");
 ABSL_FLAG(int, max_queued_requests, 256,
           "requests waiting for a free target session; more are RESOURCE_EXHAUSTED");
-ABSL_FLAG(double, max_queue_wait_seconds, 60,
+ABSL_FLAG(double, max_queue_wait_seconds, 300,
           "longest wait in the queue when the client's deadline is later or unset");
 ABSL_FLAG(double, session_idle_seconds, 300,
           "a named session unused this long is forgotten (keep it below the workers' "
