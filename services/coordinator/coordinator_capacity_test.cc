@@ -300,6 +300,27 @@ TEST_F(CoordinatorCapacityTest, AWorkerFullOfAnotherClientsSessionsEvictsForTheC
   EXPECT_EQ(draft_->metrics->evicted_sessions.Value(), 1);
 }
 
+TEST_F(CoordinatorCapacityTest, ASessionAWorkerEvictedIsRefilledFromTheHistoryOnItsNextRequest) {
+  constexpr int kSlots = 2;
+  Start(kSlots);
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> expected,
+                       Generate(Greedy("Once upon a time", 24, "mine")));
+  // Another client fills both workers: "mine" is the least recently used idle session there.
+  std::vector<std::unique_ptr<WorkerStream>> others;
+  for (Worker* worker : {target_.get(), draft_.get()}) {
+    std::unique_ptr<WorkerClient> client = worker->Client();
+    for (int i = 0; i < kSlots; ++i) {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerStream> s, client->Attach("other", 0));
+      others.push_back(std::move(s));
+    }
+  }
+  EXPECT_EQ(target_->metrics->evicted_sessions.Value(), 1);
+  v1::GenerateRequest again = Greedy("Once upon a time", 24, "mine");
+  again.set_require_existing_session(true);
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> refilled, Generate(again));
+  EXPECT_EQ(refilled, expected);
+}
+
 TEST_F(CoordinatorCapacityTest, TheLeastRecentlyUsedIdleNamedSessionMakesRoomUnderMaxSessions) {
   CoordinatorOptions options;
   options.max_sessions = 2;
