@@ -371,12 +371,14 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     double first_token = -1;
     auto last_token = start;
     bool client_gone = false;
-    auto on_tokens = [&](const std::vector<int32_t>& tokens) {
+    auto on_tokens = [&](std::vector<int32_t>& tokens) {
       v1::GenerateResponse delta;
-      for (int32_t t : tokens) {
-        delta.mutable_delta()->add_token_ids(t);
-        *delta.mutable_delta()->mutable_text() += text.Add(t);
+      size_t used = 0;
+      while (used < tokens.size() && !text.stopped()) {
+        delta.mutable_delta()->add_token_ids(tokens[used]);
+        *delta.mutable_delta()->mutable_text() += text.Add(tokens[used++]);
       }
+      tokens.resize(used);  // a round's tokens after a stop string are dropped
       const auto now = Clock::now();
       if (first_token < 0) {
         first_token = SecondsSince(start);
