@@ -1,10 +1,13 @@
 // tandem-worker --role draft|target --model PATH [--listen HOST:PORT]
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
-//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S] [-v N]
+//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S]
+//               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
 //
-// Serves tandem.v1.Worker for one model. Health is NOT_SERVING while the model loads and
-// SERVING after; SIGTERM drains (stops accepting, finishes in-flight requests) and exits.
-// Prints "tandem-worker listening on HOST:PORT (metrics on M)" once the port is bound.
+// Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
+// evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
+// NOT_SERVING while the model loads and SERVING after; SIGTERM drains (stops accepting, finishes
+// in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
+// the port is bound.
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include "core/decoder/load_report.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
@@ -31,12 +35,16 @@ ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
-ABSL_FLAG(int, max_sessions, 16, "sessions attached at once");
+ABSL_FLAG(int, max_sessions, 16,
+          "sessions attached at once; at the limit a new one evicts the least recently used "
+          "idle session (the coordinator admits no more concurrent requests than this)");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
 ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each call (log lines go to stderr)");
-ABSL_FLAG(double, idle_timeout_seconds, 600,
+ABSL_FLAG(double, session_idle_seconds, 600,
           "a session stream idle this long is closed and its cache freed; 0: never");
+ABSL_FLAG(double, open_timeout_seconds, 10,
+          "an Attach stream that sends no `open` this long is closed; 0: never");
 
 namespace {
 
@@ -55,7 +63,8 @@ int main(int argc, char** argv) {
        "Serves one model (draft or target) to a Tandem coordinator over gRPC.\n"
        "usage: tandem-worker --role draft|target --model PATH [--listen HOST:PORT]\n"
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
-       "       [--max-sessions N] [--kv-budget-mb N] [-v N]",
+       "       [--max-sessions N] [--kv-budget-mb N] [--session-idle-seconds S]\n"
+       "       [--open-timeout-seconds S] [-v N]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -87,9 +96,12 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::WorkerMetrics metrics(*registry, role);
   metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
-  const double idle = absl::GetFlag(FLAGS_idle_timeout_seconds);
-  if (idle < 0) return Fail(2, "--idle-timeout-seconds must be >= 0");
-  tandem::WorkerService service(&metrics, absl::Seconds(idle));
+  const double idle = absl::GetFlag(FLAGS_session_idle_seconds);
+  const double open = absl::GetFlag(FLAGS_open_timeout_seconds);
+  if (idle < 0 || open < 0) {
+    return Fail(2, "--session-idle-seconds and --open-timeout-seconds must be >= 0");
+  }
+  tandem::WorkerService service(&metrics, absl::Seconds(idle), absl::Seconds(open));
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server = tandem::GrpcServer::Start(
       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {&service}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
@@ -97,7 +109,8 @@ int main(int argc, char** argv) {
               (*server)->metrics_port());
   std::fflush(stdout);
 
-  // Health says NOT_SERVING until the model is loaded.
+  // Health says NOT_SERVING until the model is loaded; a stop request meanwhile exits at once.
+  tandem::ExitDuringStartup startup("tandem-worker");
   tandem::LoadReport load(options.model_path, stderr, isatty(STDERR_FILENO) == 1);
   load.Prefetch();
   absl::StatusOr<std::unique_ptr<tandem::WorkerEngine>> engine =
@@ -109,6 +122,7 @@ int main(int argc, char** argv) {
   load.Loaded((*engine)->model());
   service.SetEngine(engine->get());
   (*server)->SetServing(true);
+  startup.Done();
   std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),
                options.model_path.c_str(), (*engine)->model().weight_type().c_str(),
                static_cast<long long>((*engine)->model().parameter_count()));

@@ -43,7 +43,8 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
 
 WorkerEngine::~WorkerEngine() { queue_.Close(); }
 
-absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size) {
+absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
+                                                  std::vector<int64_t>* evicted) {
   if (context_size < 0 || context_size > context_size_) {
     return absl::InvalidArgumentError(
         absl::StrCat("context size ", context_size, " is outside [0, ", context_size_, "]"));
@@ -52,27 +53,53 @@ absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size) {
   ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
                    decoder_->NewCache(context_size, options_.kv_type));
   absl::MutexLock lock(&mutex_);
-  if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the worker holds its maximum of ", options_.max_sessions, " sessions"));
-  }
-  if (options_.kv_budget_bytes > 0 && kv_bytes_ + cache->bytes() > options_.kv_budget_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a KV cache of ", cache->bytes(), " bytes would exceed the worker's budget of ",
-        options_.kv_budget_bytes, " (", kv_bytes_, " in use)"));
-  }
+  RETURN_IF_ERROR(MakeRoomLocked(cache->bytes(), evicted));
   kv_bytes_ += cache->bytes();
   auto session = std::make_shared<SessionState>();
   session->state.cache = std::move(cache);
+  session->last_use = ++use_clock_;
   const int64_t id = next_session_++;
   sessions_[id] = std::move(session);
   return id;
+}
+
+absl::Status WorkerEngine::MakeRoomLocked(int64_t bytes, std::vector<int64_t>* evicted) {
+  const int64_t budget = options_.kv_budget_bytes;
+  if (budget > 0 && bytes > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a KV cache of ", bytes, " bytes exceeds the worker's budget of ", budget, " alone"));
+  }
+  auto full = [&] {
+    return static_cast<int>(sessions_.size()) >= options_.max_sessions ||
+           (budget > 0 && kv_bytes_ + bytes > budget);
+  };
+  while (full()) {
+    auto victim = sessions_.end();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (!it->second->busy &&
+          (victim == sessions_.end() || it->second->last_use < victim->second->last_use)) {
+        victim = it;
+      }
+    }
+    if (victim == sessions_.end()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the worker holds its maximum of ", options_.max_sessions, " sessions (",
+                       sessions_.size(), " open, ", kv_bytes_, " KV bytes of a budget of ", budget,
+                       ") and every one has a request in flight"));
+    }
+    kv_bytes_ -= victim->second->state.cache->bytes();
+    evicted_.insert(victim->first);
+    if (evicted != nullptr) evicted->push_back(victim->first);
+    sessions_.erase(victim);  // a request still holding it keeps its own reference
+  }
+  return absl::OkStatus();
 }
 
 void WorkerEngine::CloseSession(int64_t session) {
   std::shared_ptr<SessionState> closed;
   {
     absl::MutexLock lock(&mutex_);
+    evicted_.erase(session);
     auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
     closed = std::move(it->second);
@@ -128,6 +155,12 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
   {
     absl::MutexLock lock(&mutex_);
     auto it = sessions_.find(id);
+    if (it == sessions_.end() && evicted_.contains(id)) {
+      return absl::UnavailableError(
+          absl::StrCat("session ", id,
+                       " was evicted (least recently used) to make room for another; "
+                       "attach again and re-sync from position 0"));
+    }
     if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session ", id));
     if (it->second->busy) {
       return absl::FailedPreconditionError(
@@ -135,6 +168,7 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
     }
     session = it->second;
     session->busy = true;
+    session->last_use = ++use_clock_;
   }
   double compute = 0;
   absl::Status status = queue_.Run(
@@ -148,6 +182,7 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
   if (timing != nullptr) timing->compute_seconds = compute;
   absl::MutexLock lock(&mutex_);
   session->busy = false;
+  session->last_use = ++use_clock_;
   return status;
 }
 

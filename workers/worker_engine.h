@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -67,10 +68,15 @@ class WorkerEngine {
   const std::optional<std::string>& chat_template() const { return chat_template_; }
   int64_t context_size() const { return context_size_; }
 
-  // A new session with its own cache (`context_size` 0: the worker's). kResourceExhausted
-  // beyond max_sessions or the KV budget; kInvalidArgument for a context larger than the
-  // worker's.
-  absl::StatusOr<int64_t> OpenSession(int64_t context_size);
+  // A new session with its own cache (`context_size` 0: the worker's). At max_sessions or the
+  // KV budget, the least recently used idle session (no request in flight) is evicted to make
+  // room and its id appended to `evicted`: its cache is freed and its requests are then
+  // kUnavailable, so the coordinator re-attaches and re-fills it from its history.
+  // kResourceExhausted when every session is busy (or the cache alone exceeds the budget);
+  // kInvalidArgument for a context larger than the worker's.
+  absl::StatusOr<int64_t> OpenSession(int64_t context_size,
+                                      std::vector<int64_t>* evicted = nullptr);
+  // Frees an open or evicted session (unknown ids are ignored).
   void CloseSession(int64_t session);
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
@@ -96,7 +102,8 @@ class WorkerEngine {
  private:
   struct SessionState {
     ModelState state;
-    bool busy = false;  // a request of this session is queued or running
+    bool busy = false;      // a request of this session is queued or running
+    uint64_t last_use = 0;  // use_clock_ when a request last started or ended
   };
 
   WorkerEngine() = default;
@@ -106,6 +113,9 @@ class WorkerEngine {
   // Runs `work` in the inference queue with the session checked out.
   absl::Status RunOnSession(int64_t session, const std::function<absl::Status(SessionState&)>& work,
                             WorkTiming* timing);
+  // Evicts least recently used idle sessions until one more cache of `bytes` fits.
+  absl::Status MakeRoomLocked(int64_t bytes, std::vector<int64_t>* evicted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   WorkerOptions options_;
   int64_t context_size_ = 0;
@@ -120,7 +130,10 @@ class WorkerEngine {
   mutable absl::Mutex mutex_;
   int64_t next_session_ ABSL_GUARDED_BY(mutex_) = 1;
   int64_t kv_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t use_clock_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<int64_t, std::shared_ptr<SessionState>> sessions_ ABSL_GUARDED_BY(mutex_);
+  // Sessions evicted to make room whose streams have not closed yet.
+  absl::flat_hash_set<int64_t> evicted_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace tandem

@@ -160,28 +160,46 @@ TEST(WorkerEngineTest, GreedyRoundsReproduceTheGoldenContinuation) {
   EXPECT_EQ(Speculate(*draft, *target, {1, 403, 407, 261, 378}, 10, 3, greedy), golden);
 }
 
-TEST(WorkerEngineTest, SessionLimitsAreResourceExhausted) {
+TEST(WorkerEngineTest, AtTheSessionLimitTheLeastRecentlyUsedIdleSessionIsEvicted) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 2);
   ASSERT_NE(target, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t a, target->OpenSession(0));
   ASSERT_OK_AND_ASSIGN(int64_t b, target->OpenSession(0));
   EXPECT_NE(a, b);
-  EXPECT_THAT(target->OpenSession(0),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("maximum of 2")));
+  EXPECT_THAT(target->Sync(a, 0, {1, 403}, nullptr), tandem::testing::IsOkAndHolds(2));
+  std::vector<int64_t> evicted;
+  ASSERT_OK_AND_ASSIGN(int64_t c, target->OpenSession(0, &evicted));  // b is the older one
+  EXPECT_EQ(evicted, std::vector<int64_t>{b});
   EXPECT_EQ(target->active_sessions(), 2);
-  target->CloseSession(a);
-  EXPECT_EQ(target->active_sessions(), 1);
-  EXPECT_OK(target->OpenSession(0).status());
+  EXPECT_THAT(target->Sync(b, 0, {1}, nullptr),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("evicted")));
+  EXPECT_THAT(target->Sync(a, 2, {407}, nullptr), tandem::testing::IsOkAndHolds(3));
+  target->CloseSession(b);  // its stream ends
+  EXPECT_THAT(target->Sync(b, 0, {1}, nullptr), StatusIs(absl::StatusCode::kNotFound));
+  evicted.clear();
+  ASSERT_OK(target->OpenSession(0, &evicted).status());  // now c is the older one
+  EXPECT_EQ(evicted, std::vector<int64_t>{c});
+  EXPECT_EQ(target->active_sessions(), 2);
+}
 
+TEST(WorkerEngineTest, TheKvBudgetEvictsIdleSessionsAndRefusesACacheLargerThanItself) {
   // 256 positions x 5 layers x 4 KV heads x 8 dims x 2 (K, V) x 2 bytes = 163840 per session.
   auto budgeted = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 210000);
   ASSERT_NE(budgeted, nullptr);
-  ASSERT_OK(budgeted->OpenSession(0).status());
+  ASSERT_OK_AND_ASSIGN(int64_t a, budgeted->OpenSession(0));
   EXPECT_EQ(budgeted->kv_bytes_in_use(), 163840);
-  EXPECT_THAT(budgeted->OpenSession(0),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("budget")));
-  EXPECT_OK(budgeted->OpenSession(64).status());  // a smaller cache still fits
+  std::vector<int64_t> evicted;
+  ASSERT_OK(budgeted->OpenSession(0, &evicted).status());
+  EXPECT_EQ(evicted, std::vector<int64_t>{a});
+  EXPECT_EQ(budgeted->kv_bytes_in_use(), 163840);
+  evicted.clear();
+  EXPECT_OK(budgeted->OpenSession(64, &evicted).status());  // a smaller cache still fits
+  EXPECT_TRUE(evicted.empty());
   EXPECT_THAT(budgeted->OpenSession(100000), StatusIs(absl::StatusCode::kInvalidArgument));
+  auto tiny = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 100000);
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_THAT(tiny->OpenSession(0),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("budget of 100000")));
 }
 
 TEST(WorkerEngineTest, SyncReportsHowMuchOfTheSequenceTheCacheAlreadyHeld) {

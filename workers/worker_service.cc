@@ -50,9 +50,12 @@ absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
 
 }  // namespace
 
-WorkerService::WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout)
-    : metrics_(metrics), idle_timeout_(idle_timeout) {
-  if (idle_timeout_ > absl::ZeroDuration()) watchdog_ = std::thread([this] { WatchIdleStreams(); });
+WorkerService::WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout,
+                             absl::Duration open_timeout)
+    : metrics_(metrics), idle_timeout_(idle_timeout), open_timeout_(open_timeout) {
+  if (idle_timeout_ > absl::ZeroDuration() || open_timeout_ > absl::ZeroDuration()) {
+    watchdog_ = std::thread([this] { WatchIdleStreams(); });
+  }
 }
 
 WorkerService::~WorkerService() {
@@ -65,27 +68,55 @@ WorkerService::~WorkerService() {
 
 void WorkerService::Touch(grpc::ServerContext* context) {
   absl::MutexLock lock(&idle_mutex_);
-  last_request_[context] = absl::Now();
+  deadline_[context] =
+      idle_timeout_ > absl::ZeroDuration() ? absl::Now() + idle_timeout_ : absl::InfiniteFuture();
 }
 
-void WorkerService::Forget(grpc::ServerContext* context) {
+void WorkerService::AwaitOpen(grpc::ServerContext* context) {
   absl::MutexLock lock(&idle_mutex_);
-  last_request_.erase(context);
+  deadline_[context] =
+      open_timeout_ > absl::ZeroDuration() ? absl::Now() + open_timeout_ : absl::InfiniteFuture();
+}
+
+bool WorkerService::Forget(grpc::ServerContext* context) {
+  absl::MutexLock lock(&idle_mutex_);
+  return deadline_.erase(context) > 0;
 }
 
 void WorkerService::WatchIdleStreams() {
-  const absl::Duration tick = std::min(absl::Seconds(1), idle_timeout_ / 4);
+  absl::Duration tick = absl::Seconds(1);
+  for (absl::Duration timeout : {idle_timeout_, open_timeout_}) {
+    if (timeout > absl::ZeroDuration()) tick = std::min(tick, timeout / 4);
+  }
   absl::MutexLock lock(&idle_mutex_);
   while (!idle_mutex_.AwaitWithTimeout(absl::Condition(&stopping_), tick)) {
     const absl::Time now = absl::Now();
-    for (auto it = last_request_.begin(); it != last_request_.end();) {
-      if (now - it->second > idle_timeout_) {
+    for (auto it = deadline_.begin(); it != deadline_.end();) {
+      if (now > it->second) {
         it->first->TryCancel();  // the handler's Read fails and the session is freed
-        last_request_.erase(it++);
+        deadline_.erase(it++);
       } else {
         ++it;
       }
     }
+  }
+}
+
+void WorkerService::Register(int64_t session, grpc::ServerContext* context) {
+  absl::MutexLock lock(&idle_mutex_);
+  streams_[session] = context;
+}
+
+void WorkerService::Unregister(int64_t session) {
+  absl::MutexLock lock(&idle_mutex_);
+  streams_.erase(session);
+}
+
+void WorkerService::CancelEvicted(const std::vector<int64_t>& sessions) {
+  absl::MutexLock lock(&idle_mutex_);
+  for (int64_t session : sessions) {
+    auto it = streams_.find(session);
+    if (it != streams_.end()) it->second->TryCancel();  // its handler frees the rest
   }
 }
 
@@ -179,17 +210,29 @@ grpc::Status WorkerService::Attach(
   WorkerEngine* engine = engine_.load();
   if (engine == nullptr) return Unavailable();
   v1::SessionRequest request;
-  if (!stream->Read(&request)) return grpc::Status::OK;
+  AwaitOpen(context);  // a stream that never sends `open` must not hold a thread forever
+  const bool read = stream->Read(&request);
+  if (!Forget(context)) {  // the watchdog cancelled it: the client sees CANCELLED
+    return grpc::Status(
+        grpc::StatusCode::CANCELLED,
+        absl::StrCat("attach: no `open` within ", absl::FormatDuration(open_timeout_),
+                     " of the stream's start"));
+  }
+  if (!read) return grpc::Status::OK;
   if (request.request_case() != v1::SessionRequest::kOpen) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "attach: the first request of a stream must be `open`");
   }
-  absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size());
+  std::vector<int64_t> evicted;
+  absl::StatusOr<int64_t> session = engine->OpenSession(request.open().context_size(), &evicted);
+  CancelEvicted(evicted);
+  metrics_->evicted_sessions.Increment(static_cast<double>(evicted.size()));
   if (!session.ok()) {
     LOG(WARNING) << "attach refused: " << session.status();
     metrics_->Errors("open").Increment();
     return ToGrpcStatus(session.status());
   }
+  Register(*session, context);
   UpdateGauges(*engine);
   // The session lives exactly as long as this stream.
   struct Closer {
@@ -199,6 +242,7 @@ grpc::Status WorkerService::Attach(
     grpc::ServerContext* context;
     ~Closer() {
       service->Forget(context);
+      service->Unregister(session);
       engine->CloseSession(session);
       service->UpdateGauges(*engine);
     }

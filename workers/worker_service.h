@@ -2,7 +2,10 @@
 // call the engine (which runs model work one request at a time, in order).
 //
 // Until SetEngine() is called (the model is loading) every call is UNAVAILABLE. A session
-// stream with no request for `idle_timeout` is cancelled, which frees its cache.
+// stream with no request for `idle_timeout` is cancelled, which frees its cache; so is an
+// Attach whose first message (`open`) does not arrive within `open_timeout`, and the stream of a
+// session the engine evicted to make room for another (the coordinator re-attaches and re-fills
+// it).
 //
 // Thread-safe: gRPC calls the handlers on its own threads.
 #ifndef TANDEM_WORKERS_WORKER_SERVICE_H_
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -23,7 +27,8 @@ namespace tandem {
 
 class WorkerService final : public v1::Worker::Service {
  public:
-  explicit WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout = absl::Minutes(10));
+  explicit WorkerService(WorkerMetrics* metrics, absl::Duration idle_timeout = absl::Minutes(10),
+                         absl::Duration open_timeout = absl::Seconds(10));
   ~WorkerService() override;
 
   // Starts serving with `engine` (not owned; outlives the service).
@@ -42,16 +47,24 @@ class WorkerService final : public v1::Worker::Service {
   void Serve(WorkerEngine& engine, int64_t session, const v1::SessionRequest& request,
              v1::SessionResponse* response);
   void UpdateGauges(const WorkerEngine& engine);
-  // Idle streams: the last time each open stream sent a request.
+  // Watched streams: each is cancelled once its deadline passes (idle_timeout after its last
+  // request; open_timeout after it started while `open` has not arrived).
   void Touch(grpc::ServerContext* context);
-  void Forget(grpc::ServerContext* context);
+  void AwaitOpen(grpc::ServerContext* context);
+  bool Forget(grpc::ServerContext* context);  // false: the watchdog has cancelled it
   void WatchIdleStreams();
+  // Which stream carries each session, to cancel those the engine evicts.
+  void Register(int64_t session, grpc::ServerContext* context);
+  void Unregister(int64_t session);
+  void CancelEvicted(const std::vector<int64_t>& sessions);
 
   std::atomic<WorkerEngine*> engine_{nullptr};
   WorkerMetrics* metrics_;
   const absl::Duration idle_timeout_;
+  const absl::Duration open_timeout_;
   absl::Mutex idle_mutex_;
-  absl::flat_hash_map<grpc::ServerContext*, absl::Time> last_request_ ABSL_GUARDED_BY(idle_mutex_);
+  absl::flat_hash_map<grpc::ServerContext*, absl::Time> deadline_ ABSL_GUARDED_BY(idle_mutex_);
+  absl::flat_hash_map<int64_t, grpc::ServerContext*> streams_ ABSL_GUARDED_BY(idle_mutex_);
   bool stopping_ ABSL_GUARDED_BY(idle_mutex_) = false;
   std::thread watchdog_;
 };

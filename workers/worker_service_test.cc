@@ -155,7 +155,7 @@ TEST_F(WorkerServiceTest, AttachRunsSyncVerifyAndKeepsTheSessionAfterABadRequest
   EXPECT_EQ(engine_->active_sessions(), 0);
 }
 
-TEST_F(WorkerServiceTest, FirstRequestMustOpenAndLimitsAreResourceExhausted) {
+TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecentlyUsedStream) {
   service_->SetEngine(engine_.get());
   {
     grpc::ClientContext context;
@@ -174,19 +174,81 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndLimitsAreResourceExhausted) {
   open.mutable_open();
   EXPECT_TRUE(Call(*s1, open).has_opened());
   EXPECT_TRUE(Call(*s2, open).has_opened());
-  s3->Write(open);
+  v1::SessionRequest sync;
+  sync.set_request_id(1);
+  sync.mutable_sync()->add_tokens(1);
+  EXPECT_EQ(Call(*s1, sync).sync().cached_tokens(), 1);  // s2 is now the older one
+  // The worker is full (2 sessions, both idle): a third evicts s2 and cancels its stream.
+  EXPECT_TRUE(Call(*s3, open).has_opened());
+  EXPECT_EQ(engine_->active_sessions(), 2);
   v1::SessionResponse response;
-  EXPECT_FALSE(s3->Read(&response));
-  EXPECT_EQ(s3->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_FALSE(s2->Read(&response));
+  EXPECT_EQ(s2->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  sync.set_request_id(2);
+  sync.mutable_sync()->set_position(1);
+  EXPECT_EQ(Call(*s1, sync).sync().cached_tokens(), 2);  // s1 kept its cache
   // Cancelling a stream frees its session.
   c1.TryCancel();
   for (int i = 0; i < 200 && engine_->active_sessions() != 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(engine_->active_sessions(), 1);
-  s2->WritesDone();
-  EXPECT_TRUE(s2->Finish().ok());
+  s3->WritesDone();
+  EXPECT_TRUE(s3->Finish().ok());
   EXPECT_EQ(engine_->active_sessions(), 0);
+}
+
+TEST(WorkerServiceOpenTest, AttachStreamsThatNeverSendOpenAreClosedAfterTheOpenTimeout) {
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  WorkerOptions options;
+  options.model_path = path;
+  options.threads = 1;
+  options.context_size = 32;
+  ASSERT_OK_AND_ASSIGN(auto engine, WorkerEngine::Create(options));
+  prometheus::Registry registry;
+  WorkerMetrics metrics(registry, "target");
+  WorkerService service(&metrics, absl::Minutes(10), absl::Milliseconds(300));
+  service.SetEngine(engine.get());
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  auto server = builder.BuildAndStart();
+  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  constexpr int kStreams = 8;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>>>
+      streams;
+  for (int i = 0; i < kStreams; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    streams.push_back(stub->Attach(contexts.back().get()));
+  }
+  for (int i = 0; i < kStreams; ++i) {
+    v1::SessionResponse response;
+    EXPECT_FALSE(streams[i]->Read(&response));  // nothing was sent: the worker gives up
+    // (The client's own deadline would say DEADLINE_EXCEEDED, after 10 s.)
+    EXPECT_EQ(streams[i]->Finish().error_code(), grpc::StatusCode::CANCELLED) << i;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // A stream that does open in time is served as usual.
+  grpc::ClientContext context;
+  auto stream = stub->Attach(&context);
+  v1::SessionRequest open;
+  open.mutable_open();
+  ASSERT_TRUE(stream->Write(open));
+  v1::SessionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_TRUE(response.has_opened());
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the open timeout
+  open.set_request_id(2);
+  open.mutable_sync()->add_tokens(1);
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.sync().cached_tokens(), 1);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  server->Shutdown();
 }
 
 TEST(WorkerServiceIdleTest, AnIdleStreamIsCancelledAndItsSessionFreed) {

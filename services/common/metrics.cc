@@ -25,6 +25,11 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
                           .Help("Sessions attached to the worker")
                           .Register(registry)
                           .Add({{"role", role}})),
+      evicted_sessions(prometheus::BuildCounter()
+                           .Name("tandem_worker_evicted_sessions_total")
+                           .Help("Idle sessions evicted (least recently used) to make room")
+                           .Register(registry)
+                           .Add({{"role", role}})),
       kv_cache_bytes(prometheus::BuildGauge()
                          .Name("tandem_worker_kv_cache_bytes")
                          .Help("Bytes of KV cache held by the worker's sessions")
@@ -96,9 +101,15 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
       tokens_per_round(NewHistogram(registry, "tandem_tokens_per_round",
                                     "Tokens a speculative round yields",
                                     {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17})),
-      active_sessions(prometheus::BuildGauge()
-                          .Name("tandem_active_sessions")
-                          .Help("Sessions the coordinator holds")
+      active_sessions(
+          prometheus::BuildGauge()
+              .Name("tandem_active_sessions")
+              .Help("Named sessions the coordinator holds plus one-off requests running")
+              .Register(registry)
+              .Add({})),
+      queued_requests(prometheus::BuildGauge()
+                          .Name("tandem_queued_requests")
+                          .Help("Requests waiting for a slot in the admission queue")
                           .Register(registry)
                           .Add({})) {}
 

@@ -30,6 +30,7 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Histogram>& batch_tokens;
   prometheus::Family<prometheus::Counter>& errors;
   prometheus::Gauge& active_sessions;
+  prometheus::Counter& evicted_sessions;  // idle sessions evicted to make room for new ones
   prometheus::Gauge& kv_cache_bytes;
   prometheus::Gauge& kv_cache_capacity_bytes;
   prometheus::Histogram& batch_size;  // tokens per forward pass of a request
@@ -62,7 +63,8 @@ struct CoordinatorMetrics {
   prometheus::Histogram& draft_call;
   prometheus::Histogram& verify_call;
   prometheus::Histogram& tokens_per_round;
-  prometheus::Gauge& active_sessions;
+  prometheus::Gauge& active_sessions;  // named sessions held plus one-off requests running
+  prometheus::Gauge& queued_requests;  // requests waiting in the admission queue
 };
 
 // Buckets for durations from 100 µs to 30 s.

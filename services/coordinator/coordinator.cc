@@ -3,11 +3,13 @@
 #include <chrono>
 #include <random>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
 #include "glog/logging.h"
 #include "services/common/proto_convert.h"
+#include "services/coordinator/session_eviction.h"
 #include "services/coordinator/text_stream.h"
 
 namespace tandem {
@@ -63,6 +65,7 @@ absl::Status Coordinator::Init() {
       v1::DescribeResponse target,
       targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
   target_info_ = target.model();
+  int target_sessions = std::max(1, target.max_sessions());
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
   for (size_t i = 1; i < targets_->size(); ++i) {
@@ -73,7 +76,13 @@ absl::Status Coordinator::Init() {
           absl::StrCat("target replica ", targets_->client(i).address(), " (", other.model().name(),
                        ") serves another vocabulary than ", targets_->client(0).address()));
     }
+    target_sessions += std::max(1, other.max_sessions());
   }
+  // Never more requests at once than the targets hold sessions: the rest queue.
+  admission_ = std::make_unique<AdmissionQueue>(
+      target_sessions, options_.max_queued_requests,
+      [this](int waiting) { metrics_->queued_requests.Set(waiting); });
+  options_.limits.max_prompt_tokens = target_info_.context_size();
   for (size_t i = 0; i < drafts_->size(); ++i) {
     WorkerClient* draft = &drafts_->client(i);
     ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
@@ -116,6 +125,7 @@ std::vector<std::pair<std::string, std::string>> Coordinator::Redactions() const
 }
 
 absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
+  RETURN_IF_ERROR(CheckTokenizeLimits(request, options_.limits));
   // The least-loaded ready target; a failing one makes way for another, or for its restart.
   absl::StatusOr<v1::TokenizeResponse> response;
   absl::Status status = targets_->OnReady(absl::Now() + options_.failover_wait, [&](size_t i) {
@@ -132,10 +142,39 @@ void Coordinator::SetHealthListener(std::function<void(bool serving)> listener) 
 
 int Coordinator::active_sessions() const {
   absl::MutexLock lock(&mutex_);
-  return static_cast<int>(sessions_.size());
+  return static_cast<int>(sessions_.size()) + oneoff_running_;
+}
+
+void Coordinator::CountOneOff(int delta) {
+  absl::MutexLock lock(&mutex_);
+  oneoff_running_ += delta;
+  UpdateSessionGauge();
+}
+
+void Coordinator::UpdateSessionGauge() const {
+  metrics_->active_sessions.Set(static_cast<double>(sessions_.size() + oneoff_running_));
+}
+
+std::vector<std::shared_ptr<Coordinator::Session>> Coordinator::EvictLocked(size_t keep) {
+  const absl::Time now = absl::Now();
+  std::vector<SessionUse> uses;
+  for (const auto& [id, session] : sessions_) {
+    const bool idle = session->mutex.try_lock();
+    if (idle) session->mutex.unlock();
+    uses.push_back({id, absl::FromUnixNanos(session->last_used_ns), !idle});
+  }
+  std::vector<std::shared_ptr<Session>> evicted;
+  for (const std::string& id : SessionsToEvict(uses, keep, now - options_.session_idle)) {
+    auto it = sessions_.find(id);
+    evicted.push_back(std::move(it->second));
+    sessions_.erase(it);
+  }
+  UpdateSessionGauge();
+  return evicted;
 }
 
 absl::Status Coordinator::CloseSession(const std::string& session_id) {
+  RETURN_IF_ERROR(CheckSessionIdLimit(session_id, options_.limits));
   std::shared_ptr<Session> session;
   {
     absl::MutexLock lock(&mutex_);
@@ -145,7 +184,7 @@ absl::Status Coordinator::CloseSession(const std::string& session_id) {
     }
     session = std::move(it->second);
     sessions_.erase(it);
-    metrics_->active_sessions.Set(static_cast<double>(sessions_.size()));
+    UpdateSessionGauge();
   }
   std::lock_guard<std::mutex> wait_for_request(session->mutex);
   return absl::OkStatus();  // the streams close with the session: workers free the caches
@@ -197,29 +236,93 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
 
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
     const v1::GenerateRequest& request, std::string* id) {
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  std::vector<std::shared_ptr<Session>> evicted;  // closed after the lock is released
+  std::vector<std::unique_ptr<WorkerStream>> detached;
   if (!request.session_id().empty()) {
     *id = request.session_id();
     absl::MutexLock lock(&mutex_);
     auto it = sessions_.find(*id);
-    if (it != sessions_.end()) return it->second;
+    if (it != sessions_.end()) {
+      it->second->last_used_ns = now;
+      std::shared_ptr<Session> found = it->second;
+      evicted = EvictLocked(sessions_.size());  // the idle-timeout sweep only
+      return found;
+    }
     if (request.require_existing_session()) {
       return absl::NotFoundError(absl::StrCat("no session '", *id, "'"));
     }
+    // Room for one more: forget expired sessions, then the least recently used idle one.
+    evicted = EvictLocked(static_cast<size_t>(std::max(options_.max_sessions - 1, 0)));
     if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
-      return absl::ResourceExhaustedError(absl::StrCat("the coordinator holds its maximum of ",
-                                                       options_.max_sessions, " sessions"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the coordinator holds its maximum of ", options_.max_sessions,
+                       " named sessions (--max-sessions) and every one has a request running"));
     }
+    detached = DetachIdleLocked(nullptr);
   } else {
     *id = absl::StrCat("oneoff-", next_session_++);
+    absl::MutexLock lock(&mutex_);
+    detached = DetachIdleLocked(nullptr);
   }
+  // Close those streams first, so the workers have a free slot for this session's.
+  evicted.clear();
+  detached.clear();
   ASSIGN_OR_RETURN(std::shared_ptr<Session> session, NewSession(*id));
+  session->last_used_ns = now;
   if (!request.session_id().empty()) {
     absl::MutexLock lock(&mutex_);
     auto [it, inserted] = sessions_.emplace(*id, session);
-    metrics_->active_sessions.Set(static_cast<double>(sessions_.size()));
+    UpdateSessionGauge();
     return it->second;  // a concurrent request may have made it first
   }
   return session;
+}
+
+std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked(const Session* mine) {
+  // Streams on the targets: one per admitted request, plus those of idle named sessions.
+  // Those may hold what the admitted ones leave free; beyond, the least recently used idle
+  // sessions let go of their streams (history kept: the next request re-fills the caches).
+  const size_t room =
+      static_cast<size_t>(std::max(0, admission_->capacity() - admission_->running()));
+  std::vector<SessionUse> holders;
+  for (const auto& [id, session] : sessions_) {
+    if (session.get() == mine || !session->mutex.try_lock()) continue;  // a request runs on it
+    if (session->workers.target != nullptr) {
+      holders.push_back({id, absl::FromUnixNanos(session->last_used_ns), false});
+    }
+    session->mutex.unlock();
+  }
+  std::vector<std::unique_ptr<WorkerStream>> detached;
+  for (const std::string& id : SessionsToEvict(holders, room, absl::InfinitePast())) {
+    Session& session = *sessions_[id];
+    if (!session.mutex.try_lock()) continue;  // a request took it meanwhile
+    detached.push_back(std::move(session.workers.target));
+    detached.push_back(std::move(session.workers.draft));
+    session.target_lease.Release();
+    session.draft_lease.Release();
+    session.workers.target_known = 0;
+    session.workers.draft_known = 0;
+    session.mutex.unlock();
+  }
+  return detached;
+}
+
+absl::Status Coordinator::ReattachTarget(Session& session, const std::string& id) {
+  if (session.workers.target != nullptr) return absl::OkStatus();
+  std::vector<std::unique_ptr<WorkerStream>> detached;
+  {
+    absl::MutexLock lock(&mutex_);
+    detached = DetachIdleLocked(&session);
+  }
+  detached.clear();
+  // The least-loaded ready target, as for a new session.
+  ASSIGN_OR_RETURN(
+      session.workers.target,
+      targets_->AttachReady(id, target_info_.context_size(), absl::Now() + options_.failover_wait,
+                            options_.target_timeout, &session.target_lease));
+  session.workers.target_known = 0;  // re-filled from the history
+  return absl::OkStatus();
 }
 
 absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
@@ -229,6 +332,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
   deadline = std::min(deadline, absl::Now() + options_.max_request_time);
   absl::Status status = [&]() -> absl::Status {
     // Validate before any worker does anything.
+    RETURN_IF_ERROR(CheckGenerateLimits(request, options_.limits));
     RoundParams params;
     // Unset fields take the one set of defaults; an unset seed a fresh random one.
     params.sampler = SamplerConfigFromProto(request.sampling(), std::random_device()());
@@ -253,12 +357,23 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     }
     ASSIGN_OR_RETURN(params.context, PromptTokens(request));
 
+    // Wait for a free slot (the targets' sessions), within the deadline.
+    ASSIGN_OR_RETURN(
+        AdmissionQueue::Ticket admitted,
+        admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait), cancelled));
     std::string session_id;
     ASSIGN_OR_RETURN(std::shared_ptr<Session> session, FindOrCreate(request, &session_id));
+    const bool oneoff = request.session_id().empty();
+    if (oneoff) CountOneOff(+1);
+    auto uncount = absl::MakeCleanup([&] {
+      if (oneoff) CountOneOff(-1);
+    });
     std::unique_lock<std::mutex> lock(session->mutex, std::try_to_lock);
     if (!lock.owns_lock()) {
       return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
     }
+    auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
+    RETURN_IF_ERROR(ReattachTarget(*session, session_id));  // its streams were let go while idle
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
     bool draft_lost = false;  // a draft was tried and did not answer
@@ -271,12 +386,14 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     double first_token = -1;
     auto last_token = start;
     bool client_gone = false;
-    auto on_tokens = [&](const std::vector<int32_t>& tokens) {
+    auto on_tokens = [&](std::vector<int32_t>& tokens) {
       v1::GenerateResponse delta;
-      for (int32_t t : tokens) {
-        delta.mutable_delta()->add_token_ids(t);
-        *delta.mutable_delta()->mutable_text() += text.Add(t);
+      size_t used = 0;
+      while (used < tokens.size() && !text.stopped()) {
+        delta.mutable_delta()->add_token_ids(tokens[used]);
+        *delta.mutable_delta()->mutable_text() += text.Add(tokens[used++]);
       }
+      tokens.resize(used);  // a round's tokens after a stop string are dropped
       const auto now = Clock::now();
       if (first_token < 0) {
         first_token = SecondsSince(start);

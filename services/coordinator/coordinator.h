@@ -3,6 +3,14 @@
 // draft shares the target's vocabulary, keeps each session's authoritative history, pins a
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
+// Limits (DESIGN.md §6, "Bounded everything"): at most as many requests run at once as the
+// target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
+// wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
+// up to max_sessions; the least recently used idle one is forgotten to make room, and any is
+// forgotten after session_idle. Idle named sessions keep worker streams only while admitted
+// requests leave room for them: the least recently used let go first and are re-filled from
+// their history on their next request. Request sizes are checked first (request_limits.h).
+//
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).
 #ifndef TANDEM_SERVICES_COORDINATOR_COORDINATOR_H_
@@ -21,6 +29,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/common/metrics.h"
+#include "services/coordinator/admission_queue.h"
+#include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
 #include "services/coordinator/worker_client.h"
 #include "services/coordinator/worker_pool.h"
@@ -33,8 +43,12 @@ struct CoordinatorOptions {
   std::vector<std::string> drafts;
   int32_t default_draft_tokens = 4;
   bool adaptive_draft = false;
-  int max_sessions = 64;
+  int max_sessions = 64;  // named sessions remembered (histories), not worker slots
   int32_t default_max_tokens = 256;
+  int max_queued_requests = 256;                     // admission queue length
+  absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
+  absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes
+  RequestLimits limits;
   absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
   WorkerClientOptions worker_client;                // unary and open/close timeouts, keepalive
   WorkerPoolOptions pool;                           // health probes, draft deadline and backoff
@@ -56,7 +70,8 @@ class Coordinator {
       std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics);
 
   // Runs a request, calling `write` with each delta and then the final message; `cancelled`
-  // is polled between rounds; `deadline` is the client's (capped by max_request_time).
+  // is polled between rounds and while queued; `deadline` (the client's, capped by
+  // max_request_time) bounds the wait for admission and every worker call.
   // Errors as Generator.Generate documents.
   absl::Status Generate(const v1::GenerateRequest& request,
                         const std::function<bool(const v1::GenerateResponse&)>& write,
@@ -68,10 +83,12 @@ class Coordinator {
   // Worker addresses and model paths, each with the label public errors show instead.
   std::vector<std::pair<std::string, std::string>> Redactions() const;
   absl::Status CloseSession(const std::string& session_id);
+  // Named sessions held plus one-off requests running.
   int active_sessions() const;
   // Reports whether a target is ready (the coordinator's health): now, and on every change,
   // on the health poller's thread. SetHealthListener(nullptr) stops the reports (drain).
   void SetHealthListener(std::function<void(bool serving)> listener);
+  int max_concurrent_requests() const { return admission_->capacity(); }
 
  private:
   struct Session {
@@ -79,6 +96,7 @@ class Coordinator {
     ReplicaLease target_lease;  // the replicas the streams are on (released after them)
     ReplicaLease draft_lease;
     SessionWorkers workers;
+    std::atomic<int64_t> last_used_ns{0};  // absl::Now() when a request started or ended
   };
 
   Coordinator(const CoordinatorOptions& options, CoordinatorMetrics* metrics)
@@ -103,6 +121,20 @@ class Coordinator {
   absl::StatusOr<std::unique_ptr<WorkerStream>> Reopen(const std::string& id, Session& session,
                                                        const absl::Status& failure,
                                                        absl::Time request_deadline, int failover);
+  // Forgets idle named sessions (session_idle, and LRU down to `keep`); the caller destroys
+  // what is returned outside mutex_ (closing streams waits on the workers).
+  std::vector<std::shared_ptr<Session>> EvictLocked(size_t keep)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void UpdateSessionGauge() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes the worker streams of least recently used idle named sessions so that admitted
+  // requests plus idle streams fit the targets' sessions; the caller closes them outside
+  // mutex_ before attaching. The sessions keep their history. `mine` (whose mutex the
+  // caller holds, or null) is left alone.
+  std::vector<std::unique_ptr<WorkerStream>> DetachIdleLocked(const Session* mine)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Gives a session whose streams were detached a new target stream.
+  absl::Status ReattachTarget(Session& session, const std::string& id);
+  void CountOneOff(int delta);
 
   CoordinatorOptions options_;
   CoordinatorMetrics* metrics_;
@@ -112,9 +144,11 @@ class Coordinator {
   std::optional<v1::ModelInfo> draft_info_;
   std::vector<std::string> token_bytes_;
   std::atomic<uint64_t> next_session_{1};
+  std::unique_ptr<AdmissionQueue> admission_;
 
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mutex_);
+  int oneoff_running_ ABSL_GUARDED_BY(mutex_) = 0;  // one-off requests holding sessions
 };
 
 }  // namespace tandem

@@ -358,6 +358,21 @@ TEST_F(CoordinatorTest, AStopStringCompletedByTheLastAllowedTokenIsStopString) {
   EXPECT_EQ(short_of.final.finish_reason(), v1::FINISH_REASON_LENGTH);
 }
 
+TEST_F(CoordinatorTest, TokensAfterAStopStringInTheSameRoundAreNotGenerated) {
+  Start("models/stories260K/derived/stories260K-Q8_0.gguf");  // rounds of several tokens
+  v1::GenerateRequest request = Request(0.0f, 64);
+  request.add_stop_strings("Lily");
+  request.mutable_speculation()->set_draft_tokens(8);
+  ASSERT_OK_AND_ASSIGN(Reply speculative, Generate(request));
+  request.mutable_speculation()->set_enabled(false);  // one token per round
+  ASSERT_OK_AND_ASSIGN(Reply alone, Generate(request));
+  EXPECT_EQ(speculative.text, ", there was a little girl named ");
+  EXPECT_EQ(speculative.ids, alone.ids);  // up to the token that completed "Lily"
+  EXPECT_EQ(speculative.final.usage().generated_tokens(), static_cast<int32_t>(alone.ids.size()));
+  EXPECT_EQ(alone.final.usage().generated_tokens(), static_cast<int32_t>(alone.ids.size()));
+  EXPECT_EQ(speculative.final.finish_reason(), v1::FINISH_REASON_STOP_STRING);
+}
+
 TEST_F(CoordinatorTest, CachedPromptTokensAreWhatTheWorkerStillHad) {
   Start("", absl::Milliseconds(400));  // the target closes streams idle for 0.4 s
   v1::GenerateRequest first = Request(0.0f, 8);

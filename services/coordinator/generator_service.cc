@@ -16,13 +16,16 @@ grpc::Status GeneratorService::Generate(grpc::ServerContext* context,
                                         const v1::GenerateRequest* request,
                                         grpc::ServerWriter<v1::GenerateResponse>* writer) {
   RequestLog log(*request);
+  const auto deadline = context->deadline();  // time_point::max() when the client set none
   const absl::Status status = coordinator_->Generate(
       *request,
       [&](const v1::GenerateResponse& response) {
         log.Saw(response);
         return writer->Write(response);
       },
-      [&] { return context->IsCancelled(); }, absl::FromChrono(context->deadline()));
+      [&] { return context->IsCancelled(); },
+      deadline == std::chrono::system_clock::time_point::max() ? absl::InfiniteFuture()
+                                                               : absl::FromChrono(deadline));
   log.Done(status);
   return Public(status);
 }

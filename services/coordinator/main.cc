@@ -1,9 +1,14 @@
 // tandem-coordinator --target ADDR[,ADDR…] [--draft ADDR[,ADDR…]] [--listen HOST:PORT]
 //                    [--metrics-listen HOST:PORT] [--draft-tokens N|auto] [--max-sessions N]
+//                    [--max-queued-requests N] [--max-queue-wait-seconds S]
+//                    [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N]
 //
-// Serves tandem.v1.Generator over the given workers. Health is NOT_SERVING until the workers
-// answer and the draft is checked against the target, and after that SERVING only while a
-// target is ready; SIGTERM reports NOT_SERVING for --drain-notice-seconds, drains and exits.
+// Serves tandem.v1.Generator over the given workers. It runs at most as many requests at once
+// as the target workers hold sessions (their --max-sessions, learnt from Describe, summed
+// over replicas); more wait in a FIFO queue of --max-queued-requests, each until its deadline
+// (at most --max-queue-wait-seconds). Health is NOT_SERVING until the workers answer and the
+// draft is checked against the target, and after that SERVING only while a target is ready;
+// SIGTERM reports NOT_SERVING for --drain-notice-seconds, drains and exits.
 // Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound.
 #include <cstdio>
 #include <memory>
@@ -15,6 +20,8 @@
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/port_probe.h"
+#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
@@ -24,7 +31,19 @@ ABSL_FLAG(std::string, draft, "", "draft worker address(es), comma-separated; em
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
-ABSL_FLAG(int, max_sessions, 64, "named sessions held at once");
+ABSL_FLAG(int, max_sessions, 64,
+          "named sessions remembered at once; a new one makes the least recently used idle "
+          "one go (concurrent requests are bounded by the target workers' --max-sessions)");
+ABSL_FLAG(int, max_queued_requests, 256,
+          "requests waiting for a free target session; more are RESOURCE_EXHAUSTED");
+ABSL_FLAG(double, max_queue_wait_seconds, 300,
+          "longest wait in the queue when the client's deadline is later or unset");
+ABSL_FLAG(double, session_idle_seconds, 300,
+          "a named session unused this long is forgotten (keep it below the workers' "
+          "--session-idle-seconds, so the coordinator closes its streams first)");
+ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
+          "longest prompt text (or chat messages together) in bytes");
+ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message the server receives");
 ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
 ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
@@ -104,7 +123,8 @@ int main(int argc, char** argv) {
        "Runs speculative decoding over Tandem workers and serves tandem.v1.Generator.\n"
        "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
        "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
-       "       [--max-sessions N] [-v N]",
+       "       [--max-sessions N] [--max-queued-requests N] [--max-queue-wait-seconds S]\n"
+       "       [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N] [-v N]",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -126,6 +146,21 @@ int main(int argc, char** argv) {
   if (options.max_sessions < 1 || options.default_max_tokens < 1) {
     return Fail(2, "--max-sessions and --max-tokens must be >= 1");
   }
+  options.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
+  const double queue_wait = absl::GetFlag(FLAGS_max_queue_wait_seconds);
+  const double idle = absl::GetFlag(FLAGS_session_idle_seconds);
+  if (options.max_queued_requests < 0 || !(queue_wait >= 0) || !(idle > 0)) {
+    return Fail(2,
+                "--max-queued-requests and --max-queue-wait-seconds must be >= 0, "
+                "--session-idle-seconds > 0");
+  }
+  options.max_queue_wait = absl::Seconds(queue_wait);
+  options.session_idle = absl::Seconds(idle);
+  options.limits.max_prompt_bytes = absl::GetFlag(FLAGS_max_prompt_bytes);
+  const int max_message = absl::GetFlag(FLAGS_max_message_bytes);
+  if (options.limits.max_prompt_bytes < 1 || max_message < options.limits.max_prompt_bytes) {
+    return Fail(2, "--max-prompt-bytes must be >= 1 and --max-message-bytes at least as large");
+  }
   if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
 
   auto registry = std::make_shared<prometheus::Registry>();
@@ -134,6 +169,15 @@ int main(int argc, char** argv) {
   std::unique_ptr<tandem::Coordinator> coordinator;
   std::unique_ptr<tandem::GeneratorService> service;
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server;
+  // The ports are bound after the workers answer (up to --worker-wait-seconds): refuse busy
+  // ones now, not then.
+  for (const std::string& address :
+       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}) {
+    if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
+      return Fail(2, free.ToString());
+    }
+  }
+  tandem::ExitDuringStartup startup("tandem-coordinator");  // waiting for workers can take long
   absl::StatusOr<std::unique_ptr<tandem::Coordinator>> created =
       tandem::Coordinator::Create(options, &metrics);
   if (!created.ok()) return Fail(2, created.status().ToString());
@@ -143,11 +187,14 @@ int main(int argc, char** argv) {
   server_options.listen = absl::GetFlag(FLAGS_listen);
   server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   server_options.drain_notice = Sec(FLAGS_drain_notice_seconds);
+  server_options.max_message_bytes = max_message;  // clients send prompts, not vocabularies
   server = tandem::GrpcServer::Start(server_options, {service.get()}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
   std::printf("tandem-coordinator listening on %s (metrics on %d)\n", (*server)->address().c_str(),
               (*server)->metrics_port());
   std::fflush(stdout);
+  // Signals go to WaitForTerminationSignal (a drain) before anyone can see SERVING.
+  startup.Done();
   // SERVING while a target is ready (the workers' health is polled).
   tandem::GrpcServer* grpc_server = server->get();
   coordinator->SetHealthListener([grpc_server](bool serving) { grpc_server->SetServing(serving); });

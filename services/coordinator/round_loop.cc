@@ -247,15 +247,21 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
         break;
       }
     }
-    s_.target_known = std::min<int64_t>(s_.target_known, seq_.size());
-    s_.draft_known = std::min<int64_t>(s_.draft_known, seq_.size());
-    s_.history = seq_;
     // The caller's stop (a stop string) came with one of these tokens, so it ranks before a
     // limit or a full context the last of them reached (stop_rules.h's order); a stop id
     // comes after every emitted token. A client gone away is the caller's to report.
+    const size_t emitted_count = emitted.size();
     if (!emitted.empty() && !on_tokens(emitted)) {
       out_.finish_reason = v1::FINISH_REASON_STOP_STRING;
     }
+    // Tokens the caller cut off (after the one that completed a stop string) were never
+    // generated: not counted, not in the history.
+    const size_t dropped = emitted_count - std::min(emitted_count, emitted.size());
+    seq_.resize(seq_.size() - dropped);
+    out_.generated -= static_cast<int32_t>(dropped);
+    s_.target_known = std::min<int64_t>(s_.target_known, seq_.size());
+    s_.draft_known = std::min<int64_t>(s_.draft_known, seq_.size());
+    s_.history = seq_;
   }
   v1::SpeculationStats& st = out_.speculation;
   if (st.drafted_tokens() > 0) {

@@ -70,9 +70,10 @@ struct RoundOutcome {
 };
 
 // Called after each round with its new tokens (before stop strings); returns false to stop
-// (client gone, stop string seen). A stop reported here wins over the token limit or a full
-// context reached by the same tokens: the finish reason is STOP_STRING.
-using RoundCallback = std::function<bool(const std::vector<int32_t>& tokens)>;
+// (client gone, stop string seen). It may cut `tokens` to those it used — up to the one that
+// completed a stop string — and the rest count as never generated. A stop reported here wins
+// over the token limit or a full context reached by the same tokens: STOP_STRING.
+using RoundCallback = std::function<bool(std::vector<int32_t>& tokens)>;
 // Opens a target stream on another (or the restarted) replica after `failure` (kUnavailable
 // or kDeadlineExceeded) of the current one; kUnavailable when none is left in time.
 using ReopenTarget =

@@ -1,0 +1,104 @@
+#include "services/coordinator/request_limits.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+
+namespace tandem {
+namespace {
+
+// Messages give sizes, never the offending value: it may be megabytes long.
+absl::Status TooLong(absl::string_view field, size_t size, int64_t limit, absl::string_view unit) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", size, " ", unit, "; the limit is ", limit));
+}
+
+absl::Status CheckChat(const v1::ChatConversation& chat, const RequestLimits& limits) {
+  if (chat.messages_size() > limits.max_chat_messages) {
+    return TooLong("chat.messages", chat.messages_size(), limits.max_chat_messages, "messages");
+  }
+  if (static_cast<int64_t>(chat.format().size()) > limits.max_format_bytes) {
+    return TooLong("chat.format", chat.format().size(), limits.max_format_bytes, "bytes");
+  }
+  size_t bytes = 0;
+  for (const v1::ChatMessage& m : chat.messages()) {
+    bytes += m.role().size() + m.content().size() + m.name().size();
+  }
+  if (static_cast<int64_t>(bytes) > limits.max_prompt_bytes) {
+    return TooLong("chat.messages (role, content and name together)", bytes,
+                   limits.max_prompt_bytes, "bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckText(const std::string& text, const RequestLimits& limits) {
+  if (static_cast<int64_t>(text.size()) > limits.max_prompt_bytes) {
+    return TooLong("text", text.size(), limits.max_prompt_bytes, "bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStops(const v1::GenerateRequest& request, const RequestLimits& limits) {
+  if (request.stop_strings_size() > limits.max_stop_strings) {
+    return TooLong("stop_strings", request.stop_strings_size(), limits.max_stop_strings, "strings");
+  }
+  for (int i = 0; i < request.stop_strings_size(); ++i) {
+    const std::string& stop = request.stop_strings(i);
+    if (stop.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("stop_strings[", i, "] is empty"));
+    }
+    if (static_cast<int64_t>(stop.size()) > limits.max_stop_string_bytes) {
+      return TooLong(absl::StrCat("stop_strings[", i, "]"), stop.size(),
+                     limits.max_stop_string_bytes, "bytes");
+    }
+  }
+  if (request.stop_token_ids_size() > limits.max_stop_token_ids) {
+    return TooLong("stop_token_ids", request.stop_token_ids_size(), limits.max_stop_token_ids,
+                   "ids");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckSessionIdLimit(const std::string& session_id, const RequestLimits& limits) {
+  if (static_cast<int64_t>(session_id.size()) > limits.max_session_id_bytes) {
+    return TooLong("session_id", session_id.size(), limits.max_session_id_bytes, "bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits) {
+  RETURN_IF_ERROR(CheckSessionIdLimit(request.session_id(), limits));
+  switch (request.prompt_case()) {
+    case v1::GenerateRequest::kText:
+      RETURN_IF_ERROR(CheckText(request.text(), limits));
+      break;
+    case v1::GenerateRequest::kChat:
+      RETURN_IF_ERROR(CheckChat(request.chat(), limits));
+      break;
+    case v1::GenerateRequest::kTokenIds: {
+      const int n = request.token_ids().ids_size();
+      if (limits.max_prompt_tokens > 0 && n > limits.max_prompt_tokens) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "prompt of ", n, " token ids exceeds the context of ", limits.max_prompt_tokens));
+      }
+      break;
+    }
+    default:
+      break;  // "set one of text, chat or token_ids" comes later, with the other checks
+  }
+  return CheckStops(request, limits);
+}
+
+absl::Status CheckTokenizeLimits(const v1::TokenizeRequest& request, const RequestLimits& limits) {
+  switch (request.input_case()) {
+    case v1::TokenizeRequest::kText:
+      return CheckText(request.text(), limits);
+    case v1::TokenizeRequest::kChat:
+      return CheckChat(request.chat(), limits);
+    default:
+      return absl::OkStatus();
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,37 @@
+// Size limits on what a client may send, checked before any work (no tokenizer run, no worker
+// call): a prompt that can never be served is refused in microseconds, and no field of
+// unbounded size reaches a worker, a log line or an error message.
+//
+// Every violation is kInvalidArgument naming the field and the limit; a prompt of more token
+// ids than the context is kOutOfRange. The gRPC server's receive limit
+// (--max-message-bytes) bounds the whole message before any of these run.
+#ifndef TANDEM_SERVICES_COORDINATOR_REQUEST_LIMITS_H_
+#define TANDEM_SERVICES_COORDINATOR_REQUEST_LIMITS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "tandem/v1/generator.pb.h"
+
+namespace tandem {
+
+struct RequestLimits {
+  int64_t max_prompt_bytes = 1 << 20;  // text, or a chat's messages together (--max-prompt-bytes)
+  int64_t max_prompt_tokens = 0;       // token_ids; 0: no limit (the coordinator: the context)
+  int max_chat_messages = 1024;
+  int max_session_id_bytes = 128;
+  int max_stop_strings = 16;
+  int max_stop_string_bytes = 256;
+  int max_stop_token_ids = 256;
+  int max_format_bytes = 64;  // chat.format, a built-in format name
+};
+
+absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);
+absl::Status CheckTokenizeLimits(const v1::TokenizeRequest& request, const RequestLimits& limits);
+// For CloseSession and Generate's session_id.
+absl::Status CheckSessionIdLimit(const std::string& session_id, const RequestLimits& limits);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_REQUEST_LIMITS_H_
