@@ -120,7 +120,7 @@ double WorkerPool::LoadLocked(const Replica& r) const {
   return static_cast<double>(r.pinned + others + r.queue_depth) / std::max(1, r.max_sessions);
 }
 
-std::optional<size_t> WorkerPool::PickLocked(absl::Time now) {
+std::optional<size_t> WorkerPool::PickLocked(absl::Time now, const std::vector<bool>* skip) {
   const size_t n = replicas_.size();
   std::optional<size_t> best;
   double best_load = 0;
@@ -128,7 +128,7 @@ std::optional<size_t> WorkerPool::PickLocked(absl::Time now) {
   for (size_t j = 0; j < n; ++j) {
     const size_t i = (start + j) % n;
     const Replica& r = *replicas_[i];
-    if (!r.ready || !r.backoff.Allowed(now)) continue;
+    if (!r.ready || !r.backoff.Allowed(now) || (skip != nullptr && (*skip)[i])) continue;
     const double load = LoadLocked(r);
     if (!best.has_value() || load < best_load) {
       best = i;
@@ -138,16 +138,16 @@ std::optional<size_t> WorkerPool::PickLocked(absl::Time now) {
   return best;
 }
 
-std::optional<size_t> WorkerPool::Pick() {
+std::optional<size_t> WorkerPool::Pick(const std::vector<bool>* skip) {
   absl::MutexLock lock(&mutex_);
-  return PickLocked(absl::Now());
+  return PickLocked(absl::Now(), skip);
 }
 
-std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline) {
+std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline, const std::vector<bool>* skip) {
   absl::MutexLock lock(&mutex_);
   while (true) {
     const absl::Time now = absl::Now();
-    if (std::optional<size_t> i = PickLocked(now)) return i;
+    if (std::optional<size_t> i = PickLocked(now, skip)) return i;
     if (now >= deadline || stopping_) return std::nullopt;
     // Readiness comes with the next probe and a backoff ends with time: look again soon.
     mutex_.AwaitWithDeadline(absl::Condition(&stopping_),
@@ -158,14 +158,24 @@ std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline) {
 absl::Status WorkerPool::OnReady(absl::Time give_up,
                                  const std::function<absl::Status(size_t)>& call) {
   absl::Status last = absl::UnavailableError("no replica is ready");
+  std::vector<bool> full(replicas_.size(), false);  // answered RESOURCE_EXHAUSTED this time
   while (true) {
-    std::optional<size_t> i = WaitPick(give_up);
+    std::optional<size_t> i = WaitPick(give_up, &full);
     if (!i.has_value()) {
+      if (last.code() == absl::StatusCode::kResourceExhausted) return last;
       return absl::UnavailableError(
           absl::StrCat("no ", replicas_.size() == 1 ? "" : "other ",
                        "worker became ready in time; last failure: ", last.message()));
     }
     absl::Status status = call(*i);
+    if (status.code() == absl::StatusCode::kResourceExhausted) {
+      // Full (the reported loads are a probe old): another replica may have room; when none
+      // is ready now, the worker's answer stands.
+      full[*i] = true;
+      last = std::move(status);
+      if (!Pick(&full).has_value()) return last;
+      continue;
+    }
     if (status.code() != absl::StatusCode::kUnavailable &&
         status.code() != absl::StatusCode::kDeadlineExceeded) {
       return status;

@@ -80,14 +80,16 @@ class WorkerPool {
   bool AnyReady() const;
   // Takes replica `i` out of choice until a probe succeeds again (a call on it failed).
   void MarkDown(size_t i);
-  // The least-loaded ready replica whose backoff allows a call now; nullopt when none is.
-  std::optional<size_t> Pick();
+  // The least-loaded ready replica whose backoff allows a call now (and not in `skip`, by
+  // index); nullopt when none is.
+  std::optional<size_t> Pick(const std::vector<bool>* skip = nullptr);
   // As Pick, waiting up to `deadline` for a replica to become ready.
-  std::optional<size_t> WaitPick(absl::Time deadline);
+  std::optional<size_t> WaitPick(absl::Time deadline, const std::vector<bool>* skip = nullptr);
 
   // Runs `call(i)` on the replica WaitPick gives. A replica that is down (kUnavailable or
   // kDeadlineExceeded from `call`) is marked down and the next one tried, or the one that
-  // comes back waited for, until `give_up`: then kUnavailable naming the last failure.
+  // comes back waited for, until `give_up`: then kUnavailable naming the last failure. A full
+  // one (kResourceExhausted) makes way for another ready one, if any; else that is the answer.
   // Other errors are returned as they are.
   absl::Status OnReady(absl::Time give_up, const std::function<absl::Status(size_t)>& call);
   // Opens a session stream on a ready replica by OnReady, each open bounded by `timeout`;
@@ -122,7 +124,8 @@ class WorkerPool {
   void Poll();
   void Probe(size_t i);
   double LoadLocked(const Replica& r) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  std::optional<size_t> PickLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  std::optional<size_t> PickLocked(absl::Time now, const std::vector<bool>* skip)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool AnyReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Notify() ABSL_LOCKS_EXCLUDED(mutex_);
 

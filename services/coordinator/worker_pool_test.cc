@@ -169,8 +169,35 @@ TEST_F(WorkerPoolTest, OnReadyWaitsForAReplicaThatComesBackOrGivesUp) {
   EXPECT_GE(tried.size(), 2u);
   // Errors that say nothing about the worker's health come back as they are.
   EXPECT_THAT(pool_->OnReady(absl::Now() + absl::Seconds(1),
-                             [](size_t) { return absl::ResourceExhaustedError("full"); }),
+                             [](size_t) { return absl::InvalidArgumentError("bad"); }),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(WorkerPoolTest, AFullReplicaMakesWayForOneWithRoom) {
+  Start();
+  Settle();
+  std::vector<size_t> tried;
+  auto only_one_has_room = [&](size_t room) {
+    return [&tried, room](size_t i) {
+      tried.push_back(i);
+      return i == room ? absl::OkStatus() : absl::ResourceExhaustedError("full");
+    };
+  };
+  for (size_t room : {0u, 1u}) {
+    tried.clear();
+    EXPECT_OK(pool_->OnReady(absl::Now() + absl::Seconds(1), only_one_has_room(room)));
+    EXPECT_EQ(tried.back(), room);
+    EXPECT_LE(tried.size(), 2u);
+  }
+  // Both full: the workers' answer, at once (no waiting for the give-up time).
+  tried.clear();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(pool_->OnReady(absl::Now() + absl::Seconds(5), only_one_has_room(9)),
               StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(tried.size(), 2u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_TRUE(pool_->Ready(0));  // full is not down
+  EXPECT_TRUE(pool_->Ready(1));
 }
 
 }  // namespace
