@@ -2,6 +2,8 @@
 //                    [--metrics-listen HOST:PORT] [--draft-tokens N|auto] [--max-sessions N]
 //                    [--max-queued-requests N] [--max-queue-wait-seconds S]
 //                    [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N]
+//                    [--target-timeout-seconds S] [--failover-wait-seconds S]
+//                    [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X] ...
 //
 // Serves tandem.v1.Generator over the given workers. It runs at most as many requests at once
 // as the target workers hold sessions (their --max-sessions, learnt from Describe, summed
@@ -124,7 +126,10 @@ int main(int argc, char** argv) {
        "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
        "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
        "       [--max-sessions N] [--max-queued-requests N] [--max-queue-wait-seconds S]\n"
-       "       [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N] [-v N]",
+       "       [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N] [-v N]\n"
+       "       [--target-timeout-seconds S] [--failover-wait-seconds S]\n"
+       "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X] [--draft-backoff-ms MS]\n"
+       "       [--health-interval-ms MS] [--drain-notice-seconds S] (--help lists all)",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
