@@ -51,9 +51,11 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
      cmake --build "$fuzz_build" -j "$(nproc)" --target $fuzz_targets >/dev/null; then
     fuzz_log=$(mktemp)
+    fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach"
+    unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
+    unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \
-         -R '^(gguf_fuzzer_smoke|safetensors_fuzzer_smoke|tokenizer_fuzzer_smoke|jinja_fuzzer_smoke|sampler_fuzzer_smoke|generate_fuzzer_smoke|attach_fuzzer_smoke|MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest|SafetensorsReaderTest|JinjaTest)' \
-         >"$fuzz_log" 2>&1; then
+         -R "^((${fuzz_tests})_fuzzer_smoke|${unit_tests})" >"$fuzz_log" 2>&1; then
       grep -E 'tests passed|Total Test time' "$fuzz_log"
     else
       cat "$fuzz_log"

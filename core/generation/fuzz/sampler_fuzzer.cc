@@ -7,9 +7,12 @@
 //    the sparse ids strictly increasing and equal to the dense form's non-zero entries;
 //  - Draw over non-negative weights returns -1 exactly when none is positive, else an index
 //    whose weight is positive.
+// TANDEM_FUZZ_VERBOSE=1 prints each case before it runs (for replaying a reproducer).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "core/base/fuzz_assert.h"
@@ -93,6 +96,10 @@ void CheckDraw(const fuzzing::SamplerCase& c) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tandem;
   const fuzzing::SamplerCase c = fuzzing::DecodeSamplerCase(data, size);
+  // A CHECK inside the sampler aborts before any property can print the case: replaying a
+  // reproducer with TANDEM_FUZZ_VERBOSE=1 prints it first.
+  static const bool verbose = std::getenv("TANDEM_FUZZ_VERBOSE") != nullptr;
+  if (verbose) PrintCase(c);
   CheckDraw(c);
   absl::StatusOr<Sampler> created = Sampler::Create(c.config, c.vocab_size);
   if (!created.ok()) {
