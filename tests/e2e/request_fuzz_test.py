@@ -44,7 +44,7 @@ ALLOWED = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE,
            grpc.StatusCode.ABORTED, grpc.StatusCode.DEADLINE_EXCEEDED}
 SESSIONS = [f"fz-{i}" for i in range(6)]
 MAX_RESTARTS = 3
-SHOWN_FAILURES = 6
+SHOWN_PER_KIND = 2
 
 # ---------------------------------------------------------------- protobuf wire helpers
 
@@ -290,11 +290,12 @@ class Run:
             kinds[kind] = kinds.get(kind, 0) + 1
         lines = [f"{len(self.failures)} failures: " +
                  ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))]
-        shown = set()
-        for kind, detail, summary in self.failures:
-            if (kind, detail[:40]) in shown or len(shown) >= SHOWN_FAILURES:
+        shown = {}
+        # Deaths first: they explain the rest.
+        for kind, detail, summary in sorted(self.failures, key=lambda f: "died" not in f[0]):
+            if shown.get(kind, 0) >= SHOWN_PER_KIND:
                 continue
-            shown.add((kind, detail[:40]))
+            shown[kind] = shown.get(kind, 0) + 1
             lines.append(f"  [{kind}] {detail}\n      {summary}")
         return "\n".join(lines)
 
@@ -323,7 +324,7 @@ def log_tail(stack, name, lines=3):
 def call(generate, payload, max_tokens, summary, run):
     """One request; checks the stream and records the outcome. Returns the status code and
     its details (an unexpected code is for the caller to record: it may mean a death)."""
-    ids, finals = [], 0
+    ids, finals, bad_text = [], 0, False
     try:
         for raw in generate(payload, timeout=DEADLINE_SECONDS):
             text = delta_text_bytes(raw)
@@ -331,8 +332,10 @@ def call(generate, payload, max_tokens, summary, run):
                 try:
                     text.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    run.fail("invalid UTF-8 in TokenDelta.text", f"{cut(text, 60)}: {e.reason}",
-                             summary)
+                    if not bad_text:  # once per request
+                        run.fail("invalid UTF-8 in TokenDelta.text",
+                                 f"{cut(text, 60)}: {e.reason}", summary)
+                    bad_text = True
                     continue
             response = PB.GenerateResponse.FromString(raw)
             if response.HasField("delta"):
