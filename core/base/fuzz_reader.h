@@ -27,11 +27,11 @@ class FuzzReader {
     std::memcpy(&value, bytes, sizeof(T));
     return value;
   }
-  // One of `values`, chosen by one byte (past the table: raw bytes of T follow).
+  // One of `values`, chosen by one byte; one byte in eight says raw bytes of T follow instead.
   template <typename T>
   T Pick(std::initializer_list<T> values) {
     const uint8_t index = Byte();
-    if (index < values.size()) return values.begin()[index];
+    if (index < 224) return values.begin()[index % values.size()];
     return Raw<T>();
   }
   // One of `values`, chosen by one byte modulo their number.
