@@ -297,9 +297,27 @@ class Renderer {
 
   absl::StatusOr<Value> Eval(const Expr& e, const ScopePtr& scope) {
     absl::StatusOr<Value> v = EvalInner(e, scope);
-    if (v.ok()) v = CheckValueLimits(*std::move(v));
+    if (v.ok() && MakesValues(e.kind)) v = CheckValueLimits(*std::move(v));
     if (!v.ok()) return AttachPosition(v.status(), e.pos);
     return v;
+  }
+
+  // Whether an expression of this kind may make a new value (a name, attribute or item
+  // gives one that exists already; comparisons and tests give booleans).
+  static bool MakesValues(Expr::Kind kind) {
+    switch (kind) {
+      case Expr::Kind::kList:
+      case Expr::Kind::kTuple:
+      case Expr::Kind::kDict:
+      case Expr::Kind::kUnary:
+      case Expr::Kind::kBinary:
+      case Expr::Kind::kSlice:
+      case Expr::Kind::kCall:
+      case Expr::Kind::kFilter:
+        return true;
+      default:
+        return false;
+    }
   }
 
   static absl::Status NamespaceInsideError() {

@@ -45,8 +45,8 @@ struct RenderOptions {
   // of a template that grows values without printing them, or prints a shared structure.
   uint64_t max_value_bytes = uint64_t{16} << 20;
   int max_value_depth = 128;
-  // The weights of all the values the expressions of one rendering compute, summed: bounds
-  // the time of a loop that copies a large value on every iteration.
+  // The weights of all the values the expressions of one rendering make (not the ones they
+  // look up), summed: bounds the time of a loop that copies a large value on every iteration.
   uint64_t max_computed_bytes = uint64_t{1} << 30;
 };
 
