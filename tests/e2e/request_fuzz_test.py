@@ -314,11 +314,15 @@ def dead_processes(stack):
 
 
 def log_tail(stack, name, lines=3):
+    """The last lines of NAME's log, or what it means that they say nothing."""
     try:
         with open(os.path.join(stack.dir, name + ".log"), errors="replace") as f:
-            return " | ".join(line.strip() for line in f.read().splitlines()[-lines:])
+            tail = " | ".join(line.strip() for line in f.read().splitlines()[-lines:])
     except OSError:
         return "(no log)"
+    if not any(word in tail for word in ("CHECK", "rror", "Sanitizer", "fault", "abort")):
+        tail += "  [no error in its log: killed by a signal, e.g. SIGSEGV]"
+    return tail
 
 
 def call(generate, payload, max_tokens, summary, run):
