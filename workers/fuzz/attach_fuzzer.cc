@@ -5,10 +5,13 @@
 // distributions (unsorted, mismatched, non-finite, mass far from 1).
 // Properties: each response echoes its request_id; a RequestError carries a code the worker
 // uses for bad requests (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, FAILED_PRECONDITION,
-// OUT_OF_RANGE); results are in range (ids in the vocabulary, draft distributions finite and
-// normalised, accepted_count within the guesses, cached_tokens within the context); a stream
+// OUT_OF_RANGE); a sampling verify refuses a draft q that cannot be right (the guess outside
+// its support, mass far from 1); results are in range (ids in the vocabulary, draft
+// distributions finite and normalised, accepted_count within the guesses, cached_tokens
+// within the context); a stream
 // ends OK or INVALID_ARGUMENT (first request not `open`) or RESOURCE_EXHAUSTED; after the
 // streams close, no session is left on either worker.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -142,6 +145,34 @@ void CheckDistribution(const v1::SparseDistribution& q, const std::string& reque
   TANDEM_FUZZ_ASSERT(std::fabs(sum - 1) < 1e-3, "draft q sums to %g for %s", sum, request.c_str());
 }
 
+// Whether q is plainly not a distribution `guess` was drawn from: the guess outside its
+// support, or its mass far from 1 (the worker's tolerance is narrower than this).
+bool PlainlyBadDraft(const v1::DraftToken& g) {
+  const v1::SparseDistribution& q = g.distribution();
+  bool has_guess = false;
+  double mass = 0;
+  for (int i = 0; i < q.token_ids_size() && i < q.probabilities_size(); ++i) {
+    has_guess = has_guess || (q.token_ids(i) == g.token_id() && q.probabilities(i) > 0);
+    mass += q.probabilities(i);
+  }
+  return !has_guess || !(mass > 0.5 && mass < 2);
+}
+
+// Issue #10 item 4: when sampling (temperature > 0), a verify must not accept against a draft
+// distribution that cannot be right; a guess is tested if it was accepted or is the first
+// rejected one.
+void CheckVerifyRefusedBadDraft(const v1::SessionRequest& r, const v1::VerifyResult& v,
+                                const std::string& request) {
+  const v1::VerifyRequest& verify = r.verify();
+  if (!verify.sampling().has_temperature() || !(verify.sampling().temperature() > 0)) return;
+  const int tested = std::min(v.accepted_count() + 1, verify.guesses_size());
+  for (int i = 0; i < tested; ++i) {
+    TANDEM_FUZZ_ASSERT(!PlainlyBadDraft(verify.guesses(i)),
+                       "verify accepted %d guesses against the bad draft q of guess %d for %s",
+                       v.accepted_count(), i, request.c_str());
+  }
+}
+
 void CheckResponse(const v1::SessionRequest& r, const v1::SessionResponse& response) {
   std::string request = r.ShortDebugString();
   if (request.size() > 1500) request = request.substr(0, 1500) + "...";
@@ -165,6 +196,7 @@ void CheckResponse(const v1::SessionRequest& r, const v1::SessionResponse& respo
   }
   if (response.has_verify()) {
     const v1::VerifyResult& v = response.verify();
+    CheckVerifyRefusedBadDraft(r, v, request);
     TANDEM_FUZZ_ASSERT(v.accepted_count() >= 0 && v.accepted_count() <= r.verify().guesses_size(),
                        "accepted_count %d for %s", v.accepted_count(), request.c_str());
     TANDEM_FUZZ_ASSERT(v.next_token() >= 0 && v.next_token() < kVocab, "next_token %d for %s",
