@@ -200,6 +200,13 @@ absl::StatusOr<List> Iterate(const Value& v) {
       return keys;
     }
     case Value::Kind::kString: {
+      // One Value per character: bound the list as any other value.
+      constexpr size_t kMaxIterated = kMaxSequenceSize / kValueNodeWeight;
+      if (v.as_string().size() > kMaxIterated) {
+        return absl::ResourceExhaustedError(absl::StrCat("a string of ", v.as_string().size(),
+                                                         " bytes is too long to iterate (limit ",
+                                                         kMaxIterated, ")"));
+      }
       List chars;
       for (absl::string_view c : Utf8Chars(v.as_string())) chars.push_back(Value(std::string(c)));
       return chars;

@@ -388,6 +388,9 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
        "tojson result exceeds the limit"},
       {"huge replace", "{{ ('a' * 10000)|replace('a', 'b' * 10000) }}",
        "replace() result exceeds the limit"},
+      {"iterating a huge string", "{% for c in 'x' * 16000000 %}{% break %}{% endfor %}",
+       "a string of 16000000 bytes is too long to iterate (limit 1048576)"},
+      {"listing a huge string", "{{ ('x' * 16000000)|list|length }}", "too long to iterate"},
   };
   for (const Case& c : amplifiers) {
     EXPECT_THAT(Render(c.source), StatusIs(absl::StatusCode::kResourceExhausted,
