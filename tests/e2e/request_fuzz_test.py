@@ -1,7 +1,8 @@
 """Random Generate requests against the real three-process stack (stories260K target and its
 distilled draft, started with deploy/local/tandem-local.sh): valid and invalid fields, edge
 values, random ids, invalid UTF-8 in text, chat content, stop strings and session ids, random
-sampling parameters including NaN, inf, huge and negative ones.
+sampling parameters including NaN, inf, huge and negative ones; one at a time, then 200 more
+from 8 clients at once, sharing session ids.
 
 Every call must end OK or with a code the API documents (INVALID_ARGUMENT, OUT_OF_RANGE,
 NOT_FOUND, RESOURCE_EXHAUSTED, ABORTED, or DEADLINE_EXCEEDED from the per-call deadline); a
@@ -19,6 +20,7 @@ import os
 import random
 import struct
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -281,9 +283,15 @@ class Run:
     def __init__(self):
         self.codes = {}
         self.failures = []  # (kind, detail, request summary)
+        self.lock = threading.Lock()
 
     def fail(self, kind, detail, summary):
-        self.failures.append((kind, detail, summary))
+        with self.lock:
+            self.failures.append((kind, detail, summary))
+
+    def count(self, code):
+        with self.lock:
+            self.codes[code] = self.codes.get(code, 0) + 1
 
     def report(self):
         kinds = {}
@@ -355,8 +363,7 @@ def call(generate, payload, max_tokens, summary, run):
         code, details = e.code(), e.details() or ""
         if code == grpc.StatusCode.INTERNAL and "+raw" in summary:
             # Invalid UTF-8 in a proto3 string: the server's gRPC layer cannot parse it.
-            run.codes["INTERNAL (unparsable request)"] = (
-                run.codes.get("INTERNAL (unparsable request)", 0) + 1)
+            run.count("INTERNAL (unparsable request)")
             return None, details
     if code == grpc.StatusCode.OK:
         if finals != 1:
@@ -366,8 +373,34 @@ def call(generate, payload, max_tokens, summary, run):
             run.fail("token id out of range", cut(bad), summary)
         if max_tokens > 0 and len(ids) > max_tokens:
             run.fail("too many tokens", f"{len(ids)} ids for max_tokens {max_tokens}", summary)
-    run.codes[code.name] = run.codes.get(code.name, 0) + 1
+    run.count(code.name)
     return code, details
+
+
+def concurrent_phase(stack, rng, run, clients=8, per_client=25):  # 200 requests
+    """Clients at once on a few shared session ids: races between requests of one session
+    (ABORTED), and between sessions. The same checks as one at a time."""
+    # (A third of random requests name one of SESSIONS, so clients share sessions.)
+    requests = [[random_request(rng) for _ in range(per_client)] for _ in range(clients)]
+    codes = []
+
+    def client(batch):
+        for payload, summary, max_tokens in batch:
+            code, details = call(stack.generate, payload, max_tokens, summary, run)
+            if code is not None and code != grpc.StatusCode.OK and code not in ALLOWED:
+                codes.append((code, details, summary))
+
+    threads = [threading.Thread(target=client, args=(batch,)) for batch in requests]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(DEADLINE_SECONDS * per_client)
+    dead = dead_processes(stack)
+    for name in dead:
+        run.fail(f"{name} died", log_tail(stack, name), "during the concurrent phase")
+    if not dead:
+        for code, details, summary in codes:
+            run.fail(f"status {code.name}", cut(details, 160), f"(concurrent) {summary}")
 
 
 def greedy(stub, prompt, max_tokens):
@@ -439,9 +472,11 @@ def test_random_generate_requests_end_ok_or_with_a_documented_code():
                 break
             stack = Stack().__enter__()
             start += time.monotonic() - restart  # restarts do not eat the budget
-        print(f"{done} of {len(requests)} requests in {time.monotonic() - begun:.0f} s "
-              f"({restarts} restarts after a death); codes: {dict(sorted(run.codes.items()))}",
-              flush=True)
+        if stack is not None:
+            concurrent_phase(stack, random.Random(SEED + 1), run)
+        print(f"{done} of {len(requests)} requests one at a time, then 200 from 8 clients at "
+              f"once, in {time.monotonic() - begun:.0f} s ({restarts} restarts after a death); "
+              f"codes: {dict(sorted(run.codes.items()))}", flush=True)
         if stack is not None:
             for name in dead_processes(stack):
                 run.fail(f"{name} died", log_tail(stack, name), "(at the end)")
