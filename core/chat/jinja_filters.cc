@@ -77,7 +77,15 @@ absl::StatusOr<Value> ToJsonFilter(const Value& in, const CallArgs& a) {
   if (indent == nullptr && !a.positional.empty()) indent = &a.positional[0];
   if (indent != nullptr && !indent->is_none()) {
     if (!indent->is_int()) return absl::InvalidArgumentError("tojson indent must be an integer");
-    options.indent = static_cast<int>(indent->as_int());
+    // Each item's line is indented by up to indent x depth: bound the output before
+    // building it (escaping aside, the rest is about the value's weight).
+    const uint64_t per_item =
+        static_cast<uint64_t>(std::clamp<int64_t>(indent->as_int(), 0, 1 << 20)) *
+        static_cast<uint64_t>(in.depth());
+    const uint64_t items = in.weight() / kValueNodeWeight + 1;
+    RETURN_IF_ERROR(CheckSequenceSize(
+        "tojson result", per_item > kMaxSequenceSize / items ? UINT64_MAX : per_item * items));
+    options.indent = static_cast<int>(std::clamp<int64_t>(indent->as_int(), INT32_MIN, 1 << 20));
   }
   options.ensure_ascii = ArgBool(a, 1000, "ensure_ascii", false);
   options.sort_keys = ArgBool(a, 1000, "sort_keys", false);
@@ -135,6 +143,7 @@ absl::StatusOr<Value> Join(const Value& in, const CallArgs& a) {
     out += ToString(attribute != nullptr && attribute->is_string()
                         ? AttributePath(items[i], attribute->as_string())
                         : items[i]);
+    RETURN_IF_ERROR(CheckSequenceSize("join result", out.size()));
   }
   return Value(std::move(out));
 }
@@ -156,7 +165,8 @@ absl::StatusOr<Value> Replace(const Value& in, const CallArgs& a) {
     return absl::InvalidArgumentError("replace needs old and new strings");
   }
   int64_t limit = count != nullptr && count->is_int() ? count->as_int() : -1;
-  return Value(ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
+  ASSIGN_OR_RETURN(std::string out, ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
+  return Value(std::move(out));
 }
 
 absl::StatusOr<Value> String(const Value& in, const CallArgs&) { return Value(ToString(in)); }
@@ -335,6 +345,9 @@ std::vector<std::string> SplitLines(const std::string& s) {
 
 absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
   const Value* width = a.Get(0, "width");
+  if (width != nullptr && !width->is_string()) {
+    RETURN_IF_ERROR(CheckSequenceSize("indent width", std::max<int64_t>(0, width->as_int())));
+  }
   std::string pad =
       width == nullptr ? "    "
       : width->is_string()
@@ -349,6 +362,7 @@ absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
     if (i > 0) out += "\n";
     if (i > 0 && (blank || !lines[i].empty())) out += pad;
     out += lines[i];
+    RETURN_IF_ERROR(CheckSequenceSize("indent result", out.size() + pad.size()));
   }
   if (first) out = pad + out;
   return Value(std::move(out));

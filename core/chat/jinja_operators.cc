@@ -23,7 +23,8 @@ bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
 
 absl::StatusOr<Value> Repeat(const Value& seq, int64_t n) {
   if (n <= 0) return seq.is_string() ? Value("") : Value(List{});
-  size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
+  // A list counts by weight: its items may be large, or share large parts.
+  size_t unit = seq.is_string() ? seq.as_string().size() : seq.weight();
   if (unit != 0 && static_cast<uint64_t>(n) > kMaxSequenceSize / unit) {
     return absl::ResourceExhaustedError("sequence repetition result too large");
   }
@@ -199,6 +200,13 @@ absl::StatusOr<List> Iterate(const Value& v) {
       return keys;
     }
     case Value::Kind::kString: {
+      // One Value per character: bound the list as any other value.
+      constexpr size_t kMaxIterated = kMaxSequenceSize / kValueNodeWeight;
+      if (v.as_string().size() > kMaxIterated) {
+        return absl::ResourceExhaustedError(absl::StrCat("a string of ", v.as_string().size(),
+                                                         " bytes is too long to iterate (limit ",
+                                                         kMaxIterated, ")"));
+      }
       List chars;
       for (absl::string_view c : Utf8Chars(v.as_string())) chars.push_back(Value(std::string(c)));
       return chars;
@@ -375,7 +383,8 @@ Value StringMethod(const std::string& s, const std::string& name) {
       }
       const Value* count = a.Get(2, "count");
       int64_t limit = count != nullptr && IsIntLike(*count) ? count->as_int() : -1;
-      return Value(ReplaceN(s, from->as_string(), to->as_string(), limit));
+      ASSIGN_OR_RETURN(std::string out, ReplaceN(s, from->as_string(), to->as_string(), limit));
+      return Value(std::move(out));
     });
   }
   if (name == "format") {
@@ -386,8 +395,13 @@ Value StringMethod(const std::string& s, const std::string& name) {
       const Value* items = a.Get(0, "iterable");
       if (items == nullptr) return absl::InvalidArgumentError("join() needs an iterable");
       ASSIGN_OR_RETURN(List list, Iterate(*items));
-      return Value(absl::StrJoin(
-          list, s, [](std::string* out, const Value& v) { out->append(ToString(v)); }));
+      std::string out;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out += s;
+        out += ToString(list[i]);
+        RETURN_IF_ERROR(CheckSequenceSize("join() result", out.size()));
+      }
+      return Value(std::move(out));
     });
   }
   if (name == "find" || name == "count") {
@@ -441,8 +455,14 @@ Value DictMethod(const Value& obj, const std::string& name) {
 
 }  // namespace
 
-std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_view to,
-                     int64_t limit) {
+absl::Status CheckSequenceSize(absl::string_view what, uint64_t size) {
+  if (size <= kMaxSequenceSize) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat(what, " exceeds the limit of ", kMaxSequenceSize, " bytes or items"));
+}
+
+absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from,
+                                     absl::string_view to, int64_t limit) {
   std::string out;
   size_t start = 0;
   int64_t done = 0;
@@ -454,6 +474,7 @@ std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_v
         ++done;
       }
       if (i < cs.size()) absl::StrAppend(&out, cs[i]);
+      RETURN_IF_ERROR(CheckSequenceSize("replace() result", out.size()));
     }
     return out;
   }
@@ -461,6 +482,7 @@ std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_v
     size_t at = s.find(from, start);
     if (at == absl::string_view::npos) break;
     absl::StrAppend(&out, s.substr(start, at - start), to);
+    RETURN_IF_ERROR(CheckSequenceSize("replace() result", out.size()));
     start = at + from.size();
     ++done;
   }
