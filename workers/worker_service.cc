@@ -20,8 +20,10 @@ grpc::Status Unavailable() {
 }
 
 void SetError(const absl::Status& status, v1::SessionResponse* response) {
+  // The coordinator decodes the code with FromRequestError (absl::StatusCode's numbers).
   response->mutable_error()->set_code(static_cast<int>(status.code()));
-  response->mutable_error()->set_message(std::string(status.message()));
+  // A proto3 string: bytes that are not UTF-8 would make the whole response fail to parse.
+  response->mutable_error()->set_message(WireMessage(status.message()));
 }
 
 // Renders a conversation with the model's template (or a built-in format).
