@@ -20,6 +20,10 @@
 namespace tandem::chat::jinja {
 namespace {
 
+// The largest tojson indent: wider than any template needs, small enough that the output
+// stays a small multiple of the data.
+constexpr int64_t kMaxTojsonIndent = 1024;
+
 using FilterFn = absl::StatusOr<Value> (*)(const Value& input, const CallArgs& args);
 using TestFn = absl::StatusOr<bool> (*)(const Value& input, const CallArgs& args);
 
@@ -77,7 +81,13 @@ absl::StatusOr<Value> ToJsonFilter(const Value& in, const CallArgs& a) {
   if (indent == nullptr && !a.positional.empty()) indent = &a.positional[0];
   if (indent != nullptr && !indent->is_none()) {
     if (!indent->is_int()) return absl::InvalidArgumentError("tojson indent must be an integer");
-    options.indent = static_cast<int>(indent->as_int());
+    // Bounded before it multiplies the output (and before it is narrowed to int); a negative
+    // indent only inserts newlines, as in Python.
+    if (indent->as_int() > kMaxTojsonIndent) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "tojson indent ", indent->as_int(), " exceeds the limit of ", kMaxTojsonIndent));
+    }
+    options.indent = static_cast<int>(std::max<int64_t>(-1, indent->as_int()));
   }
   options.ensure_ascii = ArgBool(a, 1000, "ensure_ascii", false);
   options.sort_keys = ArgBool(a, 1000, "sort_keys", false);
@@ -335,15 +345,27 @@ std::vector<std::string> SplitLines(const std::string& s) {
 
 absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
   const Value* width = a.Get(0, "width");
-  std::string pad =
-      width == nullptr ? "    "
-      : width->is_string()
-          ? width->as_string()
-          : std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
+  std::string pad = "    ";
+  if (width != nullptr && width->is_string()) {
+    pad = width->as_string();
+  } else if (width != nullptr) {
+    // The template's number: bounded before it sizes a string.
+    const int64_t n = std::max<int64_t>(0, width->as_int());
+    if (static_cast<uint64_t>(n) > kMaxSequenceSize) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("indent width ", n, " exceeds ", kMaxSequenceSize));
+    }
+    pad.assign(static_cast<size_t>(n), ' ');
+  }
   bool first = ArgBool(a, 1, "first", false);
   bool blank = ArgBool(a, 2, "blank", false);
   // Jinja appends a newline before splitting, which drops one trailing newline.
-  std::vector<std::string> lines = SplitLines(ToString(in) + "\n");
+  const std::string text = ToString(in);
+  std::vector<std::string> lines = SplitLines(text + "\n");
+  if (!pad.empty() && lines.size() > (kMaxSequenceSize - std::min(kMaxSequenceSize, text.size())) /
+                                         pad.size()) {
+    return absl::ResourceExhaustedError("indent result too large");
+  }
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i > 0) out += "\n";

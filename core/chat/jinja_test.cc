@@ -310,6 +310,28 @@ TEST(JinjaTest, BoundsRecursionOutputAndLoops) {
                                                         "sequence repetition result too large"));
 }
 
+// A template is file data: a width or indent it computes must not allocate without bound
+// (before: std::length_error or bad_alloc, and the process terminated).
+TEST(JinjaTest, BoundsWhatIndentAndTojsonAllocate) {
+  const struct {
+    const char* source;
+    const char* message;
+  } cases[] = {
+      {"{{ 'a' | indent(10 ** 15, true) }}", "indent width 1000000000000000 exceeds"},
+      {"{{ 'a\nb' | indent(9223372036854775807) }}", "indent width 9223372036854775807 exceeds"},
+      {"{{ ('x\n' * 100000) | indent(1000) }}", "indent result too large"},
+      {"{{ l | tojson(indent=10 ** 12) }}", "tojson indent 1000000000000 exceeds the limit of 1024"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(Render(c.source),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr(c.message)))
+        << c.source;
+  }
+  EXPECT_THAT(Render("{{ 'a\nb' | indent(3) }}|{{ l | tojson(indent=1) }}|"
+                     "{{ l | tojson(indent=-1) }}"),
+              IsOkAndHolds("a\n   b|[\n 3,\n 1,\n 2\n]|[\n3,\n1,\n2\n]"));
+}
+
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
   EXPECT_THAT(Render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
