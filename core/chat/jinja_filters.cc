@@ -166,7 +166,9 @@ absl::StatusOr<Value> Replace(const Value& in, const CallArgs& a) {
     return absl::InvalidArgumentError("replace needs old and new strings");
   }
   int64_t limit = count != nullptr && count->is_int() ? count->as_int() : -1;
-  return Value(ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
+  ASSIGN_OR_RETURN(std::string replaced,
+                   ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
+  return Value(std::move(replaced));
 }
 
 absl::StatusOr<Value> String(const Value& in, const CallArgs&) { return Value(ToString(in)); }

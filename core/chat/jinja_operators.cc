@@ -375,7 +375,8 @@ Value StringMethod(const std::string& s, const std::string& name) {
       }
       const Value* count = a.Get(2, "count");
       int64_t limit = count != nullptr && IsIntLike(*count) ? count->as_int() : -1;
-      return Value(ReplaceN(s, from->as_string(), to->as_string(), limit));
+      ASSIGN_OR_RETURN(std::string replaced, ReplaceN(s, from->as_string(), to->as_string(), limit));
+      return Value(std::move(replaced));
     });
   }
   if (name == "format") {
@@ -441,8 +442,13 @@ Value DictMethod(const Value& obj, const std::string& name) {
 
 }  // namespace
 
-std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_view to,
-                     int64_t limit) {
+absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from,
+                                     absl::string_view to, int64_t limit) {
+  // Each replacement may grow the text by to.size(): bounded before any is appended.
+  const auto too_large = [&](size_t size) { return size > kMaxSequenceSize; };
+  const auto exhausted = [] {
+    return absl::ResourceExhaustedError("str.replace result too large");
+  };
   std::string out;
   size_t start = 0;
   int64_t done = 0;
@@ -450,6 +456,7 @@ std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_v
     std::vector<absl::string_view> cs = Utf8Chars(s);
     for (size_t i = 0; i <= cs.size(); ++i) {
       if (limit < 0 || done < limit) {
+        if (too_large(out.size() + to.size())) return exhausted();
         absl::StrAppend(&out, to);
         ++done;
       }
@@ -460,6 +467,7 @@ std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_v
   while (limit < 0 || done < limit) {
     size_t at = s.find(from, start);
     if (at == absl::string_view::npos) break;
+    if (too_large(out.size() + (at - start) + to.size())) return exhausted();
     absl::StrAppend(&out, s.substr(start, at - start), to);
     start = at + from.size();
     ++done;

@@ -41,8 +41,9 @@ Value GetItem(const Value& obj, const Value& key);
 absl::StatusOr<Value> Slice(const Value& obj, const Value* start, const Value* stop,
                             const Value* step);
 
-// Python's str.replace: at most `limit` replacements (all if negative).
-std::string ReplaceN(absl::string_view s, absl::string_view from, absl::string_view to,
+// Python's str.replace: at most `limit` replacements (all if negative). kResourceExhausted
+// if the result would exceed kMaxSequenceSize bytes.
+absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from, absl::string_view to,
                      int64_t limit);
 
 // Python's str.strip family: `chars` (code points) or whitespace when null.

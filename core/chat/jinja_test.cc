@@ -321,6 +321,8 @@ TEST(JinjaTest, BoundsWhatIndentAndTojsonAllocate) {
       {"{{ 'a\nb' | indent(9223372036854775807) }}", "indent width 9223372036854775807 exceeds"},
       {"{{ ('x\n' * 100000) | indent(1000) }}", "indent result too large"},
       {"{{ l | tojson(indent=10 ** 12) }}", "tojson indent 1000000000000 exceeds the limit of 1024"},
+      {"{% set x = 'x' * 4000000 %}{{ x | replace('x', x) }}", "str.replace result too large"},
+      {"{% set x = 'x' * 4000000 %}{{ x.replace('', x) }}", "str.replace result too large"},
   };
   for (const auto& c : cases) {
     EXPECT_THAT(Render(c.source),
