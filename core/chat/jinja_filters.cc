@@ -145,6 +145,7 @@ absl::StatusOr<Value> Join(const Value& in, const CallArgs& a) {
     out += ToString(attribute != nullptr && attribute->is_string()
                         ? AttributePath(items[i], attribute->as_string())
                         : items[i]);
+    if (out.size() > kMaxSequenceSize) return absl::ResourceExhaustedError("join result too large");
   }
   return Value(std::move(out));
 }

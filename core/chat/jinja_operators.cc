@@ -100,7 +100,13 @@ absl::Status UndefinedError(const Value& v) {
 }
 
 absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value& b) {
-  if (op == "~") return Value(ToString(a) + ToString(b));
+  if (op == "~") {
+    std::string left = ToString(a), right = ToString(b);
+    if (left.size() + right.size() > kMaxSequenceSize) {
+      return absl::ResourceExhaustedError("string concatenation result too large");
+    }
+    return Value(std::move(left) + right);
+  }
   if (a.is_undefined()) return UndefinedError(a);
   if (b.is_undefined()) return UndefinedError(b);
   if (a.is_number() && b.is_number()) {
@@ -387,8 +393,15 @@ Value StringMethod(const std::string& s, const std::string& name) {
       const Value* items = a.Get(0, "iterable");
       if (items == nullptr) return absl::InvalidArgumentError("join() needs an iterable");
       ASSIGN_OR_RETURN(List list, Iterate(*items));
-      return Value(absl::StrJoin(
-          list, s, [](std::string* out, const Value& v) { out->append(ToString(v)); }));
+      std::string out;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out += s;
+        out += ToString(list[i]);
+        if (out.size() > kMaxSequenceSize) {
+          return absl::ResourceExhaustedError("str.join result too large");
+        }
+      }
+      return Value(std::move(out));
     });
   }
   if (name == "find" || name == "count") {

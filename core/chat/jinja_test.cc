@@ -323,6 +323,9 @@ TEST(JinjaTest, BoundsWhatIndentAndTojsonAllocate) {
       {"{{ l | tojson(indent=10 ** 12) }}", "tojson indent 1000000000000 exceeds the limit of 1024"},
       {"{% set x = 'x' * 4000000 %}{{ x | replace('x', x) }}", "str.replace result too large"},
       {"{% set x = 'x' * 4000000 %}{{ x.replace('', x) }}", "str.replace result too large"},
+      {"{% set x = 'x' * 9000000 %}{{ x ~ x }}", "string concatenation result too large"},
+      {"{% set x = 'x' * 9000000 %}{{ ([x] * 1000) | join }}", "join result too large"},
+      {"{% set x = 'x' * 9000000 %}{{ x.join([x] * 1000) }}", "str.join result too large"},
   };
   for (const auto& c : cases) {
     EXPECT_THAT(Render(c.source),
