@@ -3,8 +3,11 @@
 // (in process): each answers a RequestError with the exact code (or a correct result), and
 // the session still serves a valid request afterwards.
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -369,6 +372,46 @@ TEST_F(HostileSessionRequestTest, TokenizeWithOddInputsAnswersWithoutDying) {
     EXPECT_THAT(status.error_message(), HasSubstr(c.message));
     EXPECT_LE(status.error_message().size(), 1024u);
   }
+}
+
+// A model file's text is not checked for UTF-8 (a GGUF general.name of raw bytes), but
+// Describe's answer is proto3 strings: before, the peer could not parse it (INTERNAL), so a
+// coordinator could never start against the worker.
+TEST(HostileModelFileTest, DescribeAnswersWithWellFormedTextForAModelNameOfRawBytes) {
+  ASSERT_OK_AND_ASSIGN(std::string original,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  std::ifstream in(original, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // general.name is the 5-byte string "llama": same length, not UTF-8.
+  const std::string key = std::string("general.name") + std::string("\x08\0\0\0\x05\0\0\0\0\0\0\0", 12);
+  const size_t at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.substr(at + key.size(), 5), "llama");
+  bytes.replace(at + key.size(), 5, "\xFFlam\xC3");
+  const std::string path = ::testing::TempDir() + "/raw-name-stories260K.gguf";
+  std::ofstream(path, std::ios::binary) << bytes;
+
+  WorkerOptions options;
+  options.model_path = path;
+  options.threads = 1;
+  options.context_size = kContext;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerEngine> engine, WorkerEngine::Create(options));
+  prometheus::Registry registry;
+  WorkerMetrics metrics(registry, "target");
+  WorkerService service(&metrics);
+  service.SetEngine(engine.get());
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  grpc::ClientContext context;
+  v1::DescribeResponse response;
+  const grpc::Status status = stub->Describe(&context, v1::DescribeRequest(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+  EXPECT_EQ(response.model().name(), "\xEF\xBF\xBDlam\xEF\xBF\xBD");
+  EXPECT_EQ(response.model().vocab_size(), kVocab);
+  server->Shutdown();
+  std::remove(path.c_str());
 }
 
 }  // namespace
