@@ -21,6 +21,7 @@
 #include "core/decoder/load_report.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
@@ -108,7 +109,8 @@ int main(int argc, char** argv) {
               (*server)->metrics_port());
   std::fflush(stdout);
 
-  // Health says NOT_SERVING until the model is loaded.
+  // Health says NOT_SERVING until the model is loaded; a stop request meanwhile exits at once.
+  tandem::ExitDuringStartup startup("tandem-worker");
   tandem::LoadReport load(options.model_path, stderr, isatty(STDERR_FILENO) == 1);
   load.Prefetch();
   absl::StatusOr<std::unique_ptr<tandem::WorkerEngine>> engine =
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
   load.Loaded((*engine)->model());
   service.SetEngine(engine->get());
   (*server)->SetServing(true);
+  startup.Done();
   std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),
                options.model_path.c_str(), (*engine)->model().weight_type().c_str(),
                static_cast<long long>((*engine)->model().parameter_count()));

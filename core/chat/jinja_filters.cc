@@ -20,10 +20,6 @@
 namespace tandem::chat::jinja {
 namespace {
 
-// The largest tojson indent: wider than any template needs, small enough that the output
-// stays a small multiple of the data.
-constexpr int64_t kMaxTojsonIndent = 1024;
-
 using FilterFn = absl::StatusOr<Value> (*)(const Value& input, const CallArgs& args);
 using TestFn = absl::StatusOr<bool> (*)(const Value& input, const CallArgs& args);
 
@@ -81,13 +77,15 @@ absl::StatusOr<Value> ToJsonFilter(const Value& in, const CallArgs& a) {
   if (indent == nullptr && !a.positional.empty()) indent = &a.positional[0];
   if (indent != nullptr && !indent->is_none()) {
     if (!indent->is_int()) return absl::InvalidArgumentError("tojson indent must be an integer");
-    // Bounded before it multiplies the output (and before it is narrowed to int); a negative
-    // indent only inserts newlines, as in Python.
-    if (indent->as_int() > kMaxTojsonIndent) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "tojson indent ", indent->as_int(), " exceeds the limit of ", kMaxTojsonIndent));
-    }
-    options.indent = static_cast<int>(std::max<int64_t>(-1, indent->as_int()));
+    // Each item's line is indented by up to indent x depth: bound the output before
+    // building it (escaping aside, the rest is about the value's weight).
+    const uint64_t per_item =
+        static_cast<uint64_t>(std::clamp<int64_t>(indent->as_int(), 0, 1 << 20)) *
+        static_cast<uint64_t>(in.depth());
+    const uint64_t items = in.weight() / kValueNodeWeight + 1;
+    RETURN_IF_ERROR(CheckSequenceSize(
+        "tojson result", per_item > kMaxSequenceSize / items ? UINT64_MAX : per_item * items));
+    options.indent = static_cast<int>(std::clamp<int64_t>(indent->as_int(), INT32_MIN, 1 << 20));
   }
   options.ensure_ascii = ArgBool(a, 1000, "ensure_ascii", false);
   options.sort_keys = ArgBool(a, 1000, "sort_keys", false);
@@ -145,7 +143,7 @@ absl::StatusOr<Value> Join(const Value& in, const CallArgs& a) {
     out += ToString(attribute != nullptr && attribute->is_string()
                         ? AttributePath(items[i], attribute->as_string())
                         : items[i]);
-    if (out.size() > kMaxSequenceSize) return absl::ResourceExhaustedError("join result too large");
+    RETURN_IF_ERROR(CheckSequenceSize("join result", out.size()));
   }
   return Value(std::move(out));
 }
@@ -167,9 +165,8 @@ absl::StatusOr<Value> Replace(const Value& in, const CallArgs& a) {
     return absl::InvalidArgumentError("replace needs old and new strings");
   }
   int64_t limit = count != nullptr && count->is_int() ? count->as_int() : -1;
-  ASSIGN_OR_RETURN(std::string replaced,
-                   ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
-  return Value(std::move(replaced));
+  ASSIGN_OR_RETURN(std::string out, ReplaceN(ToString(in), ToString(*from), ToString(*to), limit));
+  return Value(std::move(out));
 }
 
 absl::StatusOr<Value> String(const Value& in, const CallArgs&) { return Value(ToString(in)); }
@@ -348,32 +345,24 @@ std::vector<std::string> SplitLines(const std::string& s) {
 
 absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
   const Value* width = a.Get(0, "width");
-  std::string pad = "    ";
-  if (width != nullptr && width->is_string()) {
-    pad = width->as_string();
-  } else if (width != nullptr) {
-    // The template's number: bounded before it sizes a string.
-    const int64_t n = std::max<int64_t>(0, width->as_int());
-    if (static_cast<uint64_t>(n) > kMaxSequenceSize) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("indent width ", n, " exceeds ", kMaxSequenceSize));
-    }
-    pad.assign(static_cast<size_t>(n), ' ');
+  if (width != nullptr && !width->is_string()) {
+    RETURN_IF_ERROR(CheckSequenceSize("indent width", std::max<int64_t>(0, width->as_int())));
   }
+  std::string pad =
+      width == nullptr ? "    "
+      : width->is_string()
+          ? width->as_string()
+          : std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
   bool first = ArgBool(a, 1, "first", false);
   bool blank = ArgBool(a, 2, "blank", false);
   // Jinja appends a newline before splitting, which drops one trailing newline.
-  const std::string text = ToString(in);
-  std::vector<std::string> lines = SplitLines(text + "\n");
-  if (!pad.empty() && lines.size() > (kMaxSequenceSize - std::min(kMaxSequenceSize, text.size())) /
-                                         pad.size()) {
-    return absl::ResourceExhaustedError("indent result too large");
-  }
+  std::vector<std::string> lines = SplitLines(ToString(in) + "\n");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i > 0) out += "\n";
     if (i > 0 && (blank || !lines[i].empty())) out += pad;
     out += lines[i];
+    RETURN_IF_ERROR(CheckSequenceSize("indent result", out.size() + pad.size()));
   }
   if (first) out = pad + out;
   return Value(std::move(out));

@@ -245,7 +245,15 @@ class Renderer {
       return ErrorAt(node.pos, absl::StrCat("cannot assign attribute on non-namespace object '",
                                             node.targets[0], "'"));
     }
+    if (v.is_namespace() || v.holds_namespace()) {
+      return AttachPosition(NamespaceInsideError(), node.pos);
+    }
     target->as_dict().Set(node.attr, std::move(v));
+    if (target->weight() > options_.max_value_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("namespace '", node.targets[0],
+                                                       "' exceeds the limit of ",
+                                                       options_.max_value_bytes, " bytes"));
+    }
     return absl::OkStatus();
   }
 
@@ -289,7 +297,54 @@ class Renderer {
 
   absl::StatusOr<Value> Eval(const Expr& e, const ScopePtr& scope) {
     absl::StatusOr<Value> v = EvalInner(e, scope);
+    if (v.ok() && MakesValues(e.kind)) v = CheckValueLimits(*std::move(v));
     if (!v.ok()) return AttachPosition(v.status(), e.pos);
+    return v;
+  }
+
+  // Whether an expression of this kind may make a new value (a name, attribute or item
+  // gives one that exists already; comparisons and tests give booleans).
+  static bool MakesValues(Expr::Kind kind) {
+    switch (kind) {
+      case Expr::Kind::kList:
+      case Expr::Kind::kTuple:
+      case Expr::Kind::kDict:
+      case Expr::Kind::kUnary:
+      case Expr::Kind::kBinary:
+      case Expr::Kind::kSlice:
+      case Expr::Kind::kCall:
+      case Expr::Kind::kFilter:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static absl::Status NamespaceInsideError() {
+    return absl::InvalidArgumentError(
+        "a namespace() object cannot be put in a list, a dict or a namespace");
+  }
+
+  // Every value an expression makes stays within the size and depth limits, and no list or
+  // dict holds a namespace (the one mutable value): so a value's weight never changes after
+  // it is made, and no value contains itself.
+  absl::StatusOr<Value> CheckValueLimits(Value v) {
+    computed_bytes_ = computed_bytes_ > UINT64_MAX - v.weight() ? UINT64_MAX
+                                                                : computed_bytes_ + v.weight();
+    if (computed_bytes_ > options_.max_computed_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("template computes more than the limit of ", options_.max_computed_bytes,
+                       " bytes of values"));
+    }
+    if (v.weight() > options_.max_value_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "template value exceeds the limit of ", options_.max_value_bytes, " bytes"));
+    }
+    if (v.depth() > options_.max_value_depth) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "template value nests deeper than the limit of ", options_.max_value_depth, " levels"));
+    }
+    if (v.holds_namespace()) return NamespaceInsideError();
     return v;
   }
 
@@ -436,6 +491,7 @@ class Renderer {
   const RenderOptions& options_;
   std::vector<std::shared_ptr<Dict>> namespaces_;
   int call_depth_ = 0;
+  uint64_t computed_bytes_ = 0;
   int64_t loop_iterations_ = 0;
 };
 

@@ -10,7 +10,9 @@
 //
 // Every error is an absl::Status naming the template position: kInvalidArgument for syntax and
 // run-time errors (undefined operands, bad types, a failing global such as raise_exception),
-// kResourceExhausted when a rendering exceeds RenderOptions' limits. Nothing crashes.
+// kResourceExhausted when a rendering exceeds RenderOptions' limits. A namespace() object
+// cannot be put in a list, a dict or a namespace (kInvalidArgument): values never hold
+// themselves. Nothing crashes.
 //
 // A Template is immutable after Parse; Render may run concurrently from several threads.
 #ifndef TANDEM_CORE_CHAT_JINJA_INTERPRETER_H_
@@ -38,6 +40,14 @@ struct RenderOptions {
   int max_call_depth = 64;
   // Loop iterations over the whole rendering.
   int64_t max_loop_iterations = 1'000'000;
+  // Any value an expression makes: its Value::weight() (about the bytes printing it takes; a
+  // string's size) and how deeply lists and dicts nest in it. Bounds the memory and the time
+  // of a template that grows values without printing them, or prints a shared structure.
+  uint64_t max_value_bytes = uint64_t{16} << 20;
+  int max_value_depth = 128;
+  // The weights of all the values the expressions of one rendering make (not the ones they
+  // look up), summed: bounds the time of a loop that copies a large value on every iteration.
+  uint64_t max_computed_bytes = uint64_t{1} << 30;
 };
 
 class Template {

@@ -23,7 +23,8 @@ bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
 
 absl::StatusOr<Value> Repeat(const Value& seq, int64_t n) {
   if (n <= 0) return seq.is_string() ? Value("") : Value(List{});
-  size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
+  // A list counts by weight: its items may be large, or share large parts.
+  size_t unit = seq.is_string() ? seq.as_string().size() : seq.weight();
   if (unit != 0 && static_cast<uint64_t>(n) > kMaxSequenceSize / unit) {
     return absl::ResourceExhaustedError("sequence repetition result too large");
   }
@@ -102,9 +103,7 @@ absl::Status UndefinedError(const Value& v) {
 absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value& b) {
   if (op == "~") {
     std::string left = ToString(a), right = ToString(b);
-    if (left.size() + right.size() > kMaxSequenceSize) {
-      return absl::ResourceExhaustedError("string concatenation result too large");
-    }
+    RETURN_IF_ERROR(CheckSequenceSize("string concatenation", left.size() + right.size()));
     return Value(std::move(left) + right);
   }
   if (a.is_undefined()) return UndefinedError(a);
@@ -205,6 +204,13 @@ absl::StatusOr<List> Iterate(const Value& v) {
       return keys;
     }
     case Value::Kind::kString: {
+      // One Value per character: bound the list as any other value.
+      constexpr size_t kMaxIterated = kMaxSequenceSize / kValueNodeWeight;
+      if (v.as_string().size() > kMaxIterated) {
+        return absl::ResourceExhaustedError(absl::StrCat("a string of ", v.as_string().size(),
+                                                         " bytes is too long to iterate (limit ",
+                                                         kMaxIterated, ")"));
+      }
       List chars;
       for (absl::string_view c : Utf8Chars(v.as_string())) chars.push_back(Value(std::string(c)));
       return chars;
@@ -381,8 +387,8 @@ Value StringMethod(const std::string& s, const std::string& name) {
       }
       const Value* count = a.Get(2, "count");
       int64_t limit = count != nullptr && IsIntLike(*count) ? count->as_int() : -1;
-      ASSIGN_OR_RETURN(std::string replaced, ReplaceN(s, from->as_string(), to->as_string(), limit));
-      return Value(std::move(replaced));
+      ASSIGN_OR_RETURN(std::string out, ReplaceN(s, from->as_string(), to->as_string(), limit));
+      return Value(std::move(out));
     });
   }
   if (name == "format") {
@@ -397,9 +403,7 @@ Value StringMethod(const std::string& s, const std::string& name) {
       for (size_t i = 0; i < list.size(); ++i) {
         if (i > 0) out += s;
         out += ToString(list[i]);
-        if (out.size() > kMaxSequenceSize) {
-          return absl::ResourceExhaustedError("str.join result too large");
-        }
+        RETURN_IF_ERROR(CheckSequenceSize("join() result", out.size()));
       }
       return Value(std::move(out));
     });
@@ -455,13 +459,14 @@ Value DictMethod(const Value& obj, const std::string& name) {
 
 }  // namespace
 
+absl::Status CheckSequenceSize(absl::string_view what, uint64_t size) {
+  if (size <= kMaxSequenceSize) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat(what, " exceeds the limit of ", kMaxSequenceSize, " bytes or items"));
+}
+
 absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from,
                                      absl::string_view to, int64_t limit) {
-  // Each replacement may grow the text by to.size(): bounded before any is appended.
-  const auto too_large = [&](size_t size) { return size > kMaxSequenceSize; };
-  const auto exhausted = [] {
-    return absl::ResourceExhaustedError("str.replace result too large");
-  };
   std::string out;
   size_t start = 0;
   int64_t done = 0;
@@ -469,19 +474,19 @@ absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from
     std::vector<absl::string_view> cs = Utf8Chars(s);
     for (size_t i = 0; i <= cs.size(); ++i) {
       if (limit < 0 || done < limit) {
-        if (too_large(out.size() + to.size())) return exhausted();
         absl::StrAppend(&out, to);
         ++done;
       }
       if (i < cs.size()) absl::StrAppend(&out, cs[i]);
+      RETURN_IF_ERROR(CheckSequenceSize("replace() result", out.size()));
     }
     return out;
   }
   while (limit < 0 || done < limit) {
     size_t at = s.find(from, start);
     if (at == absl::string_view::npos) break;
-    if (too_large(out.size() + (at - start) + to.size())) return exhausted();
     absl::StrAppend(&out, s.substr(start, at - start), to);
+    RETURN_IF_ERROR(CheckSequenceSize("replace() result", out.size()));
     start = at + from.size();
     ++done;
   }

@@ -19,6 +19,9 @@
 namespace tandem::chat::jinja {
 
 inline constexpr size_t kMaxSequenceSize = size_t{1} << 24;
+// kResourceExhausted naming `what` when `size` (bytes or elements) exceeds kMaxSequenceSize:
+// for results that are checked while they are built.
+absl::Status CheckSequenceSize(absl::string_view what, uint64_t size);
 
 // The error for using an undefined value where a defined one is needed.
 absl::Status UndefinedError(const Value& v);
@@ -41,10 +44,10 @@ Value GetItem(const Value& obj, const Value& key);
 absl::StatusOr<Value> Slice(const Value& obj, const Value* start, const Value* stop,
                             const Value* step);
 
-// Python's str.replace: at most `limit` replacements (all if negative). kResourceExhausted
+// Python's str.replace: at most `limit` replacements (all if negative); kResourceExhausted
 // if the result would exceed kMaxSequenceSize bytes.
-absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from, absl::string_view to,
-                     int64_t limit);
+absl::StatusOr<std::string> ReplaceN(absl::string_view s, absl::string_view from,
+                                     absl::string_view to, int64_t limit);
 
 // Python's str.strip family: `chars` (code points) or whitespace when null.
 std::string Strip(absl::string_view s, const std::string* chars, bool left, bool right);

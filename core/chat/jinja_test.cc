@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_replace.h"
 #include "core/base/json.h"
 #include "core/base/status_matchers.h"
 #include "core/chat/jinja_interpreter.h"
@@ -310,31 +311,12 @@ TEST(JinjaTest, BoundsRecursionOutputAndLoops) {
                                                         "sequence repetition result too large"));
 }
 
-// A template is file data: a width or indent it computes must not allocate without bound
-// (before: std::length_error or bad_alloc, and the process terminated).
-TEST(JinjaTest, BoundsWhatIndentAndTojsonAllocate) {
-  const struct {
-    const char* source;
-    const char* message;
-  } cases[] = {
-      {"{{ 'a' | indent(10 ** 15, true) }}", "indent width 1000000000000000 exceeds"},
-      {"{{ 'a\nb' | indent(9223372036854775807) }}", "indent width 9223372036854775807 exceeds"},
-      {"{{ ('x\n' * 100000) | indent(1000) }}", "indent result too large"},
-      {"{{ l | tojson(indent=10 ** 12) }}", "tojson indent 1000000000000 exceeds the limit of 1024"},
-      {"{% set x = 'x' * 4000000 %}{{ x | replace('x', x) }}", "str.replace result too large"},
-      {"{% set x = 'x' * 4000000 %}{{ x.replace('', x) }}", "str.replace result too large"},
-      {"{% set x = 'x' * 9000000 %}{{ x ~ x }}", "string concatenation result too large"},
-      {"{% set x = 'x' * 9000000 %}{{ ([x] * 1000) | join }}", "join result too large"},
-      {"{% set x = 'x' * 9000000 %}{{ x.join([x] * 1000) }}", "str.join result too large"},
-  };
-  for (const auto& c : cases) {
-    EXPECT_THAT(Render(c.source),
-                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr(c.message)))
-        << c.source;
-  }
-  EXPECT_THAT(Render("{{ 'a\nb' | indent(3) }}|{{ l | tojson(indent=1) }}|"
-                     "{{ l | tojson(indent=-1) }}"),
-              IsOkAndHolds("a\n   b|[\n 3,\n 1,\n 2\n]|[\n3,\n1,\n2\n]"));
+// A template is file data: `~` doubling a string must stop at the sequence limit (before,
+// bad_alloc terminated the worker rendering the model's template).
+TEST(JinjaTest, BoundsStringConcatenation) {
+  EXPECT_THAT(Render("{% set x = 'x' * 9000000 %}{{ x ~ x }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("string concatenation")));
+  EXPECT_THAT(Render("{{ 'a' ~ 1 ~ none }}"), IsOkAndHolds("a1None"));
 }
 
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
@@ -346,10 +328,93 @@ TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
 }
 
-TEST(JinjaTest, NamespacesReferencingEachOtherDoNotLeak) {
-  // Run under ASan: the cycle is broken when the rendering ends.
-  EXPECT_THAT(Render("{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}ok"),
+TEST(JinjaTest, RefusesANamespaceInsideAnotherValue) {
+  // A namespace is the one mutable value: inside a list, dict or namespace it could make a
+  // value that holds itself (printing it would never end) or grows after it was measured.
+  for (const char* source : {
+           "{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}ok",
+           "{% set a = namespace() %}{% set a.self = a %}{{ a }}",
+           "{% set a = namespace() %}{% set a.x = [a] %}{{ a }}",
+           "{% set a = namespace() %}{{ [a] }}",
+           "{% set a = namespace() %}{{ {'k': a}|tojson }}",
+       }) {
+    EXPECT_THAT(Render(source),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("a namespace() object cannot be put in a list, a dict or a "
+                                   "namespace")))
+        << source;
+  }
+  EXPECT_THAT(Render("{% set a = namespace(n=[1, 2]) %}{% set a.n = a.n + [3] %}{{ a.n }}"),
+              IsOkAndHolds("[1, 2, 3]"));
+}
+
+// Templates that grow values without printing them, or print a structure that shares its
+// parts (found by jinja_fuzzer): each hung or exhausted memory before the value limits.
+TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
+  RenderOptions limits;
+  limits.max_value_bytes = 1 << 16;
+  limits.max_computed_bytes = 1 << 22;
+  const std::string doubling = "{% set ns = namespace(v=X) %}{% for i in range(100) %}"
+                               "{% set ns.v = OP %}{% endfor %}{{ ns.v|length }}";
+  struct Case {
+    std::string name;
+    std::string source;
+    std::string message;
+  };
+  auto grow = [&](const std::string& start, const std::string& op) {
+    return absl::StrReplaceAll(doubling, {{"X", start}, {"OP", op}});
+  };
+  const std::vector<Case> cases = {
+      {"list doubling", grow("[1]", "ns.v + ns.v"), "template value exceeds the limit of 65536"},
+      {"string doubling with ~", grow("'ab'", "ns.v ~ ns.v"),
+       "template value exceeds the limit of 65536"},
+      {"shared tree", grow("'ab'", "[ns.v, ns.v]"), "template value exceeds the limit of 65536"},
+      {"nested tojson", grow("'ab'", "ns.v|tojson"), "exceeds the limit of 65536"},
+      {"replace growth", grow("'abcdefgh'", "ns.v|replace('a', ns.v)"), "exceeds the limit"},
+      {"deep nesting",
+       absl::StrReplaceAll(grow("1", "[ns.v]"), {{"range(100)", "range(200)"}}),
+       "template value nests deeper than the limit of 128 levels"},
+      {"quadratic copying",
+       "{% set ns = namespace(v=range(3000)|list) %}{% for i in range(1000) %}"
+       "{% set ns.v = ns.v + [] %}{% endfor %}",
+       "template computes more than the limit of 4194304 bytes of values"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(Render(c.source, true, limits),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr(c.message)))
+        << c.name;
+  }
+  // Amplifiers checked while they build their result, with the default limits.
+  const std::vector<Case> amplifiers = {
+      {"list repetition counts the items' bytes", "{{ (['x' * 1000000] * 10000)|length }}",
+       "sequence repetition result too large"},
+      {"huge indent", "{{ 'a\\nb'|indent(10000000000) }}", "indent width exceeds the limit"},
+      {"huge join", "{{ range(100)|join('x' * 10000000) }}", "join result exceeds the limit"},
+      {"huge str.join", "{{ ('x' * 10000000).join(['a', 'b', 'c']) }}",
+       "join() result exceeds the limit"},
+      {"huge tojson indent", "{{ [[[[1, 2, 3]]]]|tojson(indent=100000000) }}",
+       "tojson result exceeds the limit"},
+      {"huge replace", "{{ ('a' * 10000)|replace('a', 'b' * 10000) }}",
+       "replace() result exceeds the limit"},
+      {"iterating a huge string", "{% for c in 'x' * 16000000 %}{% break %}{% endfor %}",
+       "a string of 16000000 bytes is too long to iterate (limit 1048576)"},
+      {"listing a huge string", "{{ ('x' * 16000000)|list|length }}", "too long to iterate"},
+  };
+  for (const Case& c : amplifiers) {
+    EXPECT_THAT(Render(c.source), StatusIs(absl::StatusCode::kResourceExhausted,
+                                           HasSubstr(c.message)))
+        << c.name;
+  }
+  // Looking a value up makes nothing: a loop may read a large variable on every iteration
+  // (as templates read `messages|length`) without using up max_computed_bytes.
+  EXPECT_THAT(Render("{% set big = 'x' * 60000 %}{% for i in range(1000) %}"
+                     "{% if big|length != 60000 %}?{% endif %}{% endfor %}ok",
+                     true, limits),
               IsOkAndHolds("ok"));
+  // Within the limits the same constructions render.
+  EXPECT_THAT(Render(absl::StrReplaceAll(grow("[1]", "ns.v + ns.v"), {{"100", "10"}}), true,
+                     limits),
+              IsOkAndHolds("1024"));
 }
 
 }  // namespace

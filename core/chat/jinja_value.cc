@@ -18,7 +18,29 @@ const Value* CallArgs::Get(size_t index, absl::string_view name) const {
   return nullptr;
 }
 
-Value::Value(List list) : kind_(Kind::kList), list_(std::make_shared<List>(std::move(list))) {}
+namespace {
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+}  // namespace
+
+Value::Value(List list) : kind_(Kind::kList), list_(std::make_shared<List>(std::move(list))) {
+  for (const Value& item : *list_) {
+    weight_ = SaturatingAdd(weight_, item.weight());
+    depth_ = std::max(depth_, item.depth());
+    holds_namespace_ = holds_namespace_ || item.is_namespace() || item.holds_namespace();
+  }
+  ++depth_;
+}
+
+uint64_t Value::weight() const { return is_dict() ? dict_->weight() : weight_; }
+int Value::depth() const { return is_dict() ? dict_->depth() : depth_; }
+bool Value::holds_namespace() const {
+  return is_dict() ? dict_->holds_namespace() : holds_namespace_;
+}
+bool Value::is_namespace() const { return is_dict() && dict_->is_namespace(); }
 Value::Value(std::shared_ptr<Dict> dict) : kind_(Kind::kDict), dict_(std::move(dict)) {}
 Value::Value(std::shared_ptr<Callable> callable)
     : kind_(Kind::kCallable), callable_(std::move(callable)) {}
@@ -51,11 +73,16 @@ const Value* Dict::Find(absl::string_view key) const {
 }
 
 void Dict::Set(std::string key, Value value) {
+  depth_ = std::max(depth_, value.depth() + 1);
+  holds_namespace_ = holds_namespace_ || value.is_namespace() || value.holds_namespace();
   auto [it, inserted] = index_.try_emplace(key, items_.size());
   if (!inserted) {
-    items_[it->second].second = std::move(value);
+    Value& old = items_[it->second].second;
+    weight_ = SaturatingAdd(weight_ - std::min(weight_, old.weight()), value.weight());
+    old = std::move(value);
     return;
   }
+  weight_ = SaturatingAdd(weight_, SaturatingAdd(key.size(), value.weight()));
   items_.emplace_back(std::move(key), std::move(value));
 }
 

@@ -38,6 +38,9 @@ struct CallArgs {
   const Value* Get(size_t index, absl::string_view name) const;
 };
 
+// The weight (see Value::weight) of one scalar or container, about the memory it takes.
+inline constexpr uint64_t kValueNodeWeight = 16;
+
 class Value {
  public:
   enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kCallable };
@@ -61,8 +64,9 @@ class Value {
   Value(int64_t i) : kind_(Kind::kInt), int_(i) {}     // NOLINT
   Value(int i) : kind_(Kind::kInt), int_(i) {}         // NOLINT
   Value(double d) : kind_(Kind::kFloat), float_(d) {}  // NOLINT
-  Value(std::string s) : kind_(Kind::kString), string_(std::move(s)) {}  // NOLINT
-  Value(const char* s) : kind_(Kind::kString), string_(s) {}             // NOLINT
+  Value(std::string s)  // NOLINT
+      : kind_(Kind::kString), weight_(kValueNodeWeight + s.size()), string_(std::move(s)) {}
+  Value(const char* s) : Value(std::string(s)) {}  // NOLINT
   Value(List list);                                                      // NOLINT
   // A tuple: a list that prints as (a, b) and is never equal to a list.
   static Value Tuple(List items) {
@@ -103,6 +107,18 @@ class Value {
   // Python truthiness; undefined is false.
   bool Truthy() const;
 
+  // What printing, serialising or comparing the value may cost, about in bytes (a shared list
+  // counts each time it appears, so this bounds the work on a graph that shares its parts):
+  // kValueNodeWeight for a scalar, plus the bytes of a string, plus the items' (and keys')
+  // weights of a list or dict; saturating.
+  uint64_t weight() const;
+  // Containment depth: 0 for a scalar, 1 + the deepest item for a container.
+  int depth() const;
+  // Whether a namespace() object is inside (namespaces are mutable, so a container holding
+  // one could grow after its weight was taken, or hold itself).
+  bool holds_namespace() const;
+  bool is_namespace() const;
+
  private:
   explicit Value(Kind kind) : kind_(kind) {}
 
@@ -111,6 +127,10 @@ class Value {
   bool tuple_ = false;
   int64_t int_ = 0;
   double float_ = 0;
+  // Lists and scalars; a dict's lives in the Dict (namespaces change).
+  uint64_t weight_ = kValueNodeWeight;
+  int depth_ = 0;
+  bool holds_namespace_ = false;
   std::string string_;
   std::shared_ptr<List> list_;
   std::shared_ptr<Dict> dict_;
@@ -128,9 +148,17 @@ class Dict {
   size_t size() const { return items_.size(); }
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
   bool is_namespace() const { return is_namespace_; }
+  // Value::weight(), depth() and holds_namespace() of the dict (depth never decreases when an
+  // item is replaced: an upper bound).
+  uint64_t weight() const { return weight_; }
+  int depth() const { return depth_; }
+  bool holds_namespace() const { return holds_namespace_; }
 
  private:
   bool is_namespace_;
+  uint64_t weight_ = kValueNodeWeight;
+  int depth_ = 1;
+  bool holds_namespace_ = false;
   std::vector<std::pair<std::string, Value>> items_;
   absl::flat_hash_map<std::string, size_t> index_;
 };

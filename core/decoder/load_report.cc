@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -50,8 +51,7 @@ absl::StatusOr<std::vector<std::string>> ModelFiles(const std::string& path) {
   return files;
 }
 
-absl::StatusOr<int64_t> PrefetchModelFiles(const std::string& path,
-                                           const std::function<void(int64_t, int64_t)>& progress) {
+absl::StatusOr<int64_t> ModelBytes(const std::string& path) {
   absl::StatusOr<std::vector<std::string>> files = ModelFiles(path);
   if (!files.ok()) return files.status();
   int64_t total = 0;
@@ -61,13 +61,26 @@ absl::StatusOr<int64_t> PrefetchModelFiles(const std::string& path,
     if (error) return absl::NotFoundError(absl::StrCat(f, ": ", error.message()));
     total += static_cast<int64_t>(size);
   }
-  std::vector<char> chunk(8 << 20);
+  return total;
+}
+
+absl::StatusOr<int64_t> PrefetchModelFiles(const std::string& path,
+                                           const std::function<void(int64_t, int64_t)>& progress) {
+  absl::StatusOr<std::vector<std::string>> files = ModelFiles(path);
+  if (!files.ok()) return files.status();
+  absl::StatusOr<int64_t> size = ModelBytes(path);
+  if (!size.ok()) return size.status();
+  const int64_t total = *size;
+  // 1 MiB, left uninitialised: zeroing (and unmapping) a larger buffer cost more than the
+  // reads of a small model.
+  constexpr size_t kChunk = 1 << 20;
+  std::unique_ptr<char[]> chunk(new char[kChunk]);
   int64_t done = 0;
   for (const std::string& f : *files) {
     const int fd = open(f.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ReadError(f);
     ssize_t n;
-    while ((n = read(fd, chunk.data(), chunk.size())) > 0) {
+    while ((n = read(fd, chunk.get(), kChunk)) > 0) {
       done += n;
       if (progress) progress(std::min(done, total), total);
     }
@@ -111,10 +124,14 @@ LoadReport::LoadReport(std::string path, FILE* out, bool bar)
     : path_(std::move(path)), out_(out), bar_(bar), start_(std::chrono::steady_clock::now()) {}
 
 void LoadReport::Prefetch() {
-  absl::StatusOr<int64_t> bytes = PrefetchModelFiles(path_, [&](int64_t done, int64_t total) {
-    if (bar_) Draw(done, total);
-  });
-  if (bar_ && last_permille_ >= 0) std::fprintf(out_, "\r\033[K");  // the bar makes room
+  if (!bar_) {  // no bar to draw: the sizes suffice, and the loader reads what it needs
+    absl::StatusOr<int64_t> bytes = ModelBytes(path_);
+    bytes_ = bytes.ok() ? *bytes : 0;
+    return;
+  }
+  absl::StatusOr<int64_t> bytes =
+      PrefetchModelFiles(path_, [&](int64_t done, int64_t total) { Draw(done, total); });
+  if (last_permille_ >= 0) std::fprintf(out_, "\r\033[K");  // the bar makes room
   bytes_ = bytes.ok() ? *bytes : 0;
 }
 

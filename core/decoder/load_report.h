@@ -3,9 +3,10 @@
 //
 //   loaded /models/stories260K.gguf: llama, F32 x35 + 11 vectors, 1.1 MiB in 0.04 s
 //
-// The bar measures real I/O: Prefetch reads the model's files once through the page cache
-// (the loader maps them, so its page faults then find the pages resident). Not thread-safe;
-// used by one main() thread.
+// The bar measures real I/O: on a terminal Prefetch reads the model's files once through the
+// page cache (the loader maps them, so its page faults then find the pages resident); without
+// one it only adds up their sizes, so a service's load is no slower. Not thread-safe; used by
+// one main() thread.
 #ifndef TANDEM_CORE_DECODER_LOAD_REPORT_H_
 #define TANDEM_CORE_DECODER_LOAD_REPORT_H_
 
@@ -25,6 +26,9 @@ namespace tandem {
 // (sorted). kNotFound naming the path when there are none.
 absl::StatusOr<std::vector<std::string>> ModelFiles(const std::string& path);
 
+// The bytes of the model's files (their sizes). kNotFound naming a missing file.
+absl::StatusOr<int64_t> ModelBytes(const std::string& path);
+
 // Reads every file of `path` in chunks, calling `progress(done, total)` after each. Returns
 // the total bytes. kNotFound / kPermissionDenied naming the file that cannot be read.
 absl::StatusOr<int64_t> PrefetchModelFiles(
@@ -41,7 +45,8 @@ class LoadReport {
  public:
   // `bar`: draw the progress bar (pass isatty(fileno(out))).
   LoadReport(std::string path, FILE* out, bool bar);
-  // Reads the files with the bar; an unreadable file is left for the loader to report.
+  // With the bar, reads the files; without, sums their sizes. An unreadable file is left for
+  // the loader to report.
   void Prefetch();
   // Prints the summary line.
   void Loaded(const Model& model);

@@ -42,6 +42,14 @@ TEST(LoadReportTest, PrefetchReportsEveryByteOnceInOrder) {
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }
 
+TEST(LoadReportTest, ModelBytesAreTheFilesSizes) {
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  EXPECT_THAT(ModelBytes(path),
+              tandem::testing::IsOkAndHolds(static_cast<int64_t>(std::filesystem::file_size(path))));
+  EXPECT_THAT(ModelBytes("/no/such/model.gguf"), StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST(LoadReportTest, AFolderStandsForItsSafetensorsFiles) {
   ASSERT_OK_AND_ASSIGN(std::string folder, testing::SharedFile("models/stories260K/hf"));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, ModelFiles(folder));

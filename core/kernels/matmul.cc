@@ -1,5 +1,7 @@
 #include "core/kernels/matmul.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -34,6 +36,12 @@ DotTileFn DotTileFor(KernelIsa isa) {
   return internal::DotTileScalar;
 }
 
+// CPUID leaf 1, ECX bit 29 (clang before 16 has no "f16c" for __builtin_cpu_supports).
+bool HasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
 bool IsaAvailable(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kAvx512:
@@ -42,8 +50,7 @@ bool IsaAvailable(KernelIsa isa) {
     case KernelIsa::kAvx512Vnni:
       return IsaAvailable(KernelIsa::kAvx512) && __builtin_cpu_supports("avx512vnni");
     case KernelIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
     case KernelIsa::kScalar:
       return true;
   }

@@ -19,6 +19,8 @@
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/port_probe.h"
+#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
@@ -108,6 +110,15 @@ int main(int argc, char** argv) {
   std::unique_ptr<tandem::Coordinator> coordinator;
   std::unique_ptr<tandem::GeneratorService> service;
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server;
+  // The ports are bound after the workers answer (up to --worker-wait-seconds): refuse busy
+  // ones now, not then.
+  for (const std::string& address :
+       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}) {
+    if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
+      return Fail(2, free.ToString());
+    }
+  }
+  tandem::ExitDuringStartup startup("tandem-coordinator");  // waiting for workers can take long
   absl::StatusOr<std::unique_ptr<tandem::Coordinator>> created =
       tandem::Coordinator::Create(options, &metrics);
   if (!created.ok()) return Fail(2, created.status().ToString());
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
               (*server)->metrics_port());
   std::fflush(stdout);
   (*server)->SetServing(true);
+  startup.Done();
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-coordinator: draining\n");

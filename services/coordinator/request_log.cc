@@ -19,6 +19,25 @@ std::string OutcomeName(const absl::Status& status) {
   return name;
 }
 
+// Outcomes the client caused (a bad request, a session it named wrongly, its own cancel) are
+// routine; the rest say something about the service.
+bool ClientCaused(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 RequestLog::RequestLog(const v1::GenerateRequest& request)
@@ -46,7 +65,7 @@ std::string RequestLog::Line(const absl::Status& status) const {
 }
 
 void RequestLog::Done(const absl::Status& status) {
-  if (status.ok() || status.code() == absl::StatusCode::kCancelled) {
+  if (ClientCaused(status.code())) {
     LOG(INFO) << Line(status);
   } else {
     LOG(WARNING) << Line(status);

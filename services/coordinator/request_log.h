@@ -24,7 +24,8 @@ class RequestLog {
   explicit RequestLog(const v1::GenerateRequest& request);
   // Each message written to the client: counts tokens, notes the final's session and reason.
   void Saw(const v1::GenerateResponse& response);
-  // Logs the line (INFO when OK or cancelled by the client, WARNING otherwise).
+  // Logs the line: INFO for OK and client-caused outcomes (invalid argument, not found, out of
+  // range, cancelled, ...), WARNING for the service's own (unavailable, internal, deadline...).
   void Done(const absl::Status& status);
   // The line Done logs, without glog's prefix.
   std::string Line(const absl::Status& status) const;

@@ -111,6 +111,19 @@ def test_a_second_worker_on_a_busy_port_exits_2_with_one_line():
         assert first.proc.poll() is None
 
 
+def test_a_coordinator_on_a_busy_port_exits_2_before_waiting_for_workers():
+    with socket.socket() as held, socket.socket() as s:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        taken = f"127.0.0.1:{held.getsockname()[1]}"
+        s.bind(("127.0.0.1", 0))
+        nobody = f"127.0.0.1:{s.getsockname()[1]}"
+        for flag in ("--listen", "--metrics-listen"):
+            r, seconds = run("tandem-coordinator", "--target", nobody, flag, taken,
+                             "--worker-wait-seconds", "60")
+            assert_one_line_exit_2(r, seconds, taken, "already in use")
+
+
 def test_a_busy_metrics_port_exits_2_with_one_line():
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
@@ -191,7 +204,7 @@ def test_a_model_load_prints_one_summary_line_without_a_terminal():
         assert "\r" not in w.stderr()
 
 
-def test_the_coordinator_says_which_worker_it_waits_for():
+def test_the_coordinator_says_which_worker_it_waits_for_and_stops_when_asked():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         nobody = f"127.0.0.1:{s.getsockname()[1]}"  # closed again: nothing listens there
@@ -199,7 +212,12 @@ def test_the_coordinator_says_which_worker_it_waits_for():
         line = c.wait_for(rf"waiting for worker {re.escape(nobody)}[^\n]*", where="stderr",
                           timeout=6)
         assert "more" in line.group(0), line.group(0)
-        c.proc.kill()  # start-up does not take SIGTERM yet
+        # A stop request during start-up ends it at once, with one line.
+        start = time.monotonic()
+        c.proc.send_signal(signal.SIGTERM)
+        assert c.proc.wait(timeout=5) == 0
+        assert time.monotonic() - start < 2, time.monotonic() - start
+        assert "tandem-coordinator: SIGTERM during start-up: exiting" in c.stderr(), c.stderr()
 
 
 def test_the_coordinator_logs_each_outcome_and_hides_paths_and_addresses():

@@ -1,0 +1,45 @@
+#include "workers/fuzz/fuzz_requests.h"
+
+namespace tandem::fuzzing {
+
+int32_t ReadTokenId(FuzzReader& in) {
+  if (in.Byte() % 4 != 0) return in.Raw<uint16_t>() % kFuzzVocab;
+  return in.Int();
+}
+
+void ReadSampling(FuzzReader& in, v1::SamplingParams* s) {
+  const uint8_t preset = in.Byte();
+  switch (preset % 8) {
+    case 0:
+      s->set_temperature(0.8f);
+      s->set_repetition_penalty(1e-38f);
+      s->set_penalty_window(64);  // as the coordinator sends it
+      return;
+    case 1:
+      s->set_temperature(0.8f);
+      s->set_top_p(1.0f);
+      s->set_min_p(0.05f);
+      return;
+    case 2:
+      s->set_temperature(1e30f);
+      return;
+    case 3:
+      s->set_temperature(0.8f);
+      s->set_top_p(0.95f);
+      s->set_repetition_penalty(1e38f);
+      s->set_penalty_window(64);
+      return;
+    default:
+      break;
+  }
+  const uint8_t set = in.Byte();
+  if (set & 1) s->set_temperature(in.Float());
+  if (set & 2) s->set_top_k(in.Int());
+  if (set & 4) s->set_top_p(in.Float());
+  if (set & 8) s->set_min_p(in.Float());
+  if (set & 16) s->set_repetition_penalty(in.Float());
+  if (set & 32) s->set_penalty_window(in.Int());
+  if (set & 64) s->set_seed(in.Raw<uint64_t>());
+}
+
+}  // namespace tandem::fuzzing
