@@ -27,6 +27,10 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
     return absl::InvalidArgumentError(
         "worker options: threads and max_sessions must be >= 1, context and KV budget >= 0");
   }
+  if (options.threads > kMaxPoolThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("worker options: threads ", options.threads,
+                                                   " exceeds ", kMaxPoolThreads));
+  }
   std::unique_ptr<WorkerEngine> engine(new WorkerEngine());
   engine->options_ = options;
   ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path));

@@ -298,5 +298,15 @@ TEST(WorkerEngineTest, VerifyRejectsDraftDistributionsThatCouldNotHaveDrawnTheGu
   EXPECT_LT(r.next_token, 512);
 }
 
+// A --threads flag beyond what a pool may start is refused before anything loads; before,
+// the pool's thread vector or std::thread threw and the worker terminated.
+TEST(WorkerEngineTest, AThreadCountBeyondThePoolLimitIsRefused) {
+  WorkerOptions options;
+  options.model_path = "/never/read.gguf";
+  options.threads = std::numeric_limits<int>::max();
+  EXPECT_THAT(WorkerEngine::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("threads 2147483647")));
+}
+
 }  // namespace
 }  // namespace tandem

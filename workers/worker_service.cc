@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/utf8_repair.h"
 #include "core/chat/builtin_formats.h"
 #include "core/chat/chat_template.h"
 #include "core/tokenizer/special_tokens.h"
@@ -20,8 +21,10 @@ grpc::Status Unavailable() {
 }
 
 void SetError(const absl::Status& status, v1::SessionResponse* response) {
+  // The coordinator decodes the code with FromRequestError (absl::StatusCode's numbers).
   response->mutable_error()->set_code(static_cast<int>(status.code()));
-  response->mutable_error()->set_message(std::string(status.message()));
+  // A proto3 string: bytes that are not UTF-8 would make the whole response fail to parse.
+  response->mutable_error()->set_message(WireMessage(status.message()));
 }
 
 // Renders a conversation with the model's template (or a built-in format).
@@ -124,9 +127,11 @@ void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
   const Model& model = engine.model();
   const Tokenizer& tok = engine.tokenizer();
   const Vocabulary& vocab = tok.vocabulary();
-  info->set_name(model.config().name);
-  info->set_architecture(model.config().architecture);
-  info->set_path(model.path());
+  // Proto3 strings must be UTF-8 or the coordinator cannot parse the answer at all; a model
+  // file's text (GGUF strings, the path) is not checked for it, so it is repaired here.
+  info->set_name(utf8::ReplaceInvalid(model.config().name));
+  info->set_architecture(utf8::ReplaceInvalid(model.config().architecture));
+  info->set_path(utf8::ReplaceInvalid(model.path()));
   info->set_vocab_size(tok.vocab_size());
   info->set_vocabulary_fingerprint(tok.fingerprint());
   info->set_context_size(static_cast<int32_t>(engine.context_size()));
@@ -141,7 +146,9 @@ void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
   special->set_add_bos(vocab.add_bos);
   special->set_add_eos(vocab.add_eos);
   for (int32_t id : EndOfTurnIds(tok)) special->add_end_of_turn_ids(id);
-  if (engine.chat_template().has_value()) info->set_chat_template(*engine.chat_template());
+  if (engine.chat_template().has_value()) {
+    info->set_chat_template(utf8::ReplaceInvalid(*engine.chat_template()));
+  }
 }
 
 grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeRequest* request,
@@ -195,7 +202,7 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
   absl::StatusOr<std::vector<int32_t>> ids = engine->tokenizer().Encode(text, options);
   if (!ids.ok()) return ToGrpcStatus(ids.status());
   response->mutable_token_ids()->Assign(ids->begin(), ids->end());
-  response->set_rendered_text(std::move(text));
+  response->set_rendered_text(utf8::ReplaceInvalid(text));  // a template may cut characters
   return grpc::Status::OK;
 }
 

@@ -7,12 +7,17 @@
 #include "core/base/status_macros.h"
 #include "core/chat/builtin_formats.h"
 #include "core/chat/model_chat_template.h"
+#include "core/kernels/thread_pool.h"
 #include "core/tokenizer/special_tokens.h"
 #include "core/tokenizer/streaming_detokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 namespace tandem {
 absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions& options) {
+  if (options.threads > kMaxPoolThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads ", options.threads, " exceeds ", kMaxPoolThreads));
+  }
   std::unique_ptr<ChatEngine> engine(new ChatEngine());
   engine->options_ = options;
   engine->pool_ = std::make_unique<ThreadPool>(std::max(1, options.threads));

@@ -1,5 +1,6 @@
 #include "client/chat/chat_engine.h"
 
+#include <limits>
 #include <string>
 
 #include "core/base/status_matchers.h"
@@ -95,6 +96,15 @@ TEST(ChatEngineTest, BadInputsGetSpecificCodes) {
   ASSERT_OK_AND_ASSIGN(options.draft_path,
                        testing::SharedFile("models/llama-2-tiny-random/llama-2-tiny-random.gguf"));
   EXPECT_THAT(ChatEngine::Create(options), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+// A --threads flag beyond what a pool may start is refused; before, the pool's thread
+// vector or std::thread threw and tandem-chat terminated.
+TEST(ChatEngineTest, AThreadCountBeyondThePoolLimitIsRefused) {
+  ChatOptions options = Greedy("models/stories260K/stories260K.gguf");
+  options.threads = std::numeric_limits<int>::max();
+  EXPECT_THAT(ChatEngine::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("threads 2147483647")));
 }
 
 }  // namespace

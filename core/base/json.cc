@@ -15,6 +15,9 @@
 namespace tandem::json {
 namespace {
 
+// Programmer invariant: as_X() is called only after is_X() (or a switch on type()). Every
+// reader of file or request JSON (tokenizer.json, config.json, safetensors headers, chat
+// messages) tests the type first and answers a Status, so parsed data never reaches this.
 [[noreturn]] void WrongType(Value::Type have, absl::string_view want) {
   std::fprintf(stderr, "json::Value: %s accessed as %s\n", std::string(TypeName(have)).c_str(),
                std::string(want).c_str());

@@ -101,7 +101,11 @@ absl::Status UndefinedError(const Value& v) {
 }
 
 absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value& b) {
-  if (op == "~") return Value(ToString(a) + ToString(b));
+  if (op == "~") {
+    std::string left = ToString(a), right = ToString(b);
+    RETURN_IF_ERROR(CheckSequenceSize("string concatenation", left.size() + right.size()));
+    return Value(std::move(left) + right);
+  }
   if (a.is_undefined()) return UndefinedError(a);
   if (b.is_undefined()) return UndefinedError(b);
   if (a.is_number() && b.is_number()) {

@@ -311,6 +311,14 @@ TEST(JinjaTest, BoundsRecursionOutputAndLoops) {
                                                         "sequence repetition result too large"));
 }
 
+// A template is file data: `~` doubling a string must stop at the sequence limit (before,
+// bad_alloc terminated the worker rendering the model's template).
+TEST(JinjaTest, BoundsStringConcatenation) {
+  EXPECT_THAT(Render("{% set x = 'x' * 9000000 %}{{ x ~ x }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("string concatenation")));
+  EXPECT_THAT(Render("{{ 'a' ~ 1 ~ none }}"), IsOkAndHolds("a1None"));
+}
+
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
   EXPECT_THAT(Render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));

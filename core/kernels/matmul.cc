@@ -81,6 +81,8 @@ PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
 // allocate nothing.
 void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const float* x, int64_t n,
                   ThreadPool& pool, MatMulScratch* scratch) {
+  // Programmer invariant: both callers pass one output or check the count (MatMulShared);
+  // the count is the decoder's, never a file's or a request's.
   TANDEM_CHECK(outputs.size() <= kMaxSharedOutputs);
   const int64_t cols = outputs[0].w->cols;
   internal::Int16Rows xq{};

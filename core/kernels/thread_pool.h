@@ -25,6 +25,11 @@
 
 namespace tandem {
 
+// The most threads a pool is given. Options that size a pool (flags) are checked against it
+// before construction: a pool cannot report an error, and past the system's thread limit
+// std::thread throws, which terminates the process.
+inline constexpr int kMaxPoolThreads = 256;
+
 class ThreadPool {
  public:
   // `num_threads` >= 1 counts the caller: 1 means everything runs on the calling thread.

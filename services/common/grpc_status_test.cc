@@ -1,11 +1,22 @@
 #include "services/common/grpc_status.h"
 
+#include <chrono>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
+#include "core/base/utf8.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tandem/v1/worker.grpc.pb.h"
 
 namespace tandem {
 namespace {
@@ -95,6 +106,83 @@ INSTANTIATE_TEST_SUITE_P(Codes, FromWireCodeTest,
     });
 
 TEST(FromWireCodeOkTest, ZeroIsOk) { EXPECT_THAT(FromWireCode(0, ""), IsOk()); }
+
+// A worker's RequestError carries absl::StatusCode's number (worker_service.cc SetError);
+// an error is never OK, so an unset code 0 is kUnknown rather than a success.
+TEST(FromRequestErrorTest, DecodesTheWorkersCodesAndNeverMakesAnErrorOk) {
+  for (absl::StatusCode code :
+       {absl::StatusCode::kInvalidArgument, absl::StatusCode::kOutOfRange,
+        absl::StatusCode::kNotFound, absl::StatusCode::kResourceExhausted,
+        absl::StatusCode::kUnavailable, absl::StatusCode::kFailedPrecondition}) {
+    EXPECT_THAT(FromRequestError(static_cast<int>(code), "m"), StatusIs(code, "m"));
+  }
+  EXPECT_THAT(FromRequestError(0, "m"), StatusIs(absl::StatusCode::kUnknown, "m"));
+  EXPECT_THAT(FromRequestError(99, "m"), StatusIs(absl::StatusCode::kUnknown, "m"));
+}
+
+TEST(WireMessageTest, ShortWellFormedMessagesPassUnchanged) {
+  EXPECT_EQ(WireMessage("no session 'caf\xC3\xA9'"), "no session 'caf\xC3\xA9'");
+  EXPECT_EQ(WireMessage(""), "");
+}
+
+TEST(WireMessageTest, InvalidUtf8BecomesReplacementCharacters) {
+  // A session id of raw bytes quoted in an error: each ill-formed subpart is one U+FFFD.
+  EXPECT_EQ(WireMessage("no session '\xFF\xE2\x82'"), "no session '\xEF\xBF\xBD\xEF\xBF\xBD'");
+  const grpc::Status wire =
+      ToGrpcStatus(absl::NotFoundError("stop string '\xC0\xAF' and id '\xED\xA0\x80'"));
+  EXPECT_EQ(wire.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(utf8::Validate(wire.error_message()).ok()) << wire.error_message();
+}
+
+TEST(WireMessageTest, AHundredKilobyteMessageIsCutAtACharacterBoundaryAndKeepsItsCode) {
+  // Two-byte characters after an odd-length prefix: a cut at a byte count would split one.
+  std::string message = "prompt 'x";
+  for (int i = 0; i < 51200; ++i) message += "\xC3\xA9";
+  message += "' is too long";
+  ASSERT_GT(message.size(), 100000u);
+  const grpc::Status wire = ToGrpcStatus(absl::InvalidArgumentError(message));
+  EXPECT_EQ(wire.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  const std::string& cut = wire.error_message();
+  EXPECT_LE(cut.size(), kMaxWireMessageBytes);
+  EXPECT_GT(cut.size(), kMaxWireMessageBytes - 8);
+  EXPECT_TRUE(utf8::Validate(cut).ok());
+  EXPECT_TRUE(absl::StartsWith(cut, "prompt 'x\xC3\xA9\xC3\xA9")) << cut.substr(0, 20);
+  EXPECT_TRUE(absl::EndsWith(cut, absl::StrCat("\xE2\x80\xA6 [cut from ", message.size(), " bytes]")))
+      << cut.substr(cut.size() - 40);
+}
+
+// Over a real socket, a message past the peer's metadata limit would not arrive with its
+// code. A Worker whose Tokenize fails with an error echoing a 100 KB request.
+class EchoingWorker final : public v1::Worker::Service {
+ public:
+  grpc::Status Tokenize(grpc::ServerContext*, const v1::TokenizeRequest* request,
+                        v1::TokenizeResponse*) override {
+    return ToGrpcStatus(absl::InvalidArgumentError("cannot tokenize '" + request->text() + "'"));
+  }
+};
+
+TEST(WireMessageTest, AHundredKilobyteErrorArrivesOverASocketWithItsOwnCode) {
+  EchoingWorker service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(port, 0);
+  auto stub = v1::Worker::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                                      grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::TokenizeRequest request;
+  request.set_text(std::string(100 * 1024, 'a'));
+  v1::TokenizeResponse response;
+  const grpc::Status status = stub->Tokenize(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_TRUE(absl::StartsWith(status.error_message(), "cannot tokenize 'aaaa"));
+  EXPECT_LE(status.error_message().size(), kMaxWireMessageBytes);
+  server->Shutdown();
+}
 
 }  // namespace
 }  // namespace tandem

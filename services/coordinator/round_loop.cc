@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
@@ -205,7 +206,16 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
         DropDraft();  // the request goes on with the target alone
       }
     }
-    ASSIGN_OR_RETURN(v1::VerifyResult verdict, Verify(guesses));
+    absl::StatusOr<v1::VerifyResult> verified = Verify(guesses);
+    if (verified.status().code() == absl::StatusCode::kInvalidArgument &&
+        guesses.guesses_size() > 0) {
+      // The target refused the guesses (the draft is not trusted: too many, or a q that
+      // could not have drawn its guess): the round goes on with the target alone.
+      DropDraft();
+      guesses.Clear();
+      verified = Verify(guesses);
+    }
+    ASSIGN_OR_RETURN(v1::VerifyResult verdict, std::move(verified));
     const int32_t accepted = verdict.accepted_count();
     if (accepted < 0 || accepted > guesses.guesses_size()) {
       return absl::InternalError(

@@ -96,8 +96,8 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
                                             response.request_id(), " for ", request.request_id()));
   }
   if (response.has_error()) {
-    return FromWireCode(response.error().code(),  // an unknown code becomes kUnknown
-                        absl::StrCat("worker ", address_, ": ", response.error().message()));
+    return FromRequestError(response.error().code(),  // an unknown code or 0 is kUnknown
+                            absl::StrCat("worker ", address_, ": ", response.error().message()));
   }
   return response;
 }

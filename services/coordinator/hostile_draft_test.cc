@@ -1,0 +1,150 @@
+// The coordinator does not trust its draft: a draft worker whose guesses the target refuses
+// (more than a verify takes, or a q that could not have drawn its guess) is dropped and the
+// request goes on with the target alone, with the target alone's exact greedy text. Before,
+// the target's INVALID_ARGUMENT failed the client's valid request.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "services/coordinator/coordinator.h"
+#include "workers/worker_service.h"
+
+namespace tandem {
+namespace {
+
+// What the hostile draft answers to every Draft.
+struct BadGuesses {
+  std::string name;
+  int count;          // guesses per answer
+  bool q_misses_it;   // each q puts its mass on another token than its guess
+};
+
+// A draft worker that describes the target's own model (so the coordinator accepts it) and
+// answers Draft with `bad` guesses; Sync and Open succeed.
+class HostileDraft final : public v1::Worker::Service {
+ public:
+  HostileDraft(const WorkerEngine& model, BadGuesses bad) : model_(model), bad_(std::move(bad)) {}
+
+  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeRequest*,
+                        v1::DescribeResponse* response) override {
+    FillModelInfo(model_, response->mutable_model());
+    response->set_role(v1::WORKER_ROLE_DRAFT);
+    response->set_max_sessions(16);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Attach(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override {
+    v1::SessionRequest request;
+    while (stream->Read(&request)) {
+      v1::SessionResponse response;
+      response.set_request_id(request.request_id());
+      switch (request.request_case()) {
+        case v1::SessionRequest::kOpen:
+          response.mutable_opened();
+          break;
+        case v1::SessionRequest::kSync:
+          response.mutable_sync()->set_cached_tokens(request.sync().position() +
+                                                     request.sync().tokens_size());
+          break;
+        case v1::SessionRequest::kDraft:
+          for (int i = 0; i < bad_.count; ++i) {
+            v1::DraftToken* guess = response.mutable_draft()->add_guesses();
+            guess->set_token_id(400);
+            guess->mutable_distribution()->add_token_ids(bad_.q_misses_it ? 401 : 400);
+            guess->mutable_distribution()->add_probabilities(1.0f);
+          }
+          break;
+        default:
+          response.mutable_closed();
+      }
+      if (!stream->Write(response)) break;
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  const WorkerEngine& model_;
+  const BadGuesses bad_;
+};
+
+std::unique_ptr<grpc::Server> Serve(grpc::Service* service) {
+  grpc::ServerBuilder builder;
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
+std::unique_ptr<WorkerClient> Client(const std::string& name, grpc::Server& server) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return std::make_unique<WorkerClient>(name, server.InProcessChannel(args));
+}
+
+TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  WorkerOptions options;
+  options.model_path = path;
+  options.threads = 1;
+  options.context_size = 256;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerEngine> engine, WorkerEngine::Create(options));
+  prometheus::Registry registry;
+  WorkerMetrics worker_metrics(registry, "target");
+  WorkerService target(&worker_metrics);
+  target.SetEngine(engine.get());
+  std::unique_ptr<grpc::Server> target_server = Serve(&target);
+
+  const std::vector<BadGuesses> cases = {
+      {"65 guesses, more than a verify takes", 65, false},
+      {"q gives the guess no probability", 2, true},
+  };
+  for (const BadGuesses& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    HostileDraft draft(*engine, bad);
+    std::unique_ptr<grpc::Server> draft_server = Serve(&draft);
+    std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
+    targets.push_back(Client("target", *target_server));
+    drafts.push_back(Client("draft", *draft_server));
+    prometheus::Registry coordinator_registry;
+    CoordinatorMetrics metrics(coordinator_registry);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
+                         Coordinator::Create(CoordinatorOptions(), std::move(targets),
+                                             std::move(drafts), &metrics));
+    v1::GenerateRequest request;
+    request.set_text("Once upon a time");
+    request.mutable_sampling()->set_temperature(0);
+    request.set_max_tokens(32);
+    std::string text;
+    v1::GenerationResult final;
+    const absl::Status status = coordinator->Generate(
+        request,
+        [&](const v1::GenerateResponse& r) {
+          if (r.has_delta()) text += r.delta().text();
+          if (r.has_final()) final = r.final();
+          return true;
+        },
+        [] { return false; }, absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(text,
+              ", there was a little girl named Lily. She loved to play outside in the park. One "
+              "day, she saw");
+    EXPECT_TRUE(final.speculation().draft_failed());
+    EXPECT_EQ(final.usage().generated_tokens(), 32);
+    coordinator.reset();
+    draft_server->Shutdown();
+  }
+  target_server->Shutdown();
+}
+
+}  // namespace
+}  // namespace tandem
