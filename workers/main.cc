@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   }
   load.Loaded((*engine)->model());
   service.SetEngine(engine->get());
+  startup.Done();  // before SERVING: a SIGTERM from now on drains instead of exiting at once
   (*server)->SetServing(true);
-  startup.Done();
   std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),
                options.model_path.c_str(), (*engine)->model().weight_type().c_str(),
                static_cast<long long>((*engine)->model().parameter_count()));
