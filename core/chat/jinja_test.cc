@@ -310,6 +310,16 @@ TEST(JinjaTest, BoundsRecursionOutputAndLoops) {
                                                         "sequence repetition result too large"));
 }
 
+TEST(JinjaTest, RangeStopsAtTheInt64LimitsInsteadOfOverflowing) {
+  // The step past the last item would overflow int64 (UB that UBSan reports).
+  ExpectRenders({
+      {"{{ range(9223372036854775800, 9223372036854775807, 5) | list }}",
+       "[9223372036854775800, 9223372036854775805]"},
+      {"{{ range(-9223372036854775800, -9223372036854775807 - 1, -5) | list }}",
+       "[-9223372036854775800, -9223372036854775805]"},
+  });
+}
+
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
   EXPECT_THAT(Render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
