@@ -320,6 +320,26 @@ TEST(JinjaTest, RangeStopsAtTheInt64LimitsInsteadOfOverflowing) {
   });
 }
 
+TEST(JinjaTest, HugeIndentWidthsAreErrorsNotCrashes) {
+  // A width of INT64_MAX used to throw std::length_error, which aborted the process.
+  EXPECT_THAT(Render("{{ 'a\nb' | indent(9223372036854775807) }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("indent width 9223372036854775807 is over 16777216")));
+  EXPECT_THAT(Render("{{ ('x\n' * 1000) | indent(100000) }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("indent result too large")));
+  EXPECT_THAT(Render("{{ 'a\nb' | indent(1.5) }}"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("indent width must be an int or str")));
+  // tojson repeats the indent at every level; INT_MAX overflowed `indent * level`.
+  EXPECT_THAT(Render("{{ [[1]] | tojson(indent=2147483647) }}"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tojson indent 2147483647 is over 1024")));
+  ExpectRenders({
+      {"{{ 'a\nb' | indent(true) }}", "a\n b"},
+      {"{{ [1] | tojson(indent=-3) }}", "[\n1\n]"},
+  });
+}
+
 TEST(JinjaTest, RejectsNestingDeeperThanTheParserLimit) {
   EXPECT_THAT(Render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nesting deeper than 200")));
