@@ -341,6 +341,26 @@ TEST(JinjaTest, HugeIndentWidthsAreErrorsNotCrashes) {
   });
 }
 
+TEST(JinjaTest, LongOperatorChainsCountTowardTheNestingLimit) {
+  // a + b + c ... builds a left-deep tree as deep as the chain; 100,000 links overflowed
+  // the stack when the tree was checked, evaluated or freed (ASan: stack-overflow).
+  auto chain = [](const std::string& head, const std::string& link, int n) {
+    std::string s = "{{ " + head;
+    for (int i = 0; i < n; ++i) s += link;
+    return s + " }}";
+  };
+  for (const std::string& source :
+       {chain("1", " + 1", 100000), chain("'a'", " ~ 'a'", 100000), chain("1", " and 1", 100000),
+        chain("1", " or 1", 100000), chain("1", " < 2", 100000), chain("msgs", ".x", 100000),
+        chain("msgs", "[0]", 100000), chain("1", " | string", 100000),
+        chain("1", " is number", 100000), chain("1", " if 1", 100000)}) {
+    EXPECT_THAT(Render(source), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         HasSubstr("nesting deeper than 200 levels")))
+        << source.substr(0, 20);
+  }
+  ExpectRenders({{chain("1", " + 1", 99), "100"}, {chain("s", " | trim", 50), "Hello World"}});
+}
+
 TEST(JinjaTest, LexesALongOneLineTemplateInLinearTime) {
   // 120,000 tokens on one 280 KB line: counting each token's column from the line start
   // took minutes (quadratic); counting on from the previous token takes milliseconds. The
