@@ -341,6 +341,19 @@ TEST(JinjaTest, HugeIndentWidthsAreErrorsNotCrashes) {
   });
 }
 
+TEST(JinjaTest, DoublingConcatenationsStopAtTheSequenceLimit) {
+  // '~' and list '+' had no size limit: 30 doublings built a 1 GiB string (21 s under
+  // ASan) or a list of 2^30 values (minutes, gigabytes); '*' was already bounded.
+  EXPECT_THAT(Render("{% set ns = namespace(s='x') %}{% for i in range(30) %}"
+                     "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("string concatenation result too large")));
+  EXPECT_THAT(Render("{% set l = [1] * 8388609 %}{{ (l + l) | length }}"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("list concatenation result too large")));
+  ExpectRenders({{"{{ 'a' ~ 1 ~ [2] }}|{{ ([1] + [2]) | length }}", "a1[2]|2"}});
+}
+
 TEST(JinjaTest, LongOperatorChainsCountTowardTheNestingLimit) {
   // a + b + c ... builds a left-deep tree as deep as the chain; 100,000 links overflowed
   // the stack when the tree was checked, evaluated or freed (ASan: stack-overflow).
