@@ -20,6 +20,8 @@
 namespace tandem::chat::jinja {
 namespace {
 
+constexpr int64_t kMaxJsonIndent = 1024;
+
 using FilterFn = absl::StatusOr<Value> (*)(const Value& input, const CallArgs& args);
 using TestFn = absl::StatusOr<bool> (*)(const Value& input, const CallArgs& args);
 
@@ -77,15 +79,19 @@ absl::StatusOr<Value> ToJsonFilter(const Value& in, const CallArgs& a) {
   if (indent == nullptr && !a.positional.empty()) indent = &a.positional[0];
   if (indent != nullptr && !indent->is_none()) {
     if (!indent->is_int()) return absl::InvalidArgumentError("tojson indent must be an integer");
+    // Each nesting level repeats the indent: a wider one only builds a huge string.
+    if (indent->as_int() > kMaxJsonIndent) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tojson indent ", indent->as_int(), " is over ", kMaxJsonIndent));
+    }
     // Each item's line is indented by up to indent x depth: bound the output before
     // building it (escaping aside, the rest is about the value's weight).
     const uint64_t per_item =
-        static_cast<uint64_t>(std::clamp<int64_t>(indent->as_int(), 0, 1 << 20)) *
-        static_cast<uint64_t>(in.depth());
+        static_cast<uint64_t>(std::max<int64_t>(0, indent->as_int())) * in.depth();
     const uint64_t items = in.weight() / kValueNodeWeight + 1;
     RETURN_IF_ERROR(CheckSequenceSize(
         "tojson result", per_item > kMaxSequenceSize / items ? UINT64_MAX : per_item * items));
-    options.indent = static_cast<int>(std::clamp<int64_t>(indent->as_int(), INT32_MIN, 1 << 20));
+    options.indent = static_cast<int>(std::max<int64_t>(-1, indent->as_int()));
   }
   options.ensure_ascii = ArgBool(a, 1000, "ensure_ascii", false);
   options.sort_keys = ArgBool(a, 1000, "sort_keys", false);
@@ -343,22 +349,31 @@ std::vector<std::string> SplitLines(const std::string& s) {
   return lines;
 }
 
-absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
-  const Value* width = a.Get(0, "width");
-  if (width != nullptr && !width->is_string()) {
-    RETURN_IF_ERROR(CheckSequenceSize("indent width", std::max<int64_t>(0, width->as_int())));
+absl::StatusOr<std::string> IndentPad(const Value* width) {
+  if (width == nullptr) return std::string("    ");
+  if (width->is_string()) return width->as_string();
+  if (!width->is_int() && !width->is_bool()) {
+    return absl::InvalidArgumentError("indent width must be an int or str");
   }
-  std::string pad =
-      width == nullptr ? "    "
-      : width->is_string()
-          ? width->as_string()
-          : std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
+  // Every line gets the pad, so a pad past the sequence limit could never render.
+  if (width->as_int() > static_cast<int64_t>(kMaxSequenceSize)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("indent width ", width->as_int(), " is over ", kMaxSequenceSize));
+  }
+  return std::string(static_cast<size_t>(std::max<int64_t>(0, width->as_int())), ' ');
+}
+
+absl::StatusOr<Value> Indent(const Value& in, const CallArgs& a) {
+  ASSIGN_OR_RETURN(std::string pad, IndentPad(a.Get(0, "width")));
   bool first = ArgBool(a, 1, "first", false);
   bool blank = ArgBool(a, 2, "blank", false);
   // Jinja appends a newline before splitting, which drops one trailing newline.
   std::vector<std::string> lines = SplitLines(ToString(in) + "\n");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (out.size() + pad.size() + lines[i].size() + 1 > kMaxSequenceSize) {
+      return absl::ResourceExhaustedError("indent result too large");
+    }
     if (i > 0) out += "\n";
     if (i > 0 && (blank || !lines[i].empty())) out += pad;
     out += lines[i];

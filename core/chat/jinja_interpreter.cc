@@ -511,11 +511,13 @@ absl::StatusOr<Value> Range(const CallArgs& a) {
   }
   if (bounds[2] == 0) return absl::InvalidArgumentError("range() step must not be zero");
   List out;
-  for (int64_t i = bounds[0]; bounds[2] > 0 ? i < bounds[1] : i > bounds[1]; i += bounds[2]) {
+  for (int64_t i = bounds[0]; bounds[2] > 0 ? i < bounds[1] : i > bounds[1];) {
     if (out.size() >= 100000) {
       return absl::ResourceExhaustedError("range() with more than 100000 items");
     }
     out.push_back(Value(i));
+    // A step past INT64_MAX/MIN is also past the stop bound: the range ends there.
+    if (__builtin_add_overflow(i, bounds[2], &i)) break;
   }
   return Value(std::move(out));
 }

@@ -67,14 +67,20 @@ class Lexer {
   }
 
  private:
+  // Tokens are lexed in order, so counting goes on from the last position asked for on
+  // the same line: linear in the source, where counting from the line start each time was
+  // quadratic in a long one-line template.
   Position PositionOf(size_t offset) const {
     auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
     size_t line_start = *(it - 1);
-    int column = 1;
-    for (size_t i = line_start; i < offset && i < src_.size(); ++i) {
-      if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) ++column;
+    if (line_start != counted_line_start_ || offset < counted_offset_) {
+      counted_line_start_ = counted_offset_ = line_start;
+      counted_column_ = 1;
     }
-    return Position{static_cast<int>(it - line_starts_.begin()), column};
+    for (; counted_offset_ < offset && counted_offset_ < src_.size(); ++counted_offset_) {
+      if ((static_cast<unsigned char>(src_[counted_offset_]) & 0xC0) != 0x80) ++counted_column_;
+    }
+    return Position{static_cast<int>(it - line_starts_.begin()), counted_column_};
   }
 
   size_t FindTagStart(size_t from) const {
@@ -342,6 +348,10 @@ class Lexer {
   const LexerOptions& options_;
   std::vector<size_t> line_starts_;
   std::vector<Token> tokens_;
+  // PositionOf's cursor: the column of src_[counted_offset_] on the line at counted_line_start_.
+  mutable size_t counted_line_start_ = 0;
+  mutable size_t counted_offset_ = 0;
+  mutable int counted_column_ = 1;
 };
 
 }  // namespace

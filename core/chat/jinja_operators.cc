@@ -103,8 +103,10 @@ absl::Status UndefinedError(const Value& v) {
 absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value& b) {
   if (op == "~") {
     std::string left = ToString(a), right = ToString(b);
-    RETURN_IF_ERROR(CheckSequenceSize("string concatenation", left.size() + right.size()));
-    return Value(std::move(left) + right);
+    if (left.size() + right.size() > kMaxSequenceSize) {
+      return absl::ResourceExhaustedError("string concatenation result too large");
+    }
+    return Value(left + right);
   }
   if (a.is_undefined()) return UndefinedError(a);
   if (b.is_undefined()) return UndefinedError(b);
@@ -142,6 +144,9 @@ absl::StatusOr<Value> BinaryOp(absl::string_view op, const Value& a, const Value
       return Value(a.as_string() + b.as_string());
     }
     if (a.is_list() && b.is_list()) {
+      if (a.as_list().size() + b.as_list().size() > kMaxSequenceSize) {
+        return absl::ResourceExhaustedError("list concatenation result too large");
+      }
       List out = a.as_list();
       out.insert(out.end(), b.as_list().begin(), b.as_list().end());
       return Value(std::move(out));

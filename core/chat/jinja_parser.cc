@@ -118,6 +118,22 @@ class Parser {
     }
     return absl::OkStatus();
   }
+  // Each link of a left-deep chain (a + b + c, x.y.z, v | f | g) is one more level of the
+  // tree that checking, evaluating and freeing recurse through, so it counts as nesting.
+  class ChainGuard {
+   public:
+    explicit ChainGuard(Parser* parser) : parser_(parser) {}
+    ~ChainGuard() { parser_->depth_ -= links_; }
+    absl::Status Link() {
+      ++links_;
+      ++parser_->depth_;
+      return parser_->CheckDepth();
+    }
+
+   private:
+    Parser* parser_;
+    int links_ = 0;
+  };
 
   // ----- statements
 
@@ -359,7 +375,9 @@ class Parser {
     DepthGuard guard(&depth_);
     RETURN_IF_ERROR(CheckDepth());
     ASSIGN_OR_RETURN(ExprPtr expr, ParseOr());
+    ChainGuard chain(this);
     while (IsName("if")) {
+      RETURN_IF_ERROR(chain.Link());
       Position pos = Next().pos;
       ExprPtr cond_expr = NewExpr(Expr::Kind::kCondition, pos);
       ASSIGN_OR_RETURN(ExprPtr cond, ParseOr());
@@ -378,7 +396,9 @@ class Parser {
 
   absl::StatusOr<ExprPtr> ParseOr() {
     ASSIGN_OR_RETURN(ExprPtr lhs, ParseAnd());
+    ChainGuard chain(this);
     while (IsName("or")) {
+      RETURN_IF_ERROR(chain.Link());
       Position pos = Next().pos;
       ASSIGN_OR_RETURN(ExprPtr rhs, ParseAnd());
       lhs = NewBinary(Expr::Kind::kBinary, "or", std::move(lhs), std::move(rhs), pos);
@@ -388,7 +408,9 @@ class Parser {
 
   absl::StatusOr<ExprPtr> ParseAnd() {
     ASSIGN_OR_RETURN(ExprPtr lhs, ParseNot());
+    ChainGuard chain(this);
     while (IsName("and")) {
+      RETURN_IF_ERROR(chain.Link());
       Position pos = Next().pos;
       ASSIGN_OR_RETURN(ExprPtr rhs, ParseNot());
       lhs = NewBinary(Expr::Kind::kBinary, "and", std::move(lhs), std::move(rhs), pos);
@@ -412,6 +434,7 @@ class Parser {
   absl::StatusOr<ExprPtr> ParseCompare() {
     ASSIGN_OR_RETURN(ExprPtr lhs, ParseMath1());
     ExprPtr result;
+    ChainGuard chain(this);
     while (true) {
       std::string op;
       Position pos = Peek().pos;
@@ -427,6 +450,7 @@ class Parser {
       } else {
         break;
       }
+      RETURN_IF_ERROR(chain.Link());
       ASSIGN_OR_RETURN(ExprPtr rhs, ParseMath1());
       // A chain a < b < c means (a < b) and (b < c); the middle operand is evaluated twice.
       ExprPtr next_lhs = CloneForChain(*rhs);
@@ -452,10 +476,12 @@ class Parser {
   absl::StatusOr<ExprPtr> ParseBinaryLevel(const std::vector<absl::string_view>& ops,
                                            absl::StatusOr<ExprPtr> (Parser::*operand)()) {
     ASSIGN_OR_RETURN(ExprPtr lhs, (this->*operand)());
+    ChainGuard chain(this);
     while (true) {
       bool matched = false;
       for (absl::string_view op : ops) {
         if (IsOp(op)) {
+          RETURN_IF_ERROR(chain.Link());
           Position pos = Next().pos;
           ASSIGN_OR_RETURN(ExprPtr rhs, (this->*operand)());
           lhs =
@@ -592,7 +618,9 @@ class Parser {
   }
 
   absl::StatusOr<ExprPtr> ParsePostfix(ExprPtr node) {
+    ChainGuard chain(this);
     while (true) {
+      if (IsOp(".") || IsOp("[") || IsOp("(")) RETURN_IF_ERROR(chain.Link());
       if (IsOp(".")) {
         Position pos = Next().pos;
         if (Peek().type == Type::kInt) {
@@ -672,7 +700,9 @@ class Parser {
 
   // Filters (`| name(args)`) and tests (`is [not] name args`) applied to `node`.
   absl::StatusOr<ExprPtr> ParseFilterChain(ExprPtr node) {
+    ChainGuard chain(this);
     while (true) {
+      if (IsOp("|") || IsName("is")) RETURN_IF_ERROR(chain.Link());
       if (IsOp("|")) {
         Next();
         ExprPtr f = NewExpr(Expr::Kind::kFilter, Peek().pos);
