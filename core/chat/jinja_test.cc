@@ -497,4 +497,15 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
 }
 
 }  // namespace
+TEST(JinjaTest, ValuesNestedDeepAtRunTimeStopAtTheDepthLimit) {
+  // A list wrapped in a list 5000 times overflowed the stack when printed or serialised.
+  for (const char* use : {"{{ ns.s | tojson }}", "{{ ns.s }}", "{{ ns.s | string }}"}) {
+    EXPECT_THAT(Render("{% set ns = namespace(s=1) %}{% for i in range(5000) %}"
+                       "{% set ns.s = [ns.s] %}{% endfor %}" + std::string(use)),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         HasSubstr("nests deeper than the limit of 128 levels")))
+        << use;
+  }
+}
+
 }  // namespace tandem::chat::jinja
