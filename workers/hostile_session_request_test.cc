@@ -17,10 +17,9 @@
 #include "core/base/test_data.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
-#include "prometheus/registry.h"
 #include "workers/worker_service.h"
+#include "workers/worker_test_server.h"
 
 namespace tandem {
 namespace {
@@ -34,45 +33,27 @@ constexpr int32_t kIntMin = std::numeric_limits<int32_t>::min();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-using Stream = grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>;
+using Stream = testing::SessionStream;
 
 class HostileSessionRequestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(std::string path,
-                         testing::SharedFile("models/stories260K/stories260K.gguf"));
-    WorkerOptions options;
-    options.model_path = path;
-    options.threads = 1;
+    testing::TestServerOptions options;
     options.context_size = kContext;
     options.max_sessions = 2;
-    ASSERT_OK_AND_ASSIGN(engine_, WorkerEngine::Create(options));
-    metrics_ = std::make_unique<WorkerMetrics>(registry_, "target");
-    service_ = std::make_unique<WorkerService>(metrics_.get());
-    service_->SetEngine(engine_.get());
-    grpc::ServerBuilder builder;
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    stub_ = v1::Worker::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+    ASSERT_OK(testing::StartTestWorkerServer(options, &worker_));
   }
-  void TearDown() override { server_->Shutdown(); }
+  void TearDown() override {
+    if (worker_.server != nullptr) worker_.server->Shutdown();
+  }
 
   // One request, one answer; a broken stream is a test failure (the worker died or hung up).
   v1::SessionResponse Call(Stream& stream, v1::SessionRequest request) {
     request.set_request_id(++next_id_);
-    v1::SessionResponse response;
-    EXPECT_TRUE(stream.Write(request));
-    EXPECT_TRUE(stream.Read(&response));
-    EXPECT_EQ(response.request_id(), next_id_);
-    return response;
+    return testing::Exchange(stream, request);
   }
 
-  prometheus::Registry registry_;
-  std::unique_ptr<WorkerEngine> engine_;
-  std::unique_ptr<WorkerMetrics> metrics_;
-  std::unique_ptr<WorkerService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
+  testing::TestWorkerServer worker_;
   uint64_t next_id_ = 0;
 };
 
@@ -256,7 +237,7 @@ TEST_F(HostileSessionRequestTest, EachHostileRequestGetsItsCodeAndTheSessionStil
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
     grpc::ClientContext context;
-    auto stream = stub_->Attach(&context);
+    auto stream = worker_.stub->Attach(&context);
     v1::SessionRequest open;
     open.mutable_open()->set_session_id("hostile");
     ASSERT_TRUE(Call(*stream, open).has_opened());
@@ -282,7 +263,7 @@ TEST_F(HostileSessionRequestTest, EachHostileRequestGetsItsCodeAndTheSessionStil
 
 TEST_F(HostileSessionRequestTest, ADraftBeforeAnySyncDraftsFromThePendingToken) {
   grpc::ClientContext context;
-  auto stream = stub_->Attach(&context);
+  auto stream = worker_.stub->Attach(&context);
   v1::SessionRequest open;
   open.mutable_open();
   ASSERT_TRUE(Call(*stream, open).has_opened());
@@ -302,7 +283,7 @@ TEST_F(HostileSessionRequestTest, AnOpenWithAContextOutsideTheWorkersIsRefused) 
   for (int32_t context_size : {-1, kContext + 1, kIntMax, kIntMin}) {
     SCOPED_TRACE(context_size);
     grpc::ClientContext context;
-    auto stream = stub_->Attach(&context);
+    auto stream = worker_.stub->Attach(&context);
     v1::SessionRequest open;
     open.mutable_open()->set_context_size(context_size);
     EXPECT_TRUE(stream->Write(open));
@@ -312,7 +293,7 @@ TEST_F(HostileSessionRequestTest, AnOpenWithAContextOutsideTheWorkersIsRefused) 
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_THAT(status.error_message(), HasSubstr("outside [0, 64]"));
   }
-  EXPECT_EQ(engine_->active_sessions(), 0);
+  EXPECT_EQ(worker_.engine->active_sessions(), 0);
 }
 
 TEST_F(HostileSessionRequestTest, TokenizeWithOddInputsAnswersWithoutDying) {
@@ -367,7 +348,7 @@ TEST_F(HostileSessionRequestTest, TokenizeWithOddInputsAnswersWithoutDying) {
     SCOPED_TRACE(c.name);
     grpc::ClientContext context;
     v1::TokenizeResponse response;
-    const grpc::Status status = stub_->Tokenize(&context, c.request, &response);
+    const grpc::Status status = worker_.stub->Tokenize(&context, c.request, &response);
     EXPECT_EQ(status.error_code(), c.code) << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr(c.message));
     EXPECT_LE(status.error_message().size(), 1024u);
@@ -391,26 +372,19 @@ TEST(HostileModelFileTest, DescribeAnswersWithWellFormedTextForAModelNameOfRawBy
   const std::string path = ::testing::TempDir() + "/raw-name-stories260K.gguf";
   std::ofstream(path, std::ios::binary) << bytes;
 
-  WorkerOptions options;
+  testing::TestServerOptions options;
   options.model_path = path;
-  options.threads = 1;
   options.context_size = kContext;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerEngine> engine, WorkerEngine::Create(options));
-  prometheus::Registry registry;
-  WorkerMetrics metrics(registry, "target");
-  WorkerService service(&metrics);
-  service.SetEngine(engine.get());
-  grpc::ServerBuilder builder;
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  testing::TestWorkerServer worker;
+  ASSERT_OK(testing::StartTestWorkerServer(options, &worker));
   grpc::ClientContext context;
   v1::DescribeResponse response;
-  const grpc::Status status = stub->Describe(&context, v1::DescribeRequest(), &response);
+  const grpc::Status status =
+      worker.stub->Describe(&context, v1::DescribeRequest(), &response);
   ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
   EXPECT_EQ(response.model().name(), "\xEF\xBF\xBDlam\xEF\xBF\xBD");
   EXPECT_EQ(response.model().vocab_size(), kVocab);
-  server->Shutdown();
+  worker.server->Shutdown();
   std::remove(path.c_str());
 }
 

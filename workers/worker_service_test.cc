@@ -6,12 +6,10 @@
 #include <thread>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
-#include "prometheus/registry.h"
+#include "workers/worker_test_server.h"
 
 namespace tandem {
 namespace {
@@ -22,54 +20,38 @@ using ::testing::HasSubstr;
 class WorkerServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(std::string path,
-                         testing::SharedFile("models/stories260K/stories260K.gguf"));
-    WorkerOptions options;
-    options.model_path = path;
-    options.threads = 1;
+    testing::TestServerOptions options;
     options.context_size = 64;
     options.max_sessions = 2;
-    ASSERT_OK_AND_ASSIGN(engine_, WorkerEngine::Create(options));
-    metrics_ = std::make_unique<WorkerMetrics>(registry_, "target");
-    service_ = std::make_unique<WorkerService>(metrics_.get());
-    grpc::ServerBuilder builder;
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    stub_ = v1::Worker::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+    options.set_engine = false;  // each test loads the model itself
+    ASSERT_OK(testing::StartTestWorkerServer(options, &worker_));
   }
-  void TearDown() override { server_->Shutdown(); }
+  void TearDown() override {
+    if (worker_.server != nullptr) worker_.server->Shutdown();
+  }
 
-  using Stream = grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionResponse>;
+  using Stream = testing::SessionStream;
   v1::SessionResponse Call(Stream& stream, const v1::SessionRequest& request) {
-    EXPECT_TRUE(stream.Write(request));
-    v1::SessionResponse response;
-    EXPECT_TRUE(stream.Read(&response));
-    EXPECT_EQ(response.request_id(), request.request_id());
-    return response;
+    return testing::Exchange(stream, request);
   }
 
-  prometheus::Registry registry_;
-  std::unique_ptr<WorkerEngine> engine_;
-  std::unique_ptr<WorkerMetrics> metrics_;
-  std::unique_ptr<WorkerService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
+  testing::TestWorkerServer worker_;
 };
 
 TEST_F(WorkerServiceTest, IsUnavailableUntilTheModelIsLoaded) {
   grpc::ClientContext context;
   v1::DescribeResponse response;
-  EXPECT_EQ(stub_->Describe(&context, v1::DescribeRequest(), &response).error_code(),
+  EXPECT_EQ(worker_.stub->Describe(&context, v1::DescribeRequest(), &response).error_code(),
             grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
-  service_->SetEngine(engine_.get());
+  worker_.service->SetEngine(worker_.engine.get());
   grpc::ClientContext context;
   v1::DescribeRequest request;
   request.set_include_vocabulary(true);
   v1::DescribeResponse response;
-  ASSERT_TRUE(stub_->Describe(&context, request, &response).ok());
+  ASSERT_TRUE(worker_.stub->Describe(&context, request, &response).ok());
   const v1::ModelInfo& model = response.model();
   EXPECT_EQ(model.architecture(), "llama");
   EXPECT_EQ(model.vocab_size(), 512);
@@ -86,13 +68,13 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
 }
 
 TEST_F(WorkerServiceTest, TokenizesTextAndChats) {
-  service_->SetEngine(engine_.get());
+  worker_.service->SetEngine(worker_.engine.get());
   grpc::ClientContext context;
   v1::TokenizeRequest request;
   request.set_text("Once upon a time");
   request.set_add_special(true);
   v1::TokenizeResponse response;
-  ASSERT_TRUE(stub_->Tokenize(&context, request, &response).ok());
+  ASSERT_TRUE(worker_.stub->Tokenize(&context, request, &response).ok());
   EXPECT_THAT(response.token_ids(), ElementsAre(1, 403, 407, 261, 378));
 
   grpc::ClientContext chat_context;
@@ -100,21 +82,21 @@ TEST_F(WorkerServiceTest, TokenizesTextAndChats) {
   auto* message = chat.mutable_chat()->add_messages();
   message->set_role("user");
   message->set_content("Once upon a time");
-  ASSERT_TRUE(stub_->Tokenize(&chat_context, chat, &response).ok());
+  ASSERT_TRUE(worker_.stub->Tokenize(&chat_context, chat, &response).ok());
   // No template in the model: raw, so the same ids.
   EXPECT_THAT(response.token_ids(), ElementsAre(1, 403, 407, 261, 378));
   EXPECT_EQ(response.rendered_text(), "Once upon a time");
 }
 
 TEST_F(WorkerServiceTest, AttachRunsSyncVerifyAndKeepsTheSessionAfterABadRequest) {
-  service_->SetEngine(engine_.get());
+  worker_.service->SetEngine(worker_.engine.get());
   grpc::ClientContext context;
-  auto stream = stub_->Attach(&context);
+  auto stream = worker_.stub->Attach(&context);
   v1::SessionRequest request;
   request.set_request_id(1);
   request.mutable_open()->set_session_id("s");
   EXPECT_TRUE(Call(*stream, request).has_opened());
-  EXPECT_EQ(engine_->active_sessions(), 1);
+  EXPECT_EQ(worker_.engine->active_sessions(), 1);
 
   request.set_request_id(2);
   request.mutable_sync()->set_position(0);
@@ -152,14 +134,14 @@ TEST_F(WorkerServiceTest, AttachRunsSyncVerifyAndKeepsTheSessionAfterABadRequest
   EXPECT_TRUE(Call(*stream, request).has_closed());
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
-  EXPECT_EQ(engine_->active_sessions(), 0);
+  EXPECT_EQ(worker_.engine->active_sessions(), 0);
 }
 
 TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecentlyUsedStream) {
-  service_->SetEngine(engine_.get());
+  worker_.service->SetEngine(worker_.engine.get());
   {
     grpc::ClientContext context;
-    auto stream = stub_->Attach(&context);
+    auto stream = worker_.stub->Attach(&context);
     v1::SessionRequest request;
     request.mutable_sync()->add_tokens(1);
     stream->Write(request);
@@ -169,7 +151,7 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecent
     EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
   grpc::ClientContext c1, c2, c3;
-  auto s1 = stub_->Attach(&c1), s2 = stub_->Attach(&c2), s3 = stub_->Attach(&c3);
+  auto s1 = worker_.stub->Attach(&c1), s2 = worker_.stub->Attach(&c2), s3 = worker_.stub->Attach(&c3);
   v1::SessionRequest open;
   open.mutable_open();
   EXPECT_TRUE(Call(*s1, open).has_opened());
@@ -180,7 +162,7 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecent
   EXPECT_EQ(Call(*s1, sync).sync().cached_tokens(), 1);  // s2 is now the older one
   // The worker is full (2 sessions, both idle): a third evicts s2 and cancels its stream.
   EXPECT_TRUE(Call(*s3, open).has_opened());
-  EXPECT_EQ(engine_->active_sessions(), 2);
+  EXPECT_EQ(worker_.engine->active_sessions(), 2);
   v1::SessionResponse response;
   EXPECT_FALSE(s2->Read(&response));
   EXPECT_EQ(s2->Finish().error_code(), grpc::StatusCode::CANCELLED);
@@ -189,31 +171,23 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecent
   EXPECT_EQ(Call(*s1, sync).sync().cached_tokens(), 2);  // s1 kept its cache
   // Cancelling a stream frees its session.
   c1.TryCancel();
-  for (int i = 0; i < 200 && engine_->active_sessions() != 1; ++i) {
+  for (int i = 0; i < 200 && worker_.engine->active_sessions() != 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ(engine_->active_sessions(), 1);
+  EXPECT_EQ(worker_.engine->active_sessions(), 1);
   s3->WritesDone();
   EXPECT_TRUE(s3->Finish().ok());
-  EXPECT_EQ(engine_->active_sessions(), 0);
+  EXPECT_EQ(worker_.engine->active_sessions(), 0);
 }
 
 TEST(WorkerServiceOpenTest, AttachStreamsThatNeverSendOpenAreClosedAfterTheOpenTimeout) {
-  ASSERT_OK_AND_ASSIGN(std::string path,
-                       testing::SharedFile("models/stories260K/stories260K.gguf"));
-  WorkerOptions options;
-  options.model_path = path;
-  options.threads = 1;
+  testing::TestServerOptions options;
   options.context_size = 32;
-  ASSERT_OK_AND_ASSIGN(auto engine, WorkerEngine::Create(options));
-  prometheus::Registry registry;
-  WorkerMetrics metrics(registry, "target");
-  WorkerService service(&metrics, absl::Minutes(10), absl::Milliseconds(300));
-  service.SetEngine(engine.get());
-  grpc::ServerBuilder builder;
-  builder.RegisterService(&service);
-  auto server = builder.BuildAndStart();
-  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  options.open_timeout = absl::Milliseconds(300);
+  testing::TestWorkerServer worker;
+  ASSERT_OK(testing::StartTestWorkerServer(options, &worker));
+  grpc::Server* server = worker.server.get();
+  v1::Worker::Stub* stub = worker.stub.get();
   constexpr int kStreams = 8;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
@@ -252,21 +226,14 @@ TEST(WorkerServiceOpenTest, AttachStreamsThatNeverSendOpenAreClosedAfterTheOpenT
 }
 
 TEST(WorkerServiceIdleTest, AnIdleStreamIsCancelledAndItsSessionFreed) {
-  ASSERT_OK_AND_ASSIGN(std::string path,
-                       testing::SharedFile("models/stories260K/stories260K.gguf"));
-  WorkerOptions options;
-  options.model_path = path;
-  options.threads = 1;
+  testing::TestServerOptions options;
   options.context_size = 32;
-  ASSERT_OK_AND_ASSIGN(auto engine, WorkerEngine::Create(options));
-  prometheus::Registry registry;
-  WorkerMetrics metrics(registry, "target");
-  WorkerService service(&metrics, absl::Milliseconds(300));
-  service.SetEngine(engine.get());
-  grpc::ServerBuilder builder;
-  builder.RegisterService(&service);
-  auto server = builder.BuildAndStart();
-  auto stub = v1::Worker::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  options.idle_timeout = absl::Milliseconds(300);
+  testing::TestWorkerServer worker;
+  ASSERT_OK(testing::StartTestWorkerServer(options, &worker));
+  WorkerEngine* engine = worker.engine.get();
+  grpc::Server* server = worker.server.get();
+  v1::Worker::Stub* stub = worker.stub.get();
   grpc::ClientContext context;
   auto stream = stub->Attach(&context);
   v1::SessionRequest open;

@@ -1,9 +1,5 @@
 #include "services/common/grpc_server.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -19,6 +15,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "prometheus/counter.h"
+#include "services/common/held_port.h"
 #include "tandem/v1/worker.grpc.pb.h"
 
 namespace tandem {
@@ -26,6 +23,7 @@ namespace {
 
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
+using ::tandem::testing::HeldPort;
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 namespace rv1 = ::grpc::reflection::v1;
@@ -104,28 +102,6 @@ TEST(GrpcServerTest, RefusesAPortAnotherServerHolds) {
               StatusIs(absl::StatusCode::kUnavailable,
                        ::testing::AllOf(HasSubstr(taken), HasSubstr("already in use"))));
 }
-
-// A TCP socket listening on a loopback port the OS chose.
-class HeldPort {
- public:
-  HeldPort() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 1) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port_ = ntohs(addr.sin_port);
-    }
-  }
-  ~HeldPort() { close(fd_); }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 TEST(GrpcServerTest, BusyMetricsPortIsAStatusNamingTheAddress) {
   HeldPort held;

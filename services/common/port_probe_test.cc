@@ -1,43 +1,19 @@
 #include "services/common/port_probe.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
 #include "gtest/gtest.h"
+#include "services/common/held_port.h"
 
 namespace tandem {
 namespace {
 
+using ::tandem::testing::HeldPort;
 using ::tandem::testing::IsOk;
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
-
-// A TCP socket listening on a loopback port the OS chose.
-class HeldPort {
- public:
-  HeldPort() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 1) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port_ = ntohs(addr.sin_port);
-    }
-  }
-  ~HeldPort() { close(fd_); }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 TEST(PortProbeTest, AHeldPortIsRefusedWhateverTheHostSpelling) {
   HeldPort held;

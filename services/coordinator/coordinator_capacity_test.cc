@@ -11,14 +11,12 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
 #include "gmock/gmock.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/coordinator_test_stack.h"
 #include "workers/worker_service.h"
 
 namespace tandem {
@@ -30,44 +28,13 @@ using ::testing::HasSubstr;
 constexpr char kTarget[] = "models/stories260K/stories260K.gguf";
 constexpr char kDraft[] = "models/stories260K/derived/stories-draft-distilled.gguf";
 
-struct Worker {
-  Worker(WorkerRole role, const std::string& model, int max_sessions) {
-    absl::StatusOr<std::string> path = testing::SharedFile(model);
-    EXPECT_TRUE(path.ok()) << path.status();
-    WorkerOptions options;
-    options.role = role;
-    options.model_path = path.ok() ? *path : "";
-    options.threads = 1;
-    options.context_size = 256;
-    options.max_sessions = max_sessions;
-    absl::StatusOr<std::unique_ptr<WorkerEngine>> created = WorkerEngine::Create(options);
-    EXPECT_TRUE(created.ok()) << created.status();
-    if (created.ok()) engine = std::move(*created);
-    metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
-    service = std::make_unique<WorkerService>(metrics.get());
-    service->SetEngine(engine.get());
-    grpc::ServerBuilder builder;  // over loopback TCP: failover re-attaches need a real channel
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.SetMaxSendMessageSize(64 << 20);
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
+// A worker served by itself over loopback TCP: failover re-attaches need a real channel.
+struct Worker : testing::TestWorker {
+  Worker(WorkerRole role, const std::string& model, int max_sessions)
+      : TestWorker(role, model, max_sessions) {
+    Serve();
   }
-  std::unique_ptr<WorkerClient> Client() {
-    return std::make_unique<WorkerClient>("127.0.0.1:" + std::to_string(port));
-  }
-  // Waits (bounded) until the engine holds `n` sessions.
-  int AwaitSessions(int n) {
-    for (int i = 0; i < 300 && engine->active_sessions() != n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return engine->active_sessions();
-  }
-  prometheus::Registry registry;
-  std::unique_ptr<WorkerEngine> engine;
-  std::unique_ptr<WorkerMetrics> metrics;
-  std::unique_ptr<WorkerService> service;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
+  std::unique_ptr<WorkerClient> Client() { return TcpClient(); }
 };
 
 // Lets requests stop at their first delta until released.
@@ -92,10 +59,12 @@ class CoordinatorCapacityTest : public ::testing::Test {
   void Start(int worker_sessions, CoordinatorOptions options = CoordinatorOptions(),
              bool with_draft = true) {
     target_ = std::make_unique<Worker>(WorkerRole::kTarget, kTarget, worker_sessions);
+    ASSERT_NE(target_->server, nullptr);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
     targets.push_back(target_->Client());
     if (with_draft) {
       draft_ = std::make_unique<Worker>(WorkerRole::kDraft, kDraft, worker_sessions);
+      ASSERT_NE(draft_->server, nullptr);
       drafts.push_back(draft_->Client());
     }
     metrics_ = std::make_unique<CoordinatorMetrics>(registry_);

@@ -8,20 +8,18 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
 #include "core/generation/sampling_defaults.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "services/coordinator/coordinator_test_stack.h"
 #include "workers/worker_service.h"
 
 namespace tandem {
@@ -64,48 +62,17 @@ class FreezableWorker final : public v1::Worker::Service {
   WorkerService* real_;
 };
 
-// One worker: engine, service and an in-process server.
-struct InProcessWorker {
+// One worker whose service a FreezableWorker fronts.
+struct InProcessWorker : testing::TestWorker {
   InProcessWorker(WorkerRole role, const std::string& model,
-                  absl::Duration idle_timeout = absl::Minutes(10)) {
-    absl::StatusOr<std::string> path = testing::SharedFile(model);
-    EXPECT_TRUE(path.ok()) << path.status();
-    WorkerOptions options;
-    options.role = role;
-    options.model_path = path.ok() ? *path : "";
-    options.threads = 1;
-    options.context_size = 256;
-    absl::StatusOr<std::unique_ptr<WorkerEngine>> created = WorkerEngine::Create(options);
-    if (!created.ok()) {  // a constructor cannot ASSERT: callers check `server`
-      ADD_FAILURE() << created.status();
-      return;
-    }
-    engine = std::move(*created);
-    metrics = std::make_unique<WorkerMetrics>(registry, std::string(WorkerRoleName(role)));
-    service = std::make_unique<WorkerService>(metrics.get(), idle_timeout);
-    service->SetEngine(engine.get());
-    freezable = std::make_unique<FreezableWorker>(service.get());
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(freezable.get());
-    server = builder.BuildAndStart();
+                  absl::Duration idle_timeout = absl::Minutes(10))
+      : TestWorker(role, model, /*max_sessions=*/0, idle_timeout) {
+    if (service == nullptr) return;  // the engine failed: TestWorker said so
+    auto wrapper = std::make_unique<FreezableWorker>(service.get());
+    freezable = wrapper.get();
+    Serve(std::move(wrapper));
   }
-  // Over loopback TCP: a real client channel, which re-attaching after a failure needs.
-  std::unique_ptr<WorkerClient> TcpClient() {
-    return std::make_unique<WorkerClient>(absl::StrCat("127.0.0.1:", port));
-  }
-  std::unique_ptr<WorkerClient> Client(const std::string& name) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    return std::make_unique<WorkerClient>(name, server->InProcessChannel(args));
-  }
-  prometheus::Registry registry;
-  std::unique_ptr<WorkerEngine> engine;
-  std::unique_ptr<WorkerMetrics> metrics;
-  std::unique_ptr<WorkerService> service;
-  std::unique_ptr<FreezableWorker> freezable;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
+  FreezableWorker* freezable = nullptr;  // owned by `front`
 };
 
 struct Reply {

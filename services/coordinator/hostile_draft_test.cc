@@ -9,13 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/coordinator_test_stack.h"
 #include "workers/worker_service.h"
 
 namespace tandem {
@@ -78,31 +77,10 @@ class HostileDraft final : public v1::Worker::Service {
   const BadGuesses bad_;
 };
 
-std::unique_ptr<grpc::Server> Serve(grpc::Service* service) {
-  grpc::ServerBuilder builder;
-  builder.RegisterService(service);
-  return builder.BuildAndStart();
-}
-
-std::unique_ptr<WorkerClient> Client(const std::string& name, grpc::Server& server) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  return std::make_unique<WorkerClient>(name, server.InProcessChannel(args));
-}
-
 TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
-  ASSERT_OK_AND_ASSIGN(std::string path,
-                       testing::SharedFile("models/stories260K/stories260K.gguf"));
-  WorkerOptions options;
-  options.model_path = path;
-  options.threads = 1;
-  options.context_size = 256;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WorkerEngine> engine, WorkerEngine::Create(options));
-  prometheus::Registry registry;
-  WorkerMetrics worker_metrics(registry, "target");
-  WorkerService target(&worker_metrics);
-  target.SetEngine(engine.get());
-  std::unique_ptr<grpc::Server> target_server = Serve(&target);
+  testing::TestWorker target(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  target.Serve();
+  ASSERT_NE(target.server, nullptr);
 
   const std::vector<BadGuesses> cases = {
       {"65 guesses, more than a verify takes", 65, false},
@@ -110,11 +88,11 @@ TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
   };
   for (const BadGuesses& bad : cases) {
     SCOPED_TRACE(bad.name);
-    HostileDraft draft(*engine, bad);
-    std::unique_ptr<grpc::Server> draft_server = Serve(&draft);
+    HostileDraft draft(*target.engine, bad);
+    std::unique_ptr<grpc::Server> draft_server = testing::ServeInProcess(&draft);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-    targets.push_back(Client("target", *target_server));
-    drafts.push_back(Client("draft", *draft_server));
+    targets.push_back(target.Client("target"));
+    drafts.push_back(testing::InProcessClient("draft", *draft_server));
     prometheus::Registry coordinator_registry;
     CoordinatorMetrics metrics(coordinator_registry);
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
@@ -143,7 +121,7 @@ TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
     coordinator.reset();
     draft_server->Shutdown();
   }
-  target_server->Shutdown();
+  target.server->Shutdown();
 }
 
 }  // namespace

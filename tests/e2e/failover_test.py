@@ -4,29 +4,19 @@ mid-session, a client that cancels. Real processes on loopback (deploy/local/tan
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "client", "python"))
-import tandem_stubs  # noqa: E402
-
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import opslib  # noqa: E402  (the shared test runner)
+import stacklib  # noqa: E402  (stubs, binaries, models, requests and their replies)
+from stacklib import BIN, DRAFT, STUBS, TARGET, collect, grpc, request  # noqa: E402
 
-STUBS = tandem_stubs.load()
-import grpc  # noqa: E402
-
-BIN = os.environ["TANDEM_BIN"]
-MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
-TARGET = os.path.join(MODELS, "stories260K.gguf")
-DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
 LOCAL = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
 
 
@@ -60,30 +50,7 @@ class Stack:
 
     def metric(self, name, process):
         """Sum of a metric's samples on PROCESS's /metrics."""
-        text = urllib.request.urlopen(f"http://{self.read(process + '.metrics')}/metrics",
-                                      timeout=5).read().decode()
-        values = [float(m[1]) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
-        return sum(values)
-
-
-def request(prompt="Once upon a time", max_tokens=200, speculate=True, session=""):
-    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=max_tokens, session_id=session,
-                                            ignore_eos=True)
-    r.sampling.temperature = 0
-    r.speculation.enabled = speculate
-    return r
-
-
-def collect(responses, on_delta=None):
-    ids, final = [], None
-    for r in responses:
-        if r.HasField("delta"):
-            ids.extend(r.delta.token_ids)
-            if on_delta:
-                on_delta(len(ids))
-        else:
-            final = r.final
-    return ids, final
+        return stacklib.metric(self.read(process + ".metrics"), name)
 
 
 def target_alone(prompt, max_tokens):

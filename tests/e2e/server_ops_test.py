@@ -18,19 +18,11 @@ import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "client", "python"))
-import tandem_stubs  # noqa: E402
-
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import opslib  # noqa: E402  (the shared test runner)
-
-STUBS = tandem_stubs.load()
-import grpc  # noqa: E402
+from stacklib import BIN, DRAFT, STUBS, TARGET, grpc  # noqa: E402  (stubs, binaries, models)
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
-BIN = os.environ["TANDEM_BIN"]
-MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
-TARGET = os.path.join(MODELS, "stories260K.gguf")
 GRPC_PROTO = "/usr/share/grpc-proto/grpc"
 
 
@@ -259,12 +251,11 @@ def test_tandem_bench_answers_help_and_refuses_unknown_flags():
 
 
 def test_tandem_chat_prints_one_load_line_per_model():
-    draft = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
-    r, _ = run("tandem-chat", TARGET, "--draft", draft, "-p", "Once upon a time", "--temp", "0",
+    r, _ = run("tandem-chat", TARGET, "--draft", DRAFT, "-p", "Once upon a time", "--temp", "0",
                "--max-tokens", "4", timeout=120)
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("loaded ")]
-    assert [line.split(":")[0] for line in lines] == [f"loaded {TARGET}", f"loaded {draft}"], \
+    assert [line.split(":")[0] for line in lines] == [f"loaded {TARGET}", f"loaded {DRAFT}"], \
         r.stderr
 
 

@@ -160,8 +160,9 @@ class Cluster:
         return False
 
 
-def request(prompt="Once upon a time", max_tokens=128, speculate=True):
-    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=max_tokens, ignore_eos=True)
+def request(prompt="Once upon a time", max_tokens=128, speculate=True, session=""):
+    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=max_tokens, session_id=session,
+                                            ignore_eos=True)
     r.sampling.temperature = 0
     r.speculation.enabled = speculate
     return r
