@@ -335,8 +335,9 @@ TEST(JinjaTest, HugeIndentWidthsAreErrorsNotCrashes) {
   EXPECT_THAT(Render("{{ 'a\nb' | indent(9223372036854775807) }}"),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        HasSubstr("indent width 9223372036854775807 is over 16777216")));
-  EXPECT_THAT(Render("{{ ('x\n' * 1000) | indent(100000) }}"),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("indent result exceeds the limit")));
+  EXPECT_THAT(
+      Render("{{ ('x\n' * 1000) | indent(100000) }}"),
+      StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("indent result exceeds the limit")));
   EXPECT_THAT(Render("{{ 'a\nb' | indent(1.5) }}"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("indent width must be an int or str")));
@@ -433,8 +434,9 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
   RenderOptions limits;
   limits.max_value_bytes = 1 << 16;
   limits.max_computed_bytes = 1 << 22;
-  const std::string doubling = "{% set ns = namespace(v=X) %}{% for i in range(100) %}"
-                               "{% set ns.v = OP %}{% endfor %}{{ ns.v|length }}";
+  const std::string doubling =
+      "{% set ns = namespace(v=X) %}{% for i in range(100) %}"
+      "{% set ns.v = OP %}{% endfor %}{{ ns.v|length }}";
   struct Case {
     std::string name;
     std::string source;
@@ -450,8 +452,7 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
       {"shared tree", grow("'ab'", "[ns.v, ns.v]"), "template value exceeds the limit of 65536"},
       {"nested tojson", grow("'ab'", "ns.v|tojson"), "exceeds the limit of 65536"},
       {"replace growth", grow("'abcdefgh'", "ns.v|replace('a', ns.v)"), "exceeds the limit"},
-      {"deep nesting",
-       absl::StrReplaceAll(grow("1", "[ns.v]"), {{"range(100)", "range(200)"}}),
+      {"deep nesting", absl::StrReplaceAll(grow("1", "[ns.v]"), {{"range(100)", "range(200)"}}),
        "template value nests deeper than the limit of 128 levels"},
       {"quadratic copying",
        "{% set ns = namespace(v=range(3000)|list) %}{% for i in range(1000) %}"
@@ -480,8 +481,8 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
       {"listing a huge string", "{{ ('x' * 16000000)|list|length }}", "too long to iterate"},
   };
   for (const Case& c : amplifiers) {
-    EXPECT_THAT(Render(c.source), StatusIs(absl::StatusCode::kResourceExhausted,
-                                           HasSubstr(c.message)))
+    EXPECT_THAT(Render(c.source),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr(c.message)))
         << c.name;
   }
   // Looking a value up makes nothing: a loop may read a large variable on every iteration
@@ -491,9 +492,9 @@ TEST(JinjaTest, BoundsTheSizeDepthAndTotalOfComputedValues) {
                      true, limits),
               IsOkAndHolds("ok"));
   // Within the limits the same constructions render.
-  EXPECT_THAT(Render(absl::StrReplaceAll(grow("[1]", "ns.v + ns.v"), {{"100", "10"}}), true,
-                     limits),
-              IsOkAndHolds("1024"));
+  EXPECT_THAT(
+      Render(absl::StrReplaceAll(grow("[1]", "ns.v + ns.v"), {{"100", "10"}}), true, limits),
+      IsOkAndHolds("1024"));
 }
 
 }  // namespace
@@ -501,7 +502,8 @@ TEST(JinjaTest, ValuesNestedDeepAtRunTimeStopAtTheDepthLimit) {
   // A list wrapped in a list 5000 times overflowed the stack when printed or serialised.
   for (const char* use : {"{{ ns.s | tojson }}", "{{ ns.s }}", "{{ ns.s | string }}"}) {
     EXPECT_THAT(Render("{% set ns = namespace(s=1) %}{% for i in range(5000) %}"
-                       "{% set ns.s = [ns.s] %}{% endfor %}" + std::string(use)),
+                       "{% set ns.s = [ns.s] %}{% endfor %}" +
+                       std::string(use)),
                 StatusIs(absl::StatusCode::kResourceExhausted,
                          HasSubstr("nests deeper than the limit of 128 levels")))
         << use;
