@@ -445,8 +445,12 @@ TEST_F(CoordinatorTest, SessionsOfTokenIdPromptsSpreadOverBothTargets) {
   for (const char* session : {"a", "b", "c", "d"}) {
     ASSERT_OK(Generate(TokenIdRequest(session, 4)).status()) << session;
   }
-  EXPECT_EQ(target_->engine->active_sessions(), 2);
-  EXPECT_EQ(second_target_->engine->active_sessions(), 2);
+  // Both targets take sessions (before, one shared counter sent every token-id prompt to the
+  // same one). Not an exact 2 + 2: the loads a probe reports are up to a probe interval old,
+  // and a probe that lands on a running request counts its queue depth until the next one.
+  EXPECT_GE(target_->engine->active_sessions(), 1);
+  EXPECT_GE(second_target_->engine->active_sessions(), 1);
+  EXPECT_EQ(target_->engine->active_sessions() + second_target_->engine->active_sessions(), 4);
   EXPECT_EQ(draft_->engine->active_sessions(), 4);
 }
 
