@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Tandem's test command: installs what is missing, builds, and runs every test (Bazel's unit
 # tests, then CTest; CTest's summary closes the output). `.ci/run` calls exactly this.
+# A failing test is run once more (Bazel --flaky_test_attempts=2, CTest --repeat until-pass:2) so
+# one timing flake on a loaded machine does not fail the run; the last line names the failed stages.
 # TANDEM_SANITIZE=1 builds and runs the CTest suite with ASan + UBSan in build-asan/ instead.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,14 +21,18 @@ fi
 status=0
 echo "== bazel test //... (offline, system libraries)"
 bazel_log=$(mktemp)
-bazel test //... --test_env=TANDEM_SHARED="$TANDEM_SHARED" >"$bazel_log" 2>&1
+bazel test //... --test_env=TANDEM_SHARED="$TANDEM_SHARED" --flaky_test_attempts=2 >"$bazel_log" 2>&1
 bazel_rc=$?
 grep -vE '^(Loading|Analyzing|INFO: (From|Analyzed|Found))|^\[[0-9,]+ / [0-9,]+\]' "$bazel_log"
-rm -f "$bazel_log"
+failed_stages=""
 if [ $bazel_rc -ne 0 ]; then
   echo "tandem test: bazel test failed (exit $bazel_rc)" >&2
+  # Repeated at the very end, where a truncated CI log still shows it.
+  failed_stages="bazel (exit $bazel_rc: $(grep -E ' (FAILED|TIMEOUT|NO STATUS)( |$)' "$bazel_log" |
+                 awk '{print $1}' | tr '\n' ' '))"
   status=1
 fi
+rm -f "$bazel_log"
 bazel shutdown >/dev/null 2>&1 || true
 
 if [ "${TANDEM_SANITIZE:-0}" = 1 ]; then
@@ -59,11 +65,14 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
       grep -E 'tests passed|Total Test time' "$fuzz_log"
     else
       cat "$fuzz_log"
+      failed_stages="$failed_stages; fuzz ($(grep -E 'Failed|\*\*\*' "$fuzz_log" |
+                     grep -oE 'Test +#[0-9]+: [^ ]+' | awk '{print $3}' | tr '\n' ' '))"
       status=1
     fi
     rm -f "$fuzz_log"
   else
     echo "tandem test: fuzz build failed" >&2
+    failed_stages="$failed_stages; fuzz build"
     status=1
   fi
 fi
@@ -77,5 +86,10 @@ fi
 
 echo "== ctest"
 ctest --test-dir "${TANDEM_BUILD_DIR:-$root/build}" -j "$(nproc)" --output-on-failure \
-      --timeout 600 || status=1
+      --timeout 600 --repeat until-pass:2 || { status=1; failed_stages="$failed_stages; ctest"; }
+if [ $status -ne 0 ]; then
+  echo "tandem test: FAILED: ${failed_stages#; }" >&2
+else
+  echo "tandem test: all stages passed (bazel, fuzz, ctest)"
+fi
 exit $status

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/kernels/activations.h"
 #include "core/kernels/matmul.h"
 #include "core/kernels/rms_norm.h"
@@ -28,7 +29,7 @@ absl::StatusOr<std::unique_ptr<KvCache>> Decoder::NewCache(int64_t context_size,
                          type);
 }
 
-void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows) {
+void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context) {
   if (n > capacity_) {
     capacity_ = n;
     x_.resize(n * config_.dim);
@@ -40,63 +41,147 @@ void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows) {
     gate_.resize(n * config_.ffn_dim);
     up_.resize(n * config_.ffn_dim);
     proj_.resize(n * config_.dim);
+    segments_.reserve(n);
+    tokens_.reserve(n);
+    row_segment_.resize(n);
+    logit_rows_.reserve(n);
   }
   const size_t logits_size = logit_rows * config_.vocab_size;
   if (logits_.size() < logits_size) logits_.resize(logits_size);
+  scores_stride_ = std::max(scores_stride_, context);
+  const size_t scores = static_cast<size_t>(pool_.num_threads()) *
+                        (config_.n_heads / config_.n_kv_heads) * scores_stride_;
+  if (attention_scores_.size() < scores) attention_scores_.resize(scores);
+}
+
+absl::Status Decoder::Check(const ForwardSegment& segment) const {
+  const int64_t n = static_cast<int64_t>(segment.tokens.size());
+  if (n == 0) return absl::InvalidArgumentError("forward pass: no tokens to run");
+  const KvCache& cache = *segment.cache;
+  if (segment.start < 0 || segment.start > cache.length()) {
+    return absl::InvalidArgumentError(absl::StrCat("forward pass: start position ", segment.start,
+                                                   " is past the ", cache.length(),
+                                                   " cached tokens"));
+  }
+  const int64_t context = std::min(cache.shape().context_size, rope_.max_positions());
+  if (segment.start + n > context) {
+    return absl::OutOfRangeError(absl::StrCat("forward pass: positions up to ", segment.start + n,
+                                              " exceed the context of ", context));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (segment.tokens[i] < 0 || segment.tokens[i] >= config_.vocab_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("forward pass: token id ", segment.tokens[i], " at index ", i,
+                       " is outside the vocabulary of ", config_.vocab_size));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
                                                          absl::Span<const int32_t> tokens,
                                                          int64_t start, LogitsMode mode) {
+  ForwardSegment whole{&cache, tokens, start, mode};
+  RETURN_IF_ERROR(Check(whole));
   const int64_t n = static_cast<int64_t>(tokens.size());
-  if (n == 0) return absl::InvalidArgumentError("forward pass: no tokens to run");
-  if (start < 0 || start > cache.length()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "forward pass: start position ", start, " is past the ", cache.length(), " cached tokens"));
-  }
-  const int64_t context = std::min(cache.shape().context_size, rope_.max_positions());
-  if (start + n > context) {
-    return absl::OutOfRangeError(absl::StrCat("forward pass: positions up to ", start + n,
-                                              " exceed the context of ", context));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("forward pass: token id ", tokens[i], " at index ", i,
-                       " is outside the vocabulary of ", config_.vocab_size));
-    }
-  }
-  const int64_t logit_rows = mode == LogitsMode::kAll ? n : 1;
-  EnsureCapacity(std::min(n, kMaxChunk), logit_rows);
-  const size_t scores = static_cast<size_t>(pool_.num_threads()) *
-                        (config_.n_heads / config_.n_kv_heads) * cache.shape().context_size;
-  if (attention_scores_.size() < scores) attention_scores_.resize(scores);
-  cache.Truncate(start);
+  const int64_t logit_rows = mode == LogitsMode::kAll ? n : mode == LogitsMode::kLast ? 1 : 0;
+  EnsureCapacity(std::min(n, kMaxChunk), logit_rows, cache.shape().context_size);
   for (int64_t done = 0; done < n; done += kMaxChunk) {
     const int64_t chunk = std::min(kMaxChunk, n - done);
-    RunChunk(cache, tokens.data() + done, chunk, start + done);
-    cache.SetLength(start + done + chunk);
-    // Final norm and output projection for the rows whose logits are wanted.
-    const int64_t first = mode == LogitsMode::kAll ? 0 : chunk - 1;
-    if (mode == LogitsMode::kLast && done + chunk < n) continue;
-    const int64_t rows = chunk - first;
-    RmsNorm(x_.data() + first * config_.dim, model_.output_norm(), rows, config_.dim,
-            config_.rms_eps, xn_.data());
-    float* out = logits_.data() + (mode == LogitsMode::kAll ? done : 0) * config_.vocab_size;
-    MatMul(model_.output(), xn_.data(), rows, out, pool_, &matmul_scratch_);
+    const bool last = done + chunk == n;
+    segments_.assign(1, {&cache, 0, chunk, start + done,
+                         mode == LogitsMode::kLast && !last ? LogitsMode::kNone : mode});
+    tokens_.assign(tokens.begin() + done, tokens.begin() + done + chunk);
+    rows_ = chunk;
+    cache.Truncate(start + done);
+    RETURN_IF_ERROR(cache.Reserve(start + done + chunk));
+    RunBatch(logits_.data() + (mode == LogitsMode::kAll ? done : 0) * config_.vocab_size);
   }
   return absl::MakeConstSpan(logits_.data(), logit_rows * config_.vocab_size);
 }
 
-void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t start) {
+absl::StatusOr<absl::Span<const float>> Decoder::ForwardBatch(
+    absl::Span<const ForwardSegment> segments) {
+  if (segments.empty()) return absl::InvalidArgumentError("forward batch: no segments");
+  int64_t rows = 0, logit_rows = 0, context = 0;
+  for (size_t s = 0; s < segments.size(); ++s) {
+    if (segments[s].cache == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("forward batch: segment ", s, " has no cache"));
+    }
+    RETURN_IF_ERROR(Check(segments[s]));
+    for (size_t t = 0; t < s; ++t) {
+      if (segments[t].cache == segments[s].cache) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("forward batch: segments ", t, " and ", s, " share one cache"));
+      }
+    }
+    const int64_t n = static_cast<int64_t>(segments[s].tokens.size());
+    rows += n;
+    logit_rows += segments[s].logits == LogitsMode::kAll    ? n
+                  : segments[s].logits == LogitsMode::kLast ? 1
+                                                            : 0;
+    context = std::max(context, segments[s].cache->shape().context_size);
+  }
+  if (rows > kMaxChunk) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("forward batch: ", rows, " rows exceed the pass limit of ", kMaxChunk));
+  }
+  EnsureCapacity(rows, logit_rows, context);
+  segments_.clear();
+  tokens_.clear();
+  for (const ForwardSegment& segment : segments) {
+    const int64_t n = static_cast<int64_t>(segment.tokens.size());
+    segments_.push_back(
+        {segment.cache, static_cast<int64_t>(tokens_.size()), n, segment.start, segment.logits});
+    tokens_.insert(tokens_.end(), segment.tokens.begin(), segment.tokens.end());
+  }
+  rows_ = rows;
+  for (const SegmentRows& segment : segments_) {
+    segment.cache->Truncate(segment.start);
+    RETURN_IF_ERROR(segment.cache->Reserve(segment.start + segment.n));
+  }
+  RunBatch(logits_.data());
+  return absl::MakeConstSpan(logits_.data(), logit_rows * config_.vocab_size);
+}
+
+void Decoder::RunBatch(float* logits) {
+  const int64_t dim = config_.dim;
+  logit_rows_.clear();
+  for (size_t s = 0; s < segments_.size(); ++s) {
+    const SegmentRows& segment = segments_[s];
+    for (int64_t i = 0; i < segment.n; ++i) row_segment_[segment.first + i] = s;
+    if (segment.logits == LogitsMode::kAll) {
+      for (int64_t i = 0; i < segment.n; ++i) logit_rows_.push_back(segment.first + i);
+    } else if (segment.logits == LogitsMode::kLast) {
+      logit_rows_.push_back(segment.first + segment.n - 1);
+    }
+  }
+  RunLayers();
+  for (const SegmentRows& segment : segments_) {
+    segment.cache->SetLength(segment.start + segment.n);
+  }
+  if (logit_rows_.empty()) return;
+  // Final norm and output projection for the rows whose logits are wanted, gathered in
+  // order: xn[r] = norm(x[logit_rows[r]]).
+  for (size_t r = 0; r < logit_rows_.size(); ++r) {
+    RmsNorm(x_.data() + logit_rows_[r] * dim, model_.output_norm(), 1, dim, config_.rms_eps,
+            xn_.data() + r * dim);
+  }
+  MatMul(model_.output(), xn_.data(), static_cast<int64_t>(logit_rows_.size()), logits, pool_,
+         &matmul_scratch_);
+}
+
+void Decoder::RunLayers() {
   const ModelConfig& c = config_;
   const int64_t dim = c.dim;
+  const int64_t n = rows_;
   // x[n, dim] = embedding rows of the tokens.
   const WeightMatrix& embedding = model_.token_embedding();
   for (int64_t i = 0; i < n; ++i) {
     const absl::Status ok = DequantizeRow(
         embedding.type,
-        absl::MakeConstSpan(embedding.data + tokens[i] * embedding.row_bytes, embedding.row_bytes),
+        absl::MakeConstSpan(embedding.data + tokens_[i] * embedding.row_bytes, embedding.row_bytes),
         absl::MakeSpan(x_.data() + i * dim, dim));
     (void)ok;  // the loader checked the type and row size
   }
@@ -108,6 +193,8 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
     const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
     MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
     for (int64_t i = 0; i < n; ++i) {
+      const SegmentRows& segment = segments_[row_segment_[i]];
+      const int64_t position = segment.start + (i - segment.first);
       float* q = q_.data() + i * c.q_dim();
       float* k = k_.data() + i * c.kv_dim();
       float* v = v_.data() + i * c.kv_dim();
@@ -116,14 +203,14 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
         for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
         for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
       }
-      ApplyRope(rope_, c.rope_layout, start + i, c.n_heads, c.head_dim, q);
-      ApplyRope(rope_, c.rope_layout, start + i, c.n_kv_heads, c.head_dim, k);
+      ApplyRope(rope_, c.rope_layout, position, c.n_heads, c.head_dim, q);
+      ApplyRope(rope_, c.rope_layout, position, c.n_kv_heads, c.head_dim, k);
       for (int64_t h = 0; h < c.n_kv_heads; ++h) {
-        cache.WriteK(layer, h, start + i, k + h * c.head_dim);
-        cache.WriteV(layer, h, start + i, v + h * c.head_dim);
+        segment.cache->WriteK(layer, h, position, k + h * c.head_dim);
+        segment.cache->WriteV(layer, h, position, v + h * c.head_dim);
       }
     }
-    Attention(cache, layer, n, start);
+    Attention(layer);
     MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
     for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
     // Feed-forward block: x += W_down · (silu(W_gate·xn) ⊙ (W_up·xn)).
@@ -137,37 +224,47 @@ void Decoder::RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t
   }
 }
 
-void Decoder::Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t start) {
+void Decoder::Attention(int64_t layer) {
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  const int64_t context = cache.shape().context_size;
-  // One task per (token, head), ordered by KV head, then token, then head: each attends
-  // causally to positions [0, start + i]: scores, a softmax, then the weighted sum of
-  // values. The heads of a KV group that fall in one thread's range run together, sharing
-  // each load of the cached rows, and the tokens of a batch follow each other on the same
-  // cached rows while they are in cache; a head's arithmetic is the same either way. Every
-  // step runs in position order and depends only on the position's own data, so a token's
-  // result is the same alone or in a batch. Short contexts of small models run on this
-  // thread: waking another costs more.
-  const int64_t tasks = n * c.n_heads;
-  const int64_t work = tasks * (start + n) * c.head_dim;
+  const int64_t stride = scores_stride_;
+  // One task per (row, head), ordered by segment, then KV head, then row, then head: each row
+  // attends causally to its own session's positions [0, position]: scores, a softmax, then
+  // the weighted sum of values. The heads of a KV group that fall in one thread's range run
+  // together, sharing each load of the cached rows, and the rows of a segment follow each
+  // other on the same cached rows while they are in cache; a head's arithmetic is the same
+  // either way. Every step runs in position order and depends only on the position's own
+  // data, so a row's result is the same alone, in a batch or beside other sessions' rows.
+  // Short contexts of small models run on this thread: waking another costs more.
+  const int64_t tasks = rows_ * c.n_heads;
+  int64_t work = 0;
+  for (const SegmentRows& segment : segments_) {
+    work += segment.n * c.n_heads * (segment.start + segment.n) * c.head_dim;
+  }
   pool_.ParallelFor(
       tasks,
       [&](int64_t begin, int64_t end) {
         // Each thread has its own score rows.
-        float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * context;
+        float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * stride;
+        size_t s = row_segment_[begin / c.n_heads];
         for (int64_t task = begin; task < end;) {
-          const int64_t kv_head = task / (n * group), i = task / group % n;
-          const int64_t h = kv_head * group + task % group;
+          while (task >= (segments_[s].first + segments_[s].n) * c.n_heads) ++s;
+          const SegmentRows& segment = segments_[s];
+          const int64_t local = task - segment.first * c.n_heads;  // task within the segment
+          const int64_t kv_head = local / (segment.n * group), i = local / group % segment.n;
+          const int64_t h = kv_head * group + local % group;
           // This head and the following ones of its group, within the range.
-          const int heads = static_cast<int>(std::min(end - task, group - task % group));
-          const float* q = q_.data() + i * c.q_dim() + h * c.head_dim;
-          float* out = attn_.data() + i * c.q_dim() + h * c.head_dim;
-          const int64_t positions = start + i + 1;
-          cache.KeyScores(layer, kv_head, q, c.head_dim, heads, positions, scale, scores, context);
-          for (int j = 0; j < heads; ++j) Softmax(scores + j * context, positions);
-          cache.ValueSum(layer, kv_head, scores, context, heads, positions, out, c.head_dim);
+          const int heads = static_cast<int>(std::min(end - task, group - local % group));
+          const int64_t row = segment.first + i;
+          const float* q = q_.data() + row * c.q_dim() + h * c.head_dim;
+          float* out = attn_.data() + row * c.q_dim() + h * c.head_dim;
+          const int64_t positions = segment.start + i + 1;
+          segment.cache->KeyScores(layer, kv_head, q, c.head_dim, heads, positions, scale, scores,
+                                   stride);
+          for (int j = 0; j < heads; ++j) Softmax(scores + j * stride, positions);
+          segment.cache->ValueSum(layer, kv_head, scores, stride, heads, positions, out,
+                                  c.head_dim);
           task += heads;
         }
       },

@@ -5,12 +5,16 @@
 //
 // Forward runs `tokens` at positions [start, start + n): it first truncates the cache to
 // `start` (sync by position), then runs the tokens in chunks of at most kMaxChunk, writing
-// their keys and values, and returns logits for the last position or for every position.
+// their keys and values, and returns logits for no position, the last or every position.
+//
+// ForwardBatch runs a ragged batch: rows of several sessions (segments, each with its own
+// cache and positions) in one pass, so each weight is read once for all of them; every
+// segment gets the logits rows it asks for. A worker's scheduler builds these batches.
 //
 // Batch invariance: a position's logits are bit-identical whether it runs alone, in a verify
-// batch or inside a prefill chunk, at any thread count. Every reduction (matmul rows, norms,
-// attention) runs per token in an order that depends on neither n nor the thread split, and
-// each token attends to keys read back from the cache in its stored type.
+// batch, inside a prefill chunk or beside other sessions' rows, at any thread count. Every
+// reduction (matmul rows, norms, attention) runs per token in an order that depends on neither n
+// nor the thread split, and each token attends to keys read back from the cache in its stored type.
 //
 // Scratch buffers grow to the largest batch seen and are then reused: once a batch size has
 // run, later passes of that size or smaller allocate nothing (decode steps included).
@@ -26,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/decoder/forward_runner.h"
 #include "core/decoder/kv_cache.h"
 #include "core/decoder/model.h"
 #include "core/kernels/matmul.h"
@@ -34,10 +39,17 @@
 
 namespace tandem {
 
-enum class LogitsMode { kLast, kAll };
+// One session's rows in a ragged batch.
+struct ForwardSegment {
+  KvCache* cache = nullptr;
+  absl::Span<const int32_t> tokens;  // at positions [start, start + n)
+  int64_t start = 0;
+  LogitsMode logits = LogitsMode::kLast;
+};
 
-class Decoder {
+class Decoder : public ForwardRunner {
  public:
+  // Rows of one pass: a prefill chunk, or a whole ragged batch.
   static constexpr int64_t kMaxChunk = 512;
 
   Decoder(const Model& model, ThreadPool& pool);
@@ -47,22 +59,45 @@ class Decoder {
   // A cache shaped for this model with `context_size` positions (0: the model's context).
   absl::StatusOr<std::unique_ptr<KvCache>> NewCache(int64_t context_size, KvType type) const;
 
-  // Logits [rows, vocab] (rows = 1 for kLast, n for kAll), valid until the next call.
-  // kInvalidArgument: empty `tokens`, start > cache length, an id outside the vocabulary;
-  // kOutOfRange: start + n beyond the cache's context.
+  // Logits [rows, vocab] (rows = 0 for kNone, 1 for kLast, n for kAll), valid until the next
+  // call. kInvalidArgument: empty `tokens`, start > cache length, an id outside the
+  // vocabulary; kOutOfRange: start + n beyond the cache's context; the cache's own error
+  // (kResourceExhausted) when it cannot get memory for the new positions.
   absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache, absl::Span<const int32_t> tokens,
-                                                  int64_t start, LogitsMode mode);
+                                                  int64_t start, LogitsMode mode) override;
+
+  // Runs all segments as one pass: the logits rows they ask for, concatenated in segment
+  // order, valid until the next call. Each segment is checked as in Forward before any
+  // cache changes; also kInvalidArgument for no segments, more than kMaxChunk rows in all,
+  // or two segments on one cache.
+  absl::StatusOr<absl::Span<const float>> ForwardBatch(absl::Span<const ForwardSegment> segments);
 
  private:
-  void EnsureCapacity(int64_t n, int64_t logit_rows);
-  void RunChunk(KvCache& cache, const int32_t* tokens, int64_t n, int64_t start);
-  void Attention(const KvCache& cache, int64_t layer, int64_t n, int64_t start);
+  // A segment's rows in the scratch: rows [first, first + n) at positions [start, start + n).
+  struct SegmentRows {
+    KvCache* cache;
+    int64_t first, n, start;
+    LogitsMode logits;
+  };
+
+  absl::Status Check(const ForwardSegment& segment) const;
+  void EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context);
+  // Runs segments_ (rows_ rows in all, tokens in tokens_) and writes the wanted logits rows
+  // from `logits` on.
+  void RunBatch(float* logits);
+  void RunLayers();
+  void Attention(int64_t layer);
 
   const Model& model_;
   const ModelConfig& config_;
   ThreadPool& pool_;
   RopeTable rope_;
-  int64_t capacity_ = 0;  // rows the scratch holds
+  int64_t capacity_ = 0;               // rows the scratch holds
+  int64_t rows_ = 0;                   // rows of the batch being run
+  std::vector<SegmentRows> segments_;  // of the batch being run
+  std::vector<int32_t> tokens_;        // [n] the batch's tokens
+  std::vector<int64_t> row_segment_;   // [n] each row's index in segments_
+  std::vector<int64_t> logit_rows_;    // rows whose logits are wanted, in order
   // Scratch, [capacity_, …] each.
   std::vector<float> x_;                 // [n, dim] residual stream
   std::vector<float> xn_;                // [n, dim] normalised
@@ -76,6 +111,7 @@ class Decoder {
   MatMulScratch matmul_scratch_;         // the matmuls' quantized activations
   std::vector<float> logits_;            // [logit rows, vocab]
   std::vector<float> attention_scores_;  // [threads, group, context]: score rows per thread
+  int64_t scores_stride_ = 0;            // context of the score rows
 };
 
 }  // namespace tandem

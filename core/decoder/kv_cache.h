@@ -53,6 +53,12 @@ class KvCache {
   // Forgets positions >= new_length (new_length <= length(); checked by the caller).
   void Truncate(int64_t new_length) { length_ = new_length; }
   void SetLength(int64_t length) { length_ = length; }
+  // Ensures memory for positions [0, positions); kOutOfRange past the context.
+  absl::Status Reserve(int64_t positions) const {
+    return positions <= shape_.context_size
+               ? absl::OkStatus()
+               : absl::OutOfRangeError("KV cache: positions beyond the context");
+  }
 
   // Stores the head_dim values of `kv_head` at `position` in layer `layer`.
   void WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values);

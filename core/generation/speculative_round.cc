@@ -17,7 +17,7 @@ void ToDraftVocabulary(absl::Span<const int32_t> tokens, int64_t vocab_size,
   }
 }
 
-absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
+absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
                                     absl::Span<const int32_t> tokens, int64_t max_reuse,
                                     LogitsMode mode) {
   RunOutput result;
@@ -31,7 +31,7 @@ absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
   return result;
 }
 
-absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
+absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
                           std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q) {
   guesses->clear();
@@ -64,7 +64,7 @@ absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
   return absl::OkStatus();
 }
 
-absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
+absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelState& state,
                                                Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,

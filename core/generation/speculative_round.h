@@ -7,7 +7,8 @@
 // target) last. Caches sync by position: each call first reuses the longest prefix of
 // `sequence` the cache holds and runs the rest, so rolled-back guesses are simply overwritten.
 //
-// Not thread-safe: call from the inference thread that owns the Decoder.
+// Not thread-safe: call from the thread that owns the runner (a Decoder, or a worker
+// session's handle on the batch scheduler).
 #ifndef TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
 #define TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
 
@@ -44,7 +45,7 @@ struct RunOutput {
 };
 
 // Brings `state` to `tokens`, reusing at most `max_reuse` cached tokens and running the rest.
-absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
+absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
                                     absl::Span<const int32_t> tokens, int64_t max_reuse,
                                     LogitsMode mode);
 
@@ -52,7 +53,7 @@ absl::StatusOr<RunOutput> RunTokens(Decoder& decoder, ModelState& state,
 // the draft's filtered distributions q (sparse), feeding each back except the last. Guess i
 // sits at absolute position sequence.size() + i and is drawn with
 // Sampler::Draw(q.probabilities, CounterUniform(seed, position, kDraftDraw)).
-absl::Status DraftGuesses(Decoder& decoder, ModelState& state, Sampler& sampler,
+absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
                           std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q);
 
@@ -65,7 +66,7 @@ struct VerifyScratch {
 // Target half: runs [pending, guesses that are in the vocabulary] as one batched pass,
 // filters each row with `sampler` into p and applies AcceptGuesses. `guesses` is cut to the
 // guesses tested (those up to and including the first outside the vocabulary).
-absl::StatusOr<AcceptanceResult> VerifyGuesses(Decoder& decoder, ModelState& state,
+absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelState& state,
                                                Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
