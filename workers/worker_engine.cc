@@ -15,6 +15,36 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A session's forward passes during one request, through the scheduler.
+class ScheduledRunner : public ForwardRunner {
+ public:
+  ScheduledRunner(BatchScheduler& scheduler, const std::vector<int32_t>& history,
+                  std::vector<float>& logits)
+      : scheduler_(scheduler), history_(history), logits_(logits) {}
+
+  absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache, absl::Span<const int32_t> tokens,
+                                                  int64_t start, LogitsMode mode) override {
+    BatchScheduler::Work work;
+    work.cache = &cache;
+    work.history = &history_;
+    work.tokens = tokens;
+    work.start = start;
+    work.mode = mode;
+    work.logits = &logits_;
+    RETURN_IF_ERROR(scheduler_.Run(work));
+    queue_seconds_ += work.queue_seconds;
+    return absl::MakeConstSpan(logits_);
+  }
+
+  double queue_seconds() const { return queue_seconds_; }
+
+ private:
+  BatchScheduler& scheduler_;
+  const std::vector<int32_t>& history_;  // the session's cached tokens: [0, start) at a call
+  std::vector<float>& logits_;
+  double queue_seconds_ = 0;
+};
+
 }  // namespace
 
 absl::string_view WorkerRoleName(WorkerRole role) {
@@ -28,8 +58,8 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
         "worker options: threads and max_sessions must be >= 1, context and KV budget >= 0");
   }
   if (options.threads > kMaxPoolThreads) {
-    return absl::InvalidArgumentError(absl::StrCat("worker options: threads ", options.threads,
-                                                   " exceeds ", kMaxPoolThreads));
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker options: threads ", options.threads, " exceeds ", kMaxPoolThreads));
   }
   std::unique_ptr<WorkerEngine> engine(new WorkerEngine());
   engine->options_ = options;
@@ -42,10 +72,11 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
   engine->pool_ = std::make_unique<ThreadPool>(options.threads);
   engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
+  engine->scheduler_ = std::make_unique<BatchScheduler>(*engine->decoder_, options.scheduler);
   return engine;
 }
 
-WorkerEngine::~WorkerEngine() { queue_.Close(); }
+WorkerEngine::~WorkerEngine() { scheduler_->Close(); }
 
 absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
                                                   std::vector<int64_t>* evicted) {
@@ -152,9 +183,9 @@ absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
   return sequence;
 }
 
-absl::Status WorkerEngine::RunOnSession(int64_t id,
-                                        const std::function<absl::Status(SessionState&)>& work,
-                                        WorkTiming* timing) {
+absl::Status WorkerEngine::RunOnSession(
+    int64_t id, const std::function<absl::Status(SessionState&, ForwardRunner&)>& work,
+    WorkTiming* timing) {
   std::shared_ptr<SessionState> session;
   {
     absl::MutexLock lock(&mutex_);
@@ -174,16 +205,13 @@ absl::Status WorkerEngine::RunOnSession(int64_t id,
     session->busy = true;
     session->last_use = ++use_clock_;
   }
-  double compute = 0;
-  absl::Status status = queue_.Run(
-      [&] {
-        const auto start = std::chrono::steady_clock::now();
-        absl::Status result = work(*session);
-        compute = SecondsSince(start);
-        return result;
-      },
-      timing != nullptr ? &timing->queue_seconds : nullptr);
-  if (timing != nullptr) timing->compute_seconds = compute;
+  const auto start = std::chrono::steady_clock::now();
+  ScheduledRunner runner(*scheduler_, session->state.cached, session->logits);
+  absl::Status status = work(*session, runner);
+  if (timing != nullptr) {
+    timing->queue_seconds = runner.queue_seconds();
+    timing->compute_seconds = std::max(0.0, SecondsSince(start) - runner.queue_seconds());
+  }
   absl::MutexLock lock(&mutex_);
   session->busy = false;
   session->last_use = ++use_clock_;
@@ -196,10 +224,10 @@ absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
   int64_t cached = 0;
   RETURN_IF_ERROR(RunOnSession(
       session,
-      [&](SessionState& s) -> absl::Status {
+      [&](SessionState& s, ForwardRunner& runner) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
-        ASSIGN_OR_RETURN(RunOutput run, RunTokens(*decoder_, s.state, sequence, sequence.size(),
-                                                  LogitsMode::kLast));
+        ASSIGN_OR_RETURN(RunOutput run,
+                         RunTokens(runner, s.state, sequence, sequence.size(), LogitsMode::kNone));
         cached = static_cast<int64_t>(s.state.cached.size());
         if (reused != nullptr) *reused = run.reused;
         return absl::OkStatus();
@@ -221,15 +249,15 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
   DraftOutput out;
   RETURN_IF_ERROR(RunOnSession(
       session,
-      [&](SessionState& s) -> absl::Status {
+      [&](SessionState& s, ForwardRunner& runner) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, tokens));
         // Guesses need room: never draft past the context.
         const int64_t room =
             s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         const int32_t guesses = static_cast<int32_t>(std::min<int64_t>(k, room));
         if (guesses <= 0) return absl::OkStatus();
-        return DraftGuesses(*decoder_, s.state, sampler, sequence, guesses, config.seed,
-                            &out.guesses, &out.q);
+        return DraftGuesses(runner, s.state, sampler, sequence, guesses, config.seed, &out.guesses,
+                            &out.q);
       },
       timing));
   out.q.resize(out.guesses.size());
@@ -255,13 +283,13 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
   AcceptanceResult result;
   RETURN_IF_ERROR(RunOnSession(
       session,
-      [&](SessionState& s) -> absl::Status {
+      [&](SessionState& s, ForwardRunner& runner) -> absl::Status {
         ASSIGN_OR_RETURN(std::vector<int32_t> sequence, Sequence(s, position, with_pending));
         const int64_t room =
             s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
-        ASSIGN_OR_RETURN(result, VerifyGuesses(*decoder_, s.state, sampler, sequence, &guesses,
-                                               draft_q, config.seed, &verify_scratch_));
+        ASSIGN_OR_RETURN(result, VerifyGuesses(runner, s.state, sampler, sequence, &guesses,
+                                               draft_q, config.seed, &s.verify_scratch));
         return absl::OkStatus();
       },
       timing));

@@ -1,6 +1,8 @@
 // The model side of a worker, with no gRPC inside: one model, its tokenizer, the sessions'
-// KV caches, and the draft and verify halves of the speculative round. Every model call runs
-// one at a time in FIFO order (InferenceQueue); callers on RPC threads block until it is done.
+// KV caches, and the draft and verify halves of the speculative round. Callers on RPC
+// threads run their request's logic (sampling, acceptance) themselves and hand its forward
+// passes to the worker's BatchScheduler, which runs the rows of all sessions' requests
+// together, step by step; a caller blocks while its rows run.
 //
 // Sessions sync by position (worker.proto): a request names the absolute position its
 // tokens start at; the session's sequence becomes cached[0, position) + tokens, and only what
@@ -28,7 +30,7 @@
 #include "core/generation/speculative_round.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
-#include "workers/inference_queue.h"
+#include "workers/batch_scheduler.h"
 
 namespace tandem {
 
@@ -43,6 +45,7 @@ struct WorkerOptions {
   int64_t context_size = 0;  // per session; 0: the model's context length
   int max_sessions = 16;
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
+  SchedulerOptions scheduler;
 };
 
 // Time a request spent, for SessionResponse.
@@ -80,8 +83,8 @@ class WorkerEngine {
   void CloseSession(int64_t session);
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
-  // Model tasks waiting or running in the inference queue now.
-  int64_t queue_depth() const { return queue_.depth(); }
+  // Requests with forward passes waiting or running in the scheduler now.
+  int64_t queue_depth() const { return scheduler_->depth(); }
 
   // Brings the session to cached[0, position) + tokens; returns the cached length. `reused`,
   // when not null, receives how many leading tokens of that sequence the cache already held
@@ -102,16 +105,20 @@ class WorkerEngine {
  private:
   struct SessionState {
     ModelState state;
-    bool busy = false;      // a request of this session is queued or running
-    uint64_t last_use = 0;  // use_clock_ when a request last started or ended
+    VerifyScratch verify_scratch;
+    std::vector<float> logits;  // the rows of the session's last forward pass
+    bool busy = false;          // a request of this session is queued or running
+    uint64_t last_use = 0;      // use_clock_ when a request last started or ended
   };
 
   WorkerEngine() = default;
   // Builds the session's sequence for a request and checks the ids (kInvalidArgument).
   absl::StatusOr<std::vector<int32_t>> Sequence(const SessionState& session, int64_t position,
                                                 absl::Span<const int32_t> tokens) const;
-  // Runs `work` in the inference queue with the session checked out.
-  absl::Status RunOnSession(int64_t session, const std::function<absl::Status(SessionState&)>& work,
+  // Runs `work` with the session checked out; its forward passes go through `runner` (the
+  // scheduler).
+  absl::Status RunOnSession(int64_t session,
+                            const std::function<absl::Status(SessionState&, ForwardRunner&)>& work,
                             WorkTiming* timing);
   // Evicts least recently used idle sessions until one more cache of `bytes` fits.
   absl::Status MakeRoomLocked(int64_t bytes, std::vector<int64_t>* evicted)
@@ -123,9 +130,8 @@ class WorkerEngine {
   std::optional<Tokenizer> tokenizer_;
   std::optional<std::string> chat_template_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Decoder> decoder_;  // inside the inference queue only
-  VerifyScratch verify_scratch_;      // inside the inference queue only
-  InferenceQueue queue_;
+  std::unique_ptr<Decoder> decoder_;           // the scheduler's thread only
+  std::unique_ptr<BatchScheduler> scheduler_;  // after decoder_: goes first
 
   mutable absl::Mutex mutex_;
   int64_t next_session_ ABSL_GUARDED_BY(mutex_) = 1;

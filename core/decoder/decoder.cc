@@ -54,7 +54,8 @@ void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context) {
   if (attention_scores_.size() < scores) attention_scores_.resize(scores);
 }
 
-absl::Status Decoder::Check(const ForwardSegment& segment) const {
+absl::Status Decoder::CheckSegment(const ForwardSegment& segment) const {
+  if (segment.cache == nullptr) return absl::InvalidArgumentError("forward pass: no cache");
   const int64_t n = static_cast<int64_t>(segment.tokens.size());
   if (n == 0) return absl::InvalidArgumentError("forward pass: no tokens to run");
   const KvCache& cache = *segment.cache;
@@ -82,7 +83,7 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
                                                          absl::Span<const int32_t> tokens,
                                                          int64_t start, LogitsMode mode) {
   ForwardSegment whole{&cache, tokens, start, mode};
-  RETURN_IF_ERROR(Check(whole));
+  RETURN_IF_ERROR(CheckSegment(whole));
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t logit_rows = mode == LogitsMode::kAll ? n : mode == LogitsMode::kLast ? 1 : 0;
   EnsureCapacity(std::min(n, kMaxChunk), logit_rows, cache.shape().context_size);
@@ -109,7 +110,7 @@ absl::StatusOr<absl::Span<const float>> Decoder::ForwardBatch(
       return absl::InvalidArgumentError(
           absl::StrCat("forward batch: segment ", s, " has no cache"));
     }
-    RETURN_IF_ERROR(Check(segments[s]));
+    RETURN_IF_ERROR(CheckSegment(segments[s]));
     for (size_t t = 0; t < s; ++t) {
       if (segments[t].cache == segments[s].cache) {
         return absl::InvalidArgumentError(

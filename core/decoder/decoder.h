@@ -72,6 +72,9 @@ class Decoder : public ForwardRunner {
   // or two segments on one cache.
   absl::StatusOr<absl::Span<const float>> ForwardBatch(absl::Span<const ForwardSegment> segments);
 
+  // The checks Forward makes of one segment, without running it (any row count).
+  absl::Status CheckSegment(const ForwardSegment& segment) const;
+
  private:
   // A segment's rows in the scratch: rows [first, first + n) at positions [start, start + n).
   struct SegmentRows {
@@ -80,7 +83,6 @@ class Decoder : public ForwardRunner {
     LogitsMode logits;
   };
 
-  absl::Status Check(const ForwardSegment& segment) const;
   void EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context);
   // Runs segments_ (rows_ rows in all, tokens in tokens_) and writes the wanted logits rows
   // from `logits` on.

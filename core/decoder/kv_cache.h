@@ -53,6 +53,8 @@ class KvCache {
   // Forgets positions >= new_length (new_length <= length(); checked by the caller).
   void Truncate(int64_t new_length) { length_ = new_length; }
   void SetLength(int64_t length) { length_ = length; }
+  // New blocks Reserve(positions) would take now.
+  int64_t BlocksNeeded(int64_t) const { return 0; }
   // Ensures memory for positions [0, positions); kOutOfRange past the context.
   absl::Status Reserve(int64_t positions) const {
     return positions <= shape_.context_size

@@ -1,0 +1,224 @@
+#include "workers/batch_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Logits rows a chunk of `rows` rows of a work of `n` rows yields, ending at `end`.
+int64_t LogitRows(LogitsMode mode, int64_t rows, int64_t end, int64_t n) {
+  if (mode == LogitsMode::kAll) return rows;
+  return mode == LogitsMode::kLast && end == n ? 1 : 0;
+}
+
+}  // namespace
+
+BatchScheduler::BatchScheduler(Decoder& decoder, const SchedulerOptions& options, Reclaim reclaim,
+                               StepObserver observer)
+    : decoder_(decoder),
+      options_(options),
+      reclaim_(std::move(reclaim)),
+      observer_(std::move(observer)),
+      thread_([this] { Loop(); }) {}
+
+BatchScheduler::~BatchScheduler() {
+  Close();
+  thread_.join();
+}
+
+void BatchScheduler::Close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+  work_ready_.notify_all();
+}
+
+int64_t BatchScheduler::depth() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+absl::Status BatchScheduler::Run(Work& work) {
+  // Checked here, alone, so that a bad request never fails the step it would share.
+  if (work.cache == nullptr || work.logits == nullptr) {
+    return absl::InvalidArgumentError("scheduler: work without a cache or a logits buffer");
+  }
+  const absl::Status check =
+      decoder_.CheckSegment({work.cache, work.tokens, work.start, work.mode});
+  if (!check.ok()) return check;
+  const int64_t n = static_cast<int64_t>(work.tokens.size());
+  const int64_t vocab = decoder_.model().config().vocab_size;
+  work.logits->resize(LogitRows(work.mode, n, n, n) * vocab);
+  work.adopted = 0;
+  Pending pending;
+  pending.work = &work;
+  pending.enqueued = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (closed_) return absl::UnavailableError("the worker is shutting down");
+  queue_.push_back(&pending);
+  work_ready_.notify_all();
+  work_done_.wait(lock, [&] { return pending.finished; });
+  return pending.status;
+}
+
+void BatchScheduler::Finish(Pending& pending, absl::Status status) {
+  pending.status = std::move(status);
+  pending.finished = true;
+  queue_.erase(std::find(queue_.begin(), queue_.end(), &pending));
+}
+
+void BatchScheduler::Loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  std::vector<Chunk> chunks;
+  while (true) {
+    work_ready_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+    if (closed_) break;
+    Gather(lock);
+    if (closed_) break;
+    chunks.clear();
+    Select(&chunks);
+    if (chunks.empty()) {
+      // Nothing can get memory and nothing runs that could free any: the oldest gives up.
+      Pending& oldest = *queue_.front();
+      Finish(oldest, absl::ResourceExhaustedError(absl::StrCat(
+                         "the worker's KV budget is held by sessions with requests in flight; ",
+                         oldest.work->tokens.size() - oldest.done,
+                         " positions of this request do not fit")));
+      work_done_.notify_all();
+      continue;
+    }
+    lock.unlock();
+    RunStep(chunks);
+    lock.lock();
+    work_done_.notify_all();
+  }
+  while (!queue_.empty())
+    Finish(*queue_.front(), absl::UnavailableError("the worker is shutting down"));
+  work_done_.notify_all();
+}
+
+void BatchScheduler::Gather(std::unique_lock<std::mutex>& lock) {
+  if (last_step_.empty()) return;
+  const double window = std::min(options_.gather_seconds, 0.25 * last_step_seconds_);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(window));
+  while (!closed_) {
+    int64_t back = 0, rows = 0;
+    for (const Pending* pending : queue_) {
+      back += last_step_.contains(pending->work->cache) ? 1 : 0;
+      rows += static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
+    }
+    if (back >= static_cast<int64_t>(last_step_.size()) || rows >= options_.max_batch_tokens) {
+      return;
+    }
+    if (work_ready_.wait_until(lock, deadline) == std::cv_status::timeout) return;
+  }
+}
+
+bool BatchScheduler::HasMemory(const Chunk& chunk, int64_t* blocks_taken) {
+  const Work& work = *chunk.pending->work;
+  // The rows overwrite the cache from here on: what lies past it is no longer needed.
+  work.cache->Truncate(work.start + chunk.pending->done);
+  const int64_t needed = work.cache->BlocksNeeded(work.start + chunk.pending->done + chunk.rows);
+  if (needed == 0) return true;
+  if (reclaim_ != nullptr && !reclaim_(*blocks_taken + needed)) return false;
+  *blocks_taken += needed;
+  return true;
+}
+
+void BatchScheduler::Select(std::vector<Chunk>* chunks) {
+  int64_t budget = std::clamp<int64_t>(options_.max_batch_tokens, 1, Decoder::kMaxChunk);
+  int64_t blocks_taken = 0;
+  // Decode and verify work first, whole; then prefill chunks into what is left.
+  for (bool small : {true, false}) {
+    for (Pending* pending : queue_) {
+      if (budget == 0) return;
+      const int64_t left = static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
+      if ((left <= kSmallWork) != small) continue;
+      const Chunk chunk{pending, std::min(left, budget)};
+      if (!HasMemory(chunk, &blocks_taken)) continue;
+      chunks->push_back(chunk);
+      budget -= chunk.rows;
+    }
+  }
+}
+
+void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
+  segments_.clear();
+  StepStats stats;
+  const auto begin = Clock::now();
+  for (const Chunk& chunk : chunks) {
+    const Work& work = *chunk.pending->work;
+    const int64_t n = static_cast<int64_t>(work.tokens.size());
+    const int64_t end = chunk.pending->done + chunk.rows;
+    const LogitsMode mode = work.mode == LogitsMode::kAll                ? LogitsMode::kAll
+                            : LogitsMode::kLast == work.mode && end == n ? LogitsMode::kLast
+                                                                         : LogitsMode::kNone;
+    segments_.push_back({work.cache, work.tokens.subspan(chunk.pending->done, chunk.rows),
+                         work.start + chunk.pending->done, mode});
+    (mode == LogitsMode::kAll                       ? stats.verify_rows
+     : mode == LogitsMode::kLast && chunk.rows == 1 ? stats.decode_rows
+                                                    : stats.prefill_rows) += chunk.rows;
+  }
+  stats.sessions = static_cast<int64_t>(chunks.size());
+  const int64_t vocab = decoder_.model().config().vocab_size;
+  absl::StatusOr<absl::Span<const float>> logits = decoder_.ForwardBatch(segments_);
+  std::vector<absl::Status> statuses(chunks.size(), logits.status());
+  if (logits.ok()) {
+    const float* row = logits->data();
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const Chunk& chunk = chunks[c];
+      const Work& work = *chunk.pending->work;
+      const int64_t n = static_cast<int64_t>(work.tokens.size());
+      const int64_t end = chunk.pending->done + chunk.rows;
+      const int64_t rows = LogitRows(segments_[c].logits, chunk.rows, end, n);
+      float* out =
+          work.logits->data() + (work.mode == LogitsMode::kAll ? chunk.pending->done : 0) * vocab;
+      if (rows > 0) std::memcpy(out, row, rows * vocab * sizeof(float));
+      row += rows * vocab;
+    }
+  } else if (chunks.size() > 1) {
+    // One segment's failure (its cache could not get memory) must not fail the others: run
+    // each alone. Their logits are the same either way (batch invariance).
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      absl::StatusOr<absl::Span<const float>> alone =
+          decoder_.ForwardBatch(absl::MakeConstSpan(&segments_[c], 1));
+      statuses[c] = alone.status();
+      if (!alone.ok()) continue;
+      const Work& work = *chunks[c].pending->work;
+      float* out = work.logits->data() +
+                   (work.mode == LogitsMode::kAll ? chunks[c].pending->done : 0) * vocab;
+      std::memcpy(out, alone->data(), alone->size() * sizeof(float));
+    }
+  }
+  stats.seconds = SecondsBetween(begin, Clock::now());
+  if (observer_ != nullptr) observer_(stats);
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_step_.clear();
+  last_step_seconds_ = stats.seconds;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    Pending& pending = *chunks[c].pending;
+    if (!pending.started) {
+      pending.started = true;
+      pending.work->queue_seconds = SecondsBetween(pending.enqueued, begin);
+    }
+    last_step_.insert(pending.work->cache);
+    pending.done += chunks[c].rows;
+    if (!statuses[c].ok()) {
+      Finish(pending, statuses[c]);
+    } else if (pending.done == static_cast<int64_t>(pending.work->tokens.size())) {
+      Finish(pending, absl::OkStatus());
+    }
+  }
+}
+
+}  // namespace tandem
