@@ -1,6 +1,6 @@
 // tandem-worker --role draft|target --model PATH [--listen HOST:PORT]
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
-//               [--max-sessions N] [--kv-budget-mb N] [--drain-seconds S]
+//               [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N] [--drain-seconds S]
 //               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
@@ -21,8 +21,8 @@
 #include "core/decoder/load_report.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
-#include "services/common/startup_signals.h"
 #include "services/common/metrics.h"
+#include "services/common/startup_signals.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
 
@@ -39,6 +39,9 @@ ABSL_FLAG(int, max_sessions, 16,
           "sessions attached at once; at the limit a new one evicts the least recently used "
           "idle session (the coordinator admits no more concurrent requests than this)");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
+ABSL_FLAG(int, max_batch_tokens, 256,
+          "rows one scheduler step runs for all sessions together (1..512): decode and verify "
+          "rows first, prefill chunked into the rest");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
 ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each call (log lines go to stderr)");
 ABSL_FLAG(double, session_idle_seconds, 600,
@@ -63,8 +66,8 @@ int main(int argc, char** argv) {
        "Serves one model (draft or target) to a Tandem coordinator over gRPC.\n"
        "usage: tandem-worker --role draft|target --model PATH [--listen HOST:PORT]\n"
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
-       "       [--max-sessions N] [--kv-budget-mb N] [--session-idle-seconds S]\n"
-       "       [--open-timeout-seconds S] [-v N]",
+       "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
+       "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -85,6 +88,11 @@ int main(int argc, char** argv) {
   options.context_size = absl::GetFlag(FLAGS_ctx);
   options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.kv_budget_bytes = int64_t{absl::GetFlag(FLAGS_kv_budget_mb)} << 20;
+  options.scheduler.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  if (options.scheduler.max_batch_tokens < 1 ||
+      options.scheduler.max_batch_tokens > tandem::Decoder::kMaxChunk) {
+    return Fail(2, "--max-batch-tokens must be in [1, 512]");
+  }
   absl::StatusOr<tandem::KvType> kv = tandem::ParseKvType(absl::GetFlag(FLAGS_kv));
   if (!kv.ok()) return Fail(2, "--kv: " + std::string(kv.status().message()));
   options.kv_type = *kv;
@@ -96,6 +104,17 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::WorkerMetrics metrics(*registry, role);
   metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
+  options.step_observer = [&metrics](const tandem::StepStats& step) {
+    metrics.step_seconds.Observe(step.seconds);
+    metrics.step_sessions.Observe(static_cast<double>(step.sessions));
+    const std::pair<const char*, int64_t> kinds[] = {
+        {"decode", step.decode_rows}, {"verify", step.verify_rows}, {"prefill", step.prefill_rows}};
+    for (const auto& [kind, rows] : kinds) {
+      if (rows == 0) continue;
+      metrics.StepRows(kind).Observe(static_cast<double>(rows));
+      metrics.ComputedRows(kind).Increment(static_cast<double>(rows));
+    }
+  };
   const double idle = absl::GetFlag(FLAGS_session_idle_seconds);
   const double open = absl::GetFlag(FLAGS_open_timeout_seconds);
   if (idle < 0 || open < 0) {

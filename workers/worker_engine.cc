@@ -72,11 +72,14 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
   engine->pool_ = std::make_unique<ThreadPool>(options.threads);
   engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
-  engine->scheduler_ = std::make_unique<BatchScheduler>(*engine->decoder_, options.scheduler);
+  engine->scheduler_ = std::make_unique<BatchScheduler>(*engine->decoder_, options.scheduler,
+                                                       nullptr, options.step_observer);
   return engine;
 }
 
-WorkerEngine::~WorkerEngine() { scheduler_->Close(); }
+WorkerEngine::~WorkerEngine() {
+  if (scheduler_ != nullptr) scheduler_->Close();
+}
 
 absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
                                                   std::vector<int64_t>* evicted) {

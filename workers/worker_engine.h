@@ -46,6 +46,7 @@ struct WorkerOptions {
   int max_sessions = 16;
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
   SchedulerOptions scheduler;
+  BatchScheduler::StepObserver step_observer;  // called after every scheduler step; may be null
 };
 
 // Time a request spent, for SessionResponse.

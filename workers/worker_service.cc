@@ -345,6 +345,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   response->set_compute_seconds(timing.compute_seconds);
   response->set_queue_seconds(timing.queue_seconds);
   metrics_->ComputeSeconds(kind).Observe(timing.compute_seconds);
+  metrics_->queue_wait_seconds.Observe(timing.queue_seconds);
   VLOG(2) << "session " << session << ": " << kind << " took " << timing.compute_seconds << " s";
   if (!status.ok()) {
     LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;

@@ -43,7 +43,60 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
       batch_size(batch_tokens.Add(
           {{"role", role}}, prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6, 8, 12, 16, 32,
                                                                     64, 128, 256, 512})),
+      step_rows(prometheus::BuildHistogram()
+                    .Name("tandem_worker_step_rows")
+                    .Help("Rows of one batch scheduler step, by kind")
+                    .Register(registry)),
+      computed_rows(prometheus::BuildCounter()
+                        .Name("tandem_worker_computed_rows_total")
+                        .Help("Rows run by the batch scheduler, by kind")
+                        .Register(registry)),
+      step_seconds(prometheus::BuildHistogram()
+                       .Name("tandem_worker_step_seconds")
+                       .Help("Forward pass time of one batch scheduler step")
+                       .Register(registry)
+                       .Add({{"role", role}}, LatencyBuckets())),
+      step_sessions(
+          prometheus::BuildHistogram()
+              .Name("tandem_worker_step_sessions")
+              .Help("Sessions whose rows shared one step")
+              .Register(registry)
+              .Add({{"role", role}},
+                   prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64})),
+      queue_wait_seconds(prometheus::BuildHistogram()
+                             .Name("tandem_worker_queue_wait_seconds")
+                             .Help("Time a request waited for its first scheduler step")
+                             .Register(registry)
+                             .Add({{"role", role}}, LatencyBuckets())),
+      kv_blocks(prometheus::BuildGauge()
+                    .Name("tandem_worker_kv_blocks")
+                    .Help("KV cache blocks of 16 positions, by state (used, shared, cached, free)")
+                    .Register(registry)),
+      preemptions(prometheus::BuildCounter()
+                      .Name("tandem_worker_preemptions_total")
+                      .Help("Idle sessions whose KV blocks were reclaimed for others")
+                      .Register(registry)
+                      .Add({{"role", role}})),
+      prefix_cached_tokens(prometheus::BuildCounter()
+                               .Name("tandem_worker_prefix_cached_tokens_total")
+                               .Help("Positions taken from shared prefix blocks, not computed")
+                               .Register(registry)
+                               .Add({{"role", role}})),
       role(role) {}
+
+prometheus::Histogram& WorkerMetrics::StepRows(const std::string& kind) {
+  return step_rows.Add(
+      {{"role", role}, {"kind", kind}},
+      prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
+}
+
+prometheus::Counter& WorkerMetrics::ComputedRows(const std::string& kind) {
+  return computed_rows.Add({{"role", role}, {"kind", kind}});
+}
+
+prometheus::Gauge& WorkerMetrics::KvBlocks(const std::string& state) {
+  return kv_blocks.Add({{"role", role}, {"state", state}});
+}
 
 prometheus::Histogram& WorkerMetrics::ComputeSeconds(const std::string& kind) {
   return compute_seconds.Add({{"role", role}, {"kind", kind}}, LatencyBuckets());

@@ -34,6 +34,19 @@ struct WorkerMetrics {
   prometheus::Gauge& kv_cache_bytes;
   prometheus::Gauge& kv_cache_capacity_bytes;
   prometheus::Histogram& batch_size;  // tokens per forward pass of a request
+  // The batch scheduler's steps (workers/batch_scheduler.h).
+  prometheus::Family<prometheus::Histogram>& step_rows;      // rows per step, by kind
+  prometheus::Histogram& StepRows(const std::string& kind);  // "decode", "verify", "prefill"
+  prometheus::Family<prometheus::Counter>& computed_rows;    // rows run, by kind
+  prometheus::Counter& ComputedRows(const std::string& kind);
+  prometheus::Histogram& step_seconds;        // one step's forward pass
+  prometheus::Histogram& step_sessions;       // sessions whose rows shared a step
+  prometheus::Histogram& queue_wait_seconds;  // a request's wait before its first step
+  // Paged KV memory: blocks by state ("used", "shared", "cached", "free").
+  prometheus::Family<prometheus::Gauge>& kv_blocks;
+  prometheus::Gauge& KvBlocks(const std::string& state);
+  prometheus::Counter& preemptions;           // idle sessions whose blocks were reclaimed
+  prometheus::Counter& prefix_cached_tokens;  // prompt positions served from shared blocks
   const std::string role;
 };
 
