@@ -121,6 +121,19 @@ absl::StatusOr<std::vector<int32_t>> ManifestTokens(const std::string& file) {
   return absl::NotFoundError(absl::StrCat(path, " does not list ", file));
 }
 
+// For a quantized llama file: KL(F16 reference ‖ this file) and top-token agreement, the
+// user's measure of a quant (printed only: the quantization error is the file's, not Tandem's).
+void PrintKlAgainstF16(const std::string& file, const std::vector<double>& logits, int64_t rows,
+                       int64_t vocab) {
+  if (!absl::StartsWith(file, "llama-") || file == "llama-F16.gguf") return;
+  absl::StatusOr<NpyArray> base = ReadNpy(FixturePath("llama-F16.logits.npy"));
+  ASSERT_TRUE(base.ok()) << base.status();
+  ASSERT_OK_AND_ASSIGN(KlStats kl, KlDivergence(base->values, logits, rows, vocab));
+  std::printf("%s vs llama-F16 reference: kl_mean %.3g kl_p99 %.3g top_agree %lld/%lld\n",
+              file.c_str(), kl.mean, kl.p99, static_cast<long long>(kl.top_agree),
+              static_cast<long long>(kl.rows));
+}
+
 class FixtureLogitsTest : public ::testing::TestWithParam<FixtureCase> {};
 
 TEST_P(FixtureLogitsTest, MatchesItsReferenceOrFailsAsListed) {
@@ -152,6 +165,7 @@ TEST_P(FixtureLogitsTest, MatchesItsReferenceOrFailsAsListed) {
               m.max_abs, static_cast<long long>(m.max_abs_row),
               static_cast<long long>(m.max_abs_col), m.rms, static_cast<long long>(m.argmax_agree),
               static_cast<long long>(m.rows));
+  PrintKlAgainstF16(c.file, mine, rows, vocab);
   if (c.expect == Expect::kKnownMismatch) {
     EXPECT_GT(m.max_abs, kQuantMaxAbs)
         << c.file << " matches now (was: " << c.reason << "): move it to the files that must match";
