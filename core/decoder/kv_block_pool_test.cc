@@ -1,6 +1,10 @@
 #include "core/decoder/kv_block_pool.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -149,6 +153,42 @@ TEST(KvBlockPoolTest, MemoryFromTheOsFollowsUseAndNeverExceedsTheBound) {
   ExpectStats(*unbounded, 6000, 0, 0, -1);
   EXPECT_EQ(unbounded->available(), std::numeric_limits<int64_t>::max());
   EXPECT_GE(unbounded->stats().allocated_bytes, 6000 * unbounded->block_bytes());
+}
+
+// Mapped memory becomes resident only where blocks are written (RSS follows use, nothing is
+// zero-filled up front), for a pool and for a Create'd cache's private pool.
+TEST(KvBlockPoolTest, MemoryIsResidentOnlyWhereBlocksAreWritten) {
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  auto resident_pages = [&](const uint8_t* addr, int64_t bytes) {
+    std::vector<unsigned char> pages((bytes + page - 1) / page);
+    EXPECT_EQ(mincore(const_cast<uint8_t*>(addr), bytes, pages.data()), 0);
+    int64_t n = 0;
+    for (unsigned char p : pages) n += p & 1;
+    return n;
+  };
+  std::unique_ptr<KvBlockPool> pool = MakePool(1000, KvType::kF32);
+  ASSERT_NE(pool, nullptr);
+  std::vector<KvBlockPool::Block> blocks(1000);
+  ASSERT_OK(pool->Allocate(absl::MakeSpan(blocks)));  // ids in address order within a chunk
+  const int64_t bytes = pool->block_bytes();
+  EXPECT_EQ(resident_pages(blocks[0].data, 100 * bytes), 0);
+  std::memset(blocks[0].data, 1, 10 * bytes);
+  const int64_t touched = resident_pages(blocks[0].data, 100 * bytes);
+  EXPECT_GE(touched, 10 * bytes / page);
+  EXPECT_LE(touched, 10 * bytes / page + 2);
+
+  // A 2048-position cache of 32 layers × 5 heads × 64 f16: 80 MiB mapped, none resident.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> cache,
+                       KvCache::Create({32, 5, 64, 2048}, KvType::kF16));
+  std::vector<float> row(64, 1.0f);
+  cache->WriteK(0, 0, 0, row.data());
+  std::vector<float> back(64);
+  cache->ReadK(31, 4, 2047, back.data());
+  EXPECT_EQ(back[0], 0.0f);  // reads as zeros before it is written
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, rss = 0;
+  statm >> size >> rss;
+  EXPECT_LT(rss * page, cache->bytes()) << "the whole cache is resident";
 }
 
 // An unreferenced published block stays in the prefix table until a fresh block is needed
