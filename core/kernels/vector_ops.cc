@@ -27,6 +27,9 @@ struct ContiguousRows {
   bool scaled() const { return scales != nullptr; }
   const T* Row(int64_t p) const { return rows + p * dim; }
   float Scale(int64_t p) const { return scales[p]; }
+  // The rows from p on that follow row p in memory (with their scales): all of them.
+  int64_t SegmentRows(int64_t p, int64_t n) const { return n - p; }
+  const float* SegmentScales(int64_t p) const { return scales + p; }
 };
 
 template <typename T>
@@ -37,6 +40,9 @@ struct BlockRows {
   bool scaled() const { return scales != nullptr; }
   const T* Row(int64_t p) const { return blocks[p / kKeyBlock] + (p % kKeyBlock) * dim; }
   float Scale(int64_t p) const { return scales[p / kKeyBlock][p % kKeyBlock]; }
+  // From p (a block start) on: the rest of its block.
+  int64_t SegmentRows(int64_t p, int64_t n) const { return std::min(kKeyBlock, n - p); }
+  const float* SegmentScales(int64_t p) const { return scales[p / kKeyBlock]; }
 };
 
 }  // namespace
@@ -217,7 +223,7 @@ TANDEM_AVX512 inline void KeyBlockScoresGroups(const float* q, int64_t q_stride,
 
 // out_j[d] = Σ_p weight_j(p) · rows[p][d] for kQ weight vectors and kChunks chunks of 16
 // columns from column d0 (the last maybe partial, `tail` lanes): each row chunk is loaded
-// once for all kQ vectors. Rows come in even/odd pairs, never split across a key block.
+// once for all kQ vectors.
 template <int kQ, int kChunks, typename Row, typename Source>
 TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const Source& src,
                                          int64_t n, int64_t d0, __mmask16 tail, float* out,
@@ -228,32 +234,41 @@ TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const
     even[i / kChunks][i % kChunks] = odd[i / kChunks][i % kChunks] = _mm512_setzero_ps();
   }
   auto mask = [&](int c) { return c == kChunks - 1 ? tail : __mmask16(0xFFFF); };
-  auto weight = [&](int j, int64_t p) {
-    return src.scaled() ? w[j * w_stride + p] * src.Scale(p) : w[j * w_stride + p];
-  };
-  int64_t p = 0;
-  for (; p + 2 <= n; p += 2) {
-    const auto* r0 = src.Row(p) + d0;
-    const auto* r1 = src.Row(p + 1) + d0;
+  // Segment by segment (rows contiguous in memory: all of them, or one block's 16), in pairs;
+  // only the last segment can end in a single row.
+  for (int64_t s = 0; s < n;) {
+    const int64_t m = src.SegmentRows(s, n);
+    const auto* rows = src.Row(s) + d0;
+    const float* ws = w + s;
+    const float* scales = src.scaled() ? src.SegmentScales(s) : nullptr;
+    auto weight = [&](int j, int64_t i) {
+      return scales != nullptr ? ws[j * w_stride + i] * scales[i] : ws[j * w_stride + i];
+    };
+    int64_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+      const auto* r0 = rows + i * src.dim;
+      const auto* r1 = r0 + src.dim;
 #pragma GCC unroll 4
-    for (int c = 0; c < kChunks; ++c) {
-      const __m512 v0 = Row::Load(r0 + 16 * c, mask(c)), v1 = Row::Load(r1 + 16 * c, mask(c));
+      for (int c = 0; c < kChunks; ++c) {
+        const __m512 v0 = Row::Load(r0 + 16 * c, mask(c)), v1 = Row::Load(r1 + 16 * c, mask(c));
 #pragma GCC unroll 4
-      for (int j = 0; j < kQ; ++j) {
-        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
-        odd[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p + 1)), v1, odd[j][c]);
+        for (int j = 0; j < kQ; ++j) {
+          even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i)), v0, even[j][c]);
+          odd[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i + 1)), v1, odd[j][c]);
+        }
       }
     }
-  }
-  if (p < n) {
+    if (i < m) {
 #pragma GCC unroll 4
-    for (int c = 0; c < kChunks; ++c) {
-      const __m512 v0 = Row::Load(src.Row(p) + d0 + 16 * c, mask(c));
+      for (int c = 0; c < kChunks; ++c) {
+        const __m512 v0 = Row::Load(rows + i * src.dim + 16 * c, mask(c));
 #pragma GCC unroll 4
-      for (int j = 0; j < kQ; ++j) {
-        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
+        for (int j = 0; j < kQ; ++j) {
+          even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i)), v0, even[j][c]);
+        }
       }
     }
+    s += m;
   }
 #pragma GCC unroll 4
   for (int j = 0; j < kQ; ++j) {
