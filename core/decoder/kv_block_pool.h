@@ -70,7 +70,7 @@ class KvBlockPool {
     int64_t shared = 0;           // referenced by two or more caches
     int64_t cached = 0;           // unreferenced but still holding a published prefix
     int64_t free = 0;             // max_blocks - used (cached count as free); -1 unbounded
-    int64_t allocated_bytes = 0;  // memory obtained from the OS
+    int64_t allocated_bytes = 0;  // memory mapped from the OS (resident once written)
   };
   Stats stats() const;
   // Blocks an Allocate could get now (never obtained, free or cached): max_blocks - used;
