@@ -14,6 +14,39 @@
 #endif
 
 namespace tandem {
+namespace {
+
+// Where the rows of a weighted sum live: one contiguous [n][dim] array (with optional
+// per-row scales), or blocks of kKeyBlock rows ([16][dim] each, scales [16] each) anywhere.
+// Both give the kernels the same rows in the same order, so the sums are bit-identical.
+template <typename T>
+struct ContiguousRows {
+  const T* rows;
+  const float* scales;  // null: unscaled
+  int64_t dim;
+  bool scaled() const { return scales != nullptr; }
+  const T* Row(int64_t p) const { return rows + p * dim; }
+  float Scale(int64_t p) const { return scales[p]; }
+  // The rows from p on that follow row p in memory (with their scales): all of them.
+  int64_t SegmentRows(int64_t p, int64_t n) const { return n - p; }
+  const float* SegmentScales(int64_t p) const { return scales + p; }
+};
+
+template <typename T>
+struct BlockRows {
+  const T* const* blocks;
+  const float* const* scales;  // null: unscaled
+  int64_t dim;
+  bool scaled() const { return scales != nullptr; }
+  const T* Row(int64_t p) const { return blocks[p / kKeyBlock] + (p % kKeyBlock) * dim; }
+  float Scale(int64_t p) const { return scales[p / kKeyBlock][p % kKeyBlock]; }
+  // From p (a block start) on: the rest of its block.
+  int64_t SegmentRows(int64_t p, int64_t n) const { return std::min(kKeyBlock, n - p); }
+  const float* SegmentScales(int64_t p) const { return scales[p / kKeyBlock]; }
+};
+
+}  // namespace
+
 namespace reference {
 namespace {
 
@@ -36,17 +69,17 @@ void KeyBlockScores(const float* q, int64_t q_stride, int n_q, const float* lane
   }
 }
 
-// `scales` null: weight w_j[p]; else w_j[p] · scales[p].
-template <typename T>
-void WeightedSum(const float* w, int64_t w_stride, int n_q, const float* scales, const T* rows,
-                 int64_t n, int64_t dim, float* out, int64_t out_stride) {
+// `src` gives row p (dim values) and, when scaled, its scale: weight w_j[p] · scale(p).
+template <typename Source>
+void WeightedSum(const float* w, int64_t w_stride, int n_q, const Source& src, int64_t n,
+                 int64_t dim, float* out, int64_t out_stride) {
   for (int j = 0; j < n_q; ++j) {
     for (int64_t d = 0; d < dim; ++d) {
       float s[2] = {0, 0};
       for (int64_t p = 0; p < n; ++p) {
         const float weight =
-            scales == nullptr ? w[j * w_stride + p] : w[j * w_stride + p] * scales[p];
-        s[p % 2] += weight * ToFloat(rows[p * dim + d]);
+            src.scaled() ? w[j * w_stride + p] * src.Scale(p) : w[j * w_stride + p];
+        s[p % 2] += weight * ToFloat(src.Row(p)[d]);
       }
       out[j * out_stride + d] = s[0] + s[1];
     }
@@ -70,15 +103,29 @@ void KeyBlockScoresI8(const float* q, int64_t q_stride, int n_q, const float* la
 }
 void WeightedSumF32(const float* w, int64_t w_stride, int n_q, const float* rows, int64_t n,
                     int64_t dim, float* out, int64_t out_stride) {
-  WeightedSum(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
+  WeightedSum(w, w_stride, n_q, ContiguousRows<float>{rows, nullptr, dim}, n, dim, out, out_stride);
 }
 void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* rows, int64_t n,
                     int64_t dim, float* out, int64_t out_stride) {
-  WeightedSum(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
+  WeightedSum(w, w_stride, n_q, ContiguousRows<uint16_t>{rows, nullptr, dim}, n, dim, out,
+              out_stride);
 }
 void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
                    const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride) {
-  WeightedSum(w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
+  WeightedSum(w, w_stride, n_q, ContiguousRows<int8_t>{rows, scales, dim}, n, dim, out, out_stride);
+}
+void WeightedSumBlocksF32(const float* w, int64_t w_stride, int n_q, const float* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, BlockRows<float>{blocks, nullptr, dim}, n, dim, out, out_stride);
+}
+void WeightedSumBlocksF16(const float* w, int64_t w_stride, int n_q, const uint16_t* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, BlockRows<uint16_t>{blocks, nullptr, dim}, n, dim, out, out_stride);
+}
+void WeightedSumBlocksI8(const float* w, int64_t w_stride, int n_q, const float* const* scales,
+                         const int8_t* const* blocks, int64_t n, int64_t dim, float* out,
+                         int64_t out_stride) {
+  WeightedSum(w, w_stride, n_q, BlockRows<int8_t>{blocks, scales, dim}, n, dim, out, out_stride);
 }
 
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
@@ -177,42 +224,51 @@ TANDEM_AVX512 inline void KeyBlockScoresGroups(const float* q, int64_t q_stride,
 // out_j[d] = Σ_p weight_j(p) · rows[p][d] for kQ weight vectors and kChunks chunks of 16
 // columns from column d0 (the last maybe partial, `tail` lanes): each row chunk is loaded
 // once for all kQ vectors.
-template <int kQ, int kChunks, typename Row, typename T>
-TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const float* scales,
-                                         const T* rows, int64_t n, int64_t dim, int64_t d0,
-                                         __mmask16 tail, float* out, int64_t out_stride) {
+template <int kQ, int kChunks, typename Row, typename Source>
+TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const Source& src,
+                                         int64_t n, int64_t d0, __mmask16 tail, float* out,
+                                         int64_t out_stride) {
   __m512 even[kQ][kChunks], odd[kQ][kChunks];
 #pragma GCC unroll 16
   for (int i = 0; i < kQ * kChunks; ++i) {
     even[i / kChunks][i % kChunks] = odd[i / kChunks][i % kChunks] = _mm512_setzero_ps();
   }
   auto mask = [&](int c) { return c == kChunks - 1 ? tail : __mmask16(0xFFFF); };
-  auto weight = [&](int j, int64_t p) {
-    return scales == nullptr ? w[j * w_stride + p] : w[j * w_stride + p] * scales[p];
-  };
-  int64_t p = 0;
-  for (; p + 2 <= n; p += 2) {
-    const T* r0 = rows + p * dim + d0;
-    const T* r1 = r0 + dim;
+  // Segment by segment (rows contiguous in memory: all of them, or one block's 16), in pairs;
+  // only the last segment can end in a single row.
+  for (int64_t s = 0; s < n;) {
+    const int64_t m = src.SegmentRows(s, n);
+    const auto* rows = src.Row(s) + d0;
+    const float* ws = w + s;
+    const float* scales = src.scaled() ? src.SegmentScales(s) : nullptr;
+    auto weight = [&](int j, int64_t i) {
+      return scales != nullptr ? ws[j * w_stride + i] * scales[i] : ws[j * w_stride + i];
+    };
+    int64_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+      const auto* r0 = rows + i * src.dim;
+      const auto* r1 = r0 + src.dim;
 #pragma GCC unroll 4
-    for (int c = 0; c < kChunks; ++c) {
-      const __m512 v0 = Row::Load(r0 + 16 * c, mask(c)), v1 = Row::Load(r1 + 16 * c, mask(c));
+      for (int c = 0; c < kChunks; ++c) {
+        const __m512 v0 = Row::Load(r0 + 16 * c, mask(c)), v1 = Row::Load(r1 + 16 * c, mask(c));
 #pragma GCC unroll 4
-      for (int j = 0; j < kQ; ++j) {
-        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
-        odd[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p + 1)), v1, odd[j][c]);
+        for (int j = 0; j < kQ; ++j) {
+          even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i)), v0, even[j][c]);
+          odd[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i + 1)), v1, odd[j][c]);
+        }
       }
     }
-  }
-  if (p < n) {
+    if (i < m) {
 #pragma GCC unroll 4
-    for (int c = 0; c < kChunks; ++c) {
-      const __m512 v0 = Row::Load(rows + p * dim + d0 + 16 * c, mask(c));
+      for (int c = 0; c < kChunks; ++c) {
+        const __m512 v0 = Row::Load(rows + i * src.dim + 16 * c, mask(c));
 #pragma GCC unroll 4
-      for (int j = 0; j < kQ; ++j) {
-        even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, p)), v0, even[j][c]);
+        for (int j = 0; j < kQ; ++j) {
+          even[j][c] = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, i)), v0, even[j][c]);
+        }
       }
     }
+    s += m;
   }
 #pragma GCC unroll 4
   for (int j = 0; j < kQ; ++j) {
@@ -226,9 +282,9 @@ TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const
 
 // Passes of up to 64 columns for one or two weight vectors at a time, of 32 columns for
 // three or four (at most 16 accumulators).
-template <int kQ, typename Row, typename T>
-TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, const float* scales,
-                                             const T* rows, int64_t n, int64_t dim, float* out,
+template <int kQ, typename Row, typename Source>
+TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, const Source& src,
+                                             int64_t n, int64_t dim, float* out,
                                              int64_t out_stride) {
   constexpr int kMaxChunks = kQ <= 2 ? 4 : 2;
   for (int64_t d0 = 0; d0 < dim; d0 += 16 * kMaxChunks) {
@@ -237,41 +293,40 @@ TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, c
     const __mmask16 tail = TailMask(width - 16 * (chunks - 1));
     switch (chunks) {
       case 1:
-        WeightedChunks<kQ, 1, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
+        WeightedChunks<kQ, 1, Row>(w, w_stride, src, n, d0, tail, out, out_stride);
         break;
       case 2:
-        WeightedChunks<kQ, 2, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
+        WeightedChunks<kQ, 2, Row>(w, w_stride, src, n, d0, tail, out, out_stride);
         break;
       case 3:  // only when kMaxChunks is 4
-        WeightedChunks<kQ, 3, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out, out_stride);
+        WeightedChunks<kQ, 3, Row>(w, w_stride, src, n, d0, tail, out, out_stride);
         break;
       default:
-        WeightedChunks<kQ, kMaxChunks, Row>(w, w_stride, scales, rows, n, dim, d0, tail, out,
-                                            out_stride);
+        WeightedChunks<kQ, kMaxChunks, Row>(w, w_stride, src, n, d0, tail, out, out_stride);
         break;
     }
   }
 }
 
-template <typename Row, typename T>
+template <typename Row, typename Source>
 TANDEM_AVX512 inline void WeightedSumAvx512(const float* w, int64_t w_stride, int n_q,
-                                            const float* scales, const T* rows, int64_t n,
-                                            int64_t dim, float* out, int64_t out_stride) {
+                                            const Source& src, int64_t n, int64_t dim, float* out,
+                                            int64_t out_stride) {
   for (int j = 0; j < n_q; j += 4) {
     const float* wj = w + j * w_stride;
     float* oj = out + j * out_stride;
     switch (std::min(4, n_q - j)) {
       case 1:
-        WeightedSumQueries<1, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        WeightedSumQueries<1, Row>(wj, w_stride, src, n, dim, oj, out_stride);
         break;
       case 2:
-        WeightedSumQueries<2, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        WeightedSumQueries<2, Row>(wj, w_stride, src, n, dim, oj, out_stride);
         break;
       case 3:
-        WeightedSumQueries<3, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        WeightedSumQueries<3, Row>(wj, w_stride, src, n, dim, oj, out_stride);
         break;
       default:
-        WeightedSumQueries<4, Row>(wj, w_stride, scales, rows, n, dim, oj, out_stride);
+        WeightedSumQueries<4, Row>(wj, w_stride, src, n, dim, oj, out_stride);
         break;
     }
   }
@@ -296,17 +351,39 @@ TANDEM_AVX512 void KeyBlockScoresI8Avx512(const float* q, int64_t q_stride, int 
 TANDEM_AVX512 void WeightedSumF32Avx512(const float* w, int64_t w_stride, int n_q,
                                         const float* rows, int64_t n, int64_t dim, float* out,
                                         int64_t out_stride) {
-  WeightedSumAvx512<F32Row>(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
+  WeightedSumAvx512<F32Row>(w, w_stride, n_q, ContiguousRows<float>{rows, nullptr, dim}, n, dim,
+                            out, out_stride);
 }
 TANDEM_AVX512 void WeightedSumF16Avx512(const float* w, int64_t w_stride, int n_q,
                                         const uint16_t* rows, int64_t n, int64_t dim, float* out,
                                         int64_t out_stride) {
-  WeightedSumAvx512<F16Row>(w, w_stride, n_q, nullptr, rows, n, dim, out, out_stride);
+  WeightedSumAvx512<F16Row>(w, w_stride, n_q, ContiguousRows<uint16_t>{rows, nullptr, dim}, n, dim,
+                            out, out_stride);
 }
 TANDEM_AVX512 void WeightedSumI8Avx512(const float* w, int64_t w_stride, int n_q,
                                        const float* scales, const int8_t* rows, int64_t n,
                                        int64_t dim, float* out, int64_t out_stride) {
-  WeightedSumAvx512<I8Row>(w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
+  WeightedSumAvx512<I8Row>(w, w_stride, n_q, ContiguousRows<int8_t>{rows, scales, dim}, n, dim, out,
+                           out_stride);
+}
+TANDEM_AVX512 void WeightedSumBlocksF32Avx512(const float* w, int64_t w_stride, int n_q,
+                                              const float* const* blocks, int64_t n, int64_t dim,
+                                              float* out, int64_t out_stride) {
+  WeightedSumAvx512<F32Row>(w, w_stride, n_q, BlockRows<float>{blocks, nullptr, dim}, n, dim, out,
+                            out_stride);
+}
+TANDEM_AVX512 void WeightedSumBlocksF16Avx512(const float* w, int64_t w_stride, int n_q,
+                                              const uint16_t* const* blocks, int64_t n, int64_t dim,
+                                              float* out, int64_t out_stride) {
+  WeightedSumAvx512<F16Row>(w, w_stride, n_q, BlockRows<uint16_t>{blocks, nullptr, dim}, n, dim,
+                            out, out_stride);
+}
+TANDEM_AVX512 void WeightedSumBlocksI8Avx512(const float* w, int64_t w_stride, int n_q,
+                                             const float* const* scales,
+                                             const int8_t* const* blocks, int64_t n, int64_t dim,
+                                             float* out, int64_t out_stride) {
+  WeightedSumAvx512<I8Row>(w, w_stride, n_q, BlockRows<int8_t>{blocks, scales, dim}, n, dim, out,
+                           out_stride);
 }
 
 TANDEM_AVX512 void ConvertF32ToF16Avx512(const float* in, uint16_t* out, int64_t n) {
@@ -358,6 +435,19 @@ void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* r
 void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
                    const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride) {
   TANDEM_DISPATCH(WeightedSumI8, w, w_stride, n_q, scales, rows, n, dim, out, out_stride);
+}
+void WeightedSumBlocksF32(const float* w, int64_t w_stride, int n_q, const float* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumBlocksF32, w, w_stride, n_q, blocks, n, dim, out, out_stride);
+}
+void WeightedSumBlocksF16(const float* w, int64_t w_stride, int n_q, const uint16_t* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumBlocksF16, w, w_stride, n_q, blocks, n, dim, out, out_stride);
+}
+void WeightedSumBlocksI8(const float* w, int64_t w_stride, int n_q, const float* const* scales,
+                         const int8_t* const* blocks, int64_t n, int64_t dim, float* out,
+                         int64_t out_stride) {
+  TANDEM_DISPATCH(WeightedSumBlocksI8, w, w_stride, n_q, scales, blocks, n, dim, out, out_stride);
 }
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n) {
   TANDEM_DISPATCH(ConvertF32ToF16, in, out, n);

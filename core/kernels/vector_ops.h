@@ -43,6 +43,18 @@ void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* r
 void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
                    const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride);
 
+// The same sums over rows kept in blocks of kKeyBlock rows anywhere in memory (a paged KV
+// cache): block b holds rows [16b, 16b + 16) row-major ([16][dim]), and for i8 scales[b]
+// their 16 row scales. Bit-identical to WeightedSum* over the same rows stored contiguously
+// (same accumulation order); blocks[b] is read only for b < ceil(n / 16).
+void WeightedSumBlocksF32(const float* w, int64_t w_stride, int n_q, const float* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride);
+void WeightedSumBlocksF16(const float* w, int64_t w_stride, int n_q, const uint16_t* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride);
+void WeightedSumBlocksI8(const float* w, int64_t w_stride, int n_q, const float* const* scales,
+                         const int8_t* const* blocks, int64_t n, int64_t dim, float* out,
+                         int64_t out_stride);
+
 // out[i] = half(in[i]), rounding to nearest even.
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 
@@ -61,6 +73,13 @@ void WeightedSumF16(const float* w, int64_t w_stride, int n_q, const uint16_t* r
                     int64_t dim, float* out, int64_t out_stride);
 void WeightedSumI8(const float* w, int64_t w_stride, int n_q, const float* scales,
                    const int8_t* rows, int64_t n, int64_t dim, float* out, int64_t out_stride);
+void WeightedSumBlocksF32(const float* w, int64_t w_stride, int n_q, const float* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride);
+void WeightedSumBlocksF16(const float* w, int64_t w_stride, int n_q, const uint16_t* const* blocks,
+                          int64_t n, int64_t dim, float* out, int64_t out_stride);
+void WeightedSumBlocksI8(const float* w, int64_t w_stride, int n_q, const float* const* scales,
+                         const int8_t* const* blocks, int64_t n, int64_t dim, float* out,
+                         int64_t out_stride);
 void ConvertF32ToF16(const float* in, uint16_t* out, int64_t n);
 }  // namespace reference
 

@@ -158,6 +158,71 @@ TEST(VectorOpsTest, WeightedSumsMatchTheReferenceAndWriteOnlyDimElements) {
   }
 }
 
+// Rows of a paged KV cache sit in blocks of 16 anywhere in memory: the block-addressed sums
+// give the contiguous sums bit for bit, in the fast path and in the reference, for every
+// type, row count (whole and partial last blocks), head size and group of queries.
+TEST(VectorOpsTest, WeightedSumsOverBlocksAreBitIdenticalToContiguousRows) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 200);
+    const int64_t dim = int64_t{32} << (trial / 6 % 3);  // 32, 64, 128
+    const int n_q = 1 + trial % 6;
+    const int64_t n_blocks = (n + kKeyBlock - 1) / kKeyBlock;
+    const Inputs in = Make(n_blocks * kKeyBlock * dim + n_q * n, static_cast<uint32_t>(trial));
+    std::vector<float> scales(n_blocks * kKeyBlock);
+    for (float& s : scales) s = 0.001f * static_cast<float>(rng() % 1000 + 1);
+    // Each block copied to its own allocation, in reverse order of address.
+    std::vector<std::vector<float>> f32(n_blocks), scale_blocks(n_blocks);
+    std::vector<std::vector<uint16_t>> f16(n_blocks);
+    std::vector<std::vector<int8_t>> i8(n_blocks);
+    std::vector<const float*> f32_ptrs(n_blocks), scale_ptrs(n_blocks);
+    std::vector<const uint16_t*> f16_ptrs(n_blocks);
+    std::vector<const int8_t*> i8_ptrs(n_blocks);
+    for (int64_t b = n_blocks - 1; b >= 0; --b) {
+      const int64_t first = b * kKeyBlock * dim, last = first + kKeyBlock * dim;
+      f32[b].assign(in.f32.begin() + first, in.f32.begin() + last);
+      f16[b].assign(in.f16.begin() + first, in.f16.begin() + last);
+      i8[b].assign(in.i8.begin() + first, in.i8.begin() + last);
+      scale_blocks[b].assign(scales.begin() + b * kKeyBlock, scales.begin() + (b + 1) * kKeyBlock);
+      f32_ptrs[b] = f32[b].data();
+      f16_ptrs[b] = f16[b].data();
+      i8_ptrs[b] = i8[b].data();
+      scale_ptrs[b] = scale_blocks[b].data();
+    }
+    const float* w = in.a.data();
+    for (bool fast : {true, false}) {
+      for (int kind = 0; kind < 3; ++kind) {
+        std::vector<float> rows_out(n_q * dim, 1.0f), blocks_out(n_q * dim, 2.0f);
+        float* ro = rows_out.data();
+        float* bo = blocks_out.data();
+        if (kind == 0 && fast) {
+          WeightedSumF32(w, n, n_q, in.f32.data(), n, dim, ro, dim);
+          WeightedSumBlocksF32(w, n, n_q, f32_ptrs.data(), n, dim, bo, dim);
+        } else if (kind == 0) {
+          reference::WeightedSumF32(w, n, n_q, in.f32.data(), n, dim, ro, dim);
+          reference::WeightedSumBlocksF32(w, n, n_q, f32_ptrs.data(), n, dim, bo, dim);
+        } else if (kind == 1 && fast) {
+          WeightedSumF16(w, n, n_q, in.f16.data(), n, dim, ro, dim);
+          WeightedSumBlocksF16(w, n, n_q, f16_ptrs.data(), n, dim, bo, dim);
+        } else if (kind == 1) {
+          reference::WeightedSumF16(w, n, n_q, in.f16.data(), n, dim, ro, dim);
+          reference::WeightedSumBlocksF16(w, n, n_q, f16_ptrs.data(), n, dim, bo, dim);
+        } else if (fast) {
+          WeightedSumI8(w, n, n_q, scales.data(), in.i8.data(), n, dim, ro, dim);
+          WeightedSumBlocksI8(w, n, n_q, scale_ptrs.data(), i8_ptrs.data(), n, dim, bo, dim);
+        } else {
+          reference::WeightedSumI8(w, n, n_q, scales.data(), in.i8.data(), n, dim, ro, dim);
+          reference::WeightedSumBlocksI8(w, n, n_q, scale_ptrs.data(), i8_ptrs.data(), n, dim, bo,
+                                         dim);
+        }
+        EXPECT_EQ(0, std::memcmp(ro, bo, sizeof(float) * n_q * dim))
+            << "kind " << kind << " fast " << fast << " n " << n << " dim " << dim << " n_q "
+            << n_q;
+      }
+    }
+  }
+}
+
 TEST(VectorOpsTest, HalfConversionRoundsExactlyLikeTheReference) {
   std::vector<float> values = {0.0f,    -0.0f, 1.0f,     65504.0f, 65520.0f, 1e-8f,
                                6.1e-5f, -2.5f, 3.14159f, 1e10f,    -1e-7f,   0.33333334f};
