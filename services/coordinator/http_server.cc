@@ -45,6 +45,8 @@ absl::Status SplitAddress(const std::string& address, std::string* host, int* po
 
 }  // namespace
 
+class InFlight;
+
 class HttpServer::Impl {
  public:
   Impl(const HttpServerOptions& options, Coordinator* coordinator)
@@ -62,13 +64,21 @@ class HttpServer::Impl {
     server_.stop();
   }
   bool running() const { return server_.is_running(); }
+  // Refuses new generations, waits (bounded) for the running ones.
+  void Drain(absl::Duration timeout) {
+    draining_ = true;
+    const absl::Time end = absl::Now() + timeout;
+    while (*in_flight_ > 0 && absl::Now() < end) absl::SleepFor(absl::Milliseconds(10));
+  }
   void SetServing(bool serving) { serving_ = serving; }
 
  private:
   void Routes();
   void Generate(const httplib::Request& req, httplib::Response& res, OpenAiEndpoint endpoint);
   void Complete(const OpenAiRequest& request, const OpenAiReply& reply, httplib::Response& res);
-  void Stream(const OpenAiRequest& request, const OpenAiReply& reply, httplib::Response& res);
+  // `in_flight` lives as long as the stream.
+  void Stream(const OpenAiRequest& request, const OpenAiReply& reply,
+              std::shared_ptr<InFlight> in_flight, httplib::Response& res);
   void Error(httplib::Response& res, const absl::Status& status,
              ErrorOrigin origin = ErrorOrigin::kRequest) const;
   json::Object Models(const v1::DescribeModelResponse& described) const;
@@ -86,6 +96,9 @@ class HttpServer::Impl {
   std::atomic<uint64_t> next_id_{1};
   std::atomic<bool> serving_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  // Generations running (shared with the streams, which may end after a handler returns).
+  std::shared_ptr<std::atomic<int>> in_flight_ = std::make_shared<std::atomic<int>>(0);
   httplib::Server server_;
 };
 
@@ -172,8 +185,23 @@ void HttpServer::Impl::Routes() {
       }));
 }
 
+// Counts one generation as running while it lives.
+class InFlight {
+ public:
+  explicit InFlight(std::shared_ptr<std::atomic<int>> count) : count_(std::move(count)) {
+    ++*count_;
+  }
+  ~InFlight() { --*count_; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<int>> count_;
+};
+
 void HttpServer::Impl::Generate(const httplib::Request& req, httplib::Response& res,
                                 OpenAiEndpoint endpoint) {
+  if (draining_) return Error(res, absl::UnavailableError("the server is shutting down"));
   absl::StatusOr<OpenAiRequest> request = ParseOpenAiRequest(req.body, endpoint);
   if (!request.ok()) return Error(res, request.status());
   if (request->model != model_) {
@@ -187,7 +215,8 @@ void HttpServer::Impl::Generate(const httplib::Request& req, httplib::Response& 
   }
   const OpenAiReply reply(endpoint, NewId(endpoint), absl::ToUnixSeconds(absl::Now()), model_,
                           request->include_usage);
-  if (request->stream) return Stream(*request, reply, res);
+  auto in_flight = std::make_shared<InFlight>(in_flight_);
+  if (request->stream) return Stream(*request, reply, std::move(in_flight), res);
   Complete(*request, reply, res);
 }
 
@@ -212,6 +241,7 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
 
 // The stream's state, shared by the handler, cpp-httplib's content provider and its releaser.
 struct SseStream {
+  std::shared_ptr<InFlight> in_flight;
   std::unique_ptr<GenerateRun> run;
   std::vector<v1::GenerateResponse> pending;  // taken from the run, not yet written
   bool ended = false;
@@ -219,8 +249,9 @@ struct SseStream {
 };
 
 void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& reply,
-                              httplib::Response& res) {
+                              std::shared_ptr<InFlight> in_flight, httplib::Response& res) {
   auto stream = std::make_shared<SseStream>();
+  stream->in_flight = std::move(in_flight);
   stream->run = std::make_unique<GenerateRun>(
       [this, generate = request.generate](const GenerateRun::Write& write,
                                           const GenerateRun::Cancelled& cancelled) {
@@ -312,6 +343,11 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::SetServing(bool serving) { impl_->SetServing(serving); }
+
+void HttpServer::Drain(absl::Duration timeout) {
+  impl_->Drain(timeout);
+  Stop();
+}
 
 void HttpServer::Stop() {
   if (!listener_.joinable()) return;

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/request_limits.h"
 
@@ -49,6 +50,9 @@ class HttpServer {
   int port() const { return port_; }
   // Whether a target is ready: what GET /health answers.
   void SetServing(bool serving);
+  // Refuses new generation requests (503), waits up to `timeout` for the running ones, then
+  // Stop()s.
+  void Drain(absl::Duration timeout);
   // Cancels running requests and stops serving; waits for the handlers to return.
   void Stop();
 

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -235,8 +236,13 @@ int main(int argc, char** argv) {
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-coordinator: draining\n");
   coordinator->SetHealthListener(nullptr);
-  if (http != nullptr) http->SetServing(false);
-  (*server)->Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_seconds)));
-  if (http != nullptr) http->Stop();  // cancels what still runs over HTTP
+  const absl::Duration drain = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  std::thread http_drain;  // HTTP requests finish alongside the gRPC ones, then are cancelled
+  if (http != nullptr) {
+    http->SetServing(false);
+    http_drain = std::thread([&http, drain] { http->Drain(drain); });
+  }
+  (*server)->Drain(drain);
+  if (http_drain.joinable()) http_drain.join();
   return 0;
 }

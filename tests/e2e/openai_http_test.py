@@ -10,11 +10,14 @@ Needs TANDEM_BIN, TANDEM_SHARED (set by CTest), Node and the `openai` package in
 $TANDEM_NPM_DIR (default ~/.cache/tandem-npm; tools/setup.sh installs it); prints
 "N passed, N failed".
 """
+import http.client as http_client
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -255,6 +258,57 @@ def test_a_client_that_disconnects_mid_stream_frees_both_workers():
     assert metric(coordinator, "tandem_requests_total", 'outcome="cancelled"') == cancelled + 1
     # The service goes on serving.
     assert chat("Hi", max_tokens=4, temperature=0)["usage"]["completion_tokens"] > 0
+
+
+def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
+    # A stack of its own: its coordinator is drained. The target is frozen first, so that the
+    # request is surely still running when SIGTERM comes.
+    args = ["--http-listen", "127.0.0.1:0", "--health-interval-ms", "100",
+            "--health-timeout-ms", "300", "--failover-wait-seconds", "20",
+            "--target-timeout-seconds", "20", "--drain-seconds", "20"]
+    with Cluster(coordinator_args=args) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+        host, port = address.rsplit(":", 1)
+        result = {}
+
+        def stream():
+            conn = http_client.HTTPConnection(host, int(port), timeout=60)
+            body = json.dumps({"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 16,
+                               "temperature": 0, "ignore_eos": True, "stream": True})
+            conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+            reply = conn.getresponse()
+            result.update(status=reply.status, body=reply.read().decode())
+
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            client = threading.Thread(target=stream)
+            client.start()
+            time.sleep(1.0)  # the request is in the coordinator, waiting for the target
+            c.coordinator.signal(signal.SIGTERM)
+            time.sleep(0.3)
+            url = f"http://{address}"
+            refused = urllib.request.Request(
+                url + "/v1/completions", method="POST",
+                data=json.dumps({"model": MODEL, "prompt": "Hi", "max_tokens": 2}).encode())
+            try:
+                urllib.request.urlopen(refused, timeout=10)
+                raise AssertionError("a draining coordinator took a new request")
+            except urllib.error.HTTPError as e:
+                assert e.code == 503, e.code
+                assert "shutting down" in json.loads(e.read())["error"]["message"]
+            try:
+                urllib.request.urlopen(url + "/health", timeout=10)
+                raise AssertionError("a draining coordinator reports healthy")
+            except urllib.error.HTTPError as e:
+                assert e.code == 503, e.code
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        client.join(60)
+        assert result.get("status") == 200, result
+        assert result["body"].endswith("data: [DONE]\n\n"), result["body"][-300:]
+        assert streamed_text([json.loads(line[6:]) for line in result["body"].split("\n\n")
+                              if line.startswith("data: {")]), result["body"][:300]
+        assert c.coordinator.proc.wait(30) == 0
 
 
 def main():
