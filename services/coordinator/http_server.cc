@@ -316,6 +316,12 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
       [stream](bool) { stream->run->Cancel(); });  // the destructor joins
 }
 
+absl::Status CheckHttpListen(const std::string& listen) {
+  std::string host;
+  int port = 0;
+  return SplitAddress(listen, &host, &port);
+}
+
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                               Coordinator* coordinator) {
   std::string host;

@@ -30,6 +30,9 @@
 
 namespace tandem {
 
+// kInvalidArgument unless `listen` is HOST:PORT (or [V6]:PORT) with a port in [0, 65535].
+absl::Status CheckHttpListen(const std::string& listen);
+
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT ([::1]:PORT for IPv6); port 0 picks one
   RequestLimits limits;                // the coordinator's (--max-prompt-bytes, ...)

@@ -177,6 +177,12 @@ int main(int argc, char** argv) {
     return Fail(2, "--max-prompt-bytes must be >= 1 and --max-message-bytes at least as large");
   }
   if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
+  if (absl::GetFlag(FLAGS_http_threads) < 0) return Fail(2, "--http-threads must be >= 0");
+  if (const std::string http = absl::GetFlag(FLAGS_http_listen); !http.empty()) {
+    if (absl::Status valid = tandem::CheckHttpListen(http); !valid.ok()) {
+      return Fail(2, std::string(valid.message()));
+    }
+  }
 
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::CoordinatorMetrics metrics(*registry);

@@ -260,6 +260,22 @@ def test_a_client_that_disconnects_mid_stream_frees_both_workers():
     assert chat("Hi", max_tokens=4, temperature=0)["usage"]["completion_tokens"] > 0
 
 
+def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
+    import socket
+    from stacklib import BIN
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        for address, words in (("nonsense", "is not HOST:PORT"), ("127.0.0.1:70000", "is not"),
+                               (taken, taken)):
+            r = subprocess.run([os.path.join(BIN, "tandem-coordinator"), "--target",
+                                "127.0.0.1:1", "--http-listen", address,
+                                "--worker-wait-seconds", "30"],
+                               capture_output=True, text=True, timeout=20)
+            assert r.returncode == 2 and words in r.stderr, (address, r.returncode, r.stderr)
+
+
 def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
     # A stack of its own: its coordinator is drained. The target is frozen first, so that the
     # request is surely still running when SIGTERM comes.
