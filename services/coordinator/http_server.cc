@@ -43,9 +43,30 @@ absl::Status SplitAddress(const std::string& address, std::string* host, int* po
   return absl::OkStatus();
 }
 
-}  // namespace
+// Counts one generation as running while it lives.
+class InFlight {
+ public:
+  explicit InFlight(std::shared_ptr<std::atomic<int>> count) : count_(std::move(count)) {
+    ++*count_;
+  }
+  ~InFlight() { --*count_; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
 
-class InFlight;
+ private:
+  std::shared_ptr<std::atomic<int>> count_;
+};
+
+// The stream's state, shared by the handler, cpp-httplib's content provider and its releaser.
+struct SseStream {
+  std::shared_ptr<InFlight> in_flight;
+  std::unique_ptr<GenerateRun> run;
+  std::vector<v1::GenerateResponse> pending;  // taken from the run, not yet written
+  bool ended = false;
+  bool role_sent = false;
+};
+
+}  // namespace
 
 class HttpServer::Impl {
  public:
@@ -79,6 +100,9 @@ class HttpServer::Impl {
   // `in_flight` lives as long as the stream.
   void Stream(const OpenAiRequest& request, const OpenAiReply& reply,
               std::shared_ptr<InFlight> in_flight, httplib::Response& res);
+  std::unique_ptr<GenerateRun> StartRun(const v1::GenerateRequest& generate);
+  // Writes the stream's events until it ends (true) or the client is gone (false).
+  bool Pump(SseStream& stream, const OpenAiReply& reply, httplib::DataSink& sink);
   void Error(httplib::Response& res, const absl::Status& status,
              ErrorOrigin origin = ErrorOrigin::kRequest) const;
   json::Object Models(const v1::DescribeModelResponse& described) const;
@@ -108,9 +132,12 @@ absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_.set_payload_max_length(options_.max_body_bytes);
   Routes();
-  const int bound = port == 0                          ? server_.bind_to_any_port(host)
-                    : server_.bind_to_port(host, port) ? port
-                                                       : -1;
+  int bound = -1;
+  if (port == 0) {
+    bound = server_.bind_to_any_port(host);
+  } else if (server_.bind_to_port(host, port)) {
+    bound = port;
+  }
   if (bound <= 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", host, ":", port));
   }
@@ -185,20 +212,6 @@ void HttpServer::Impl::Routes() {
       }));
 }
 
-// Counts one generation as running while it lives.
-class InFlight {
- public:
-  explicit InFlight(std::shared_ptr<std::atomic<int>> count) : count_(std::move(count)) {
-    ++*count_;
-  }
-  ~InFlight() { --*count_; }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  std::shared_ptr<std::atomic<int>> count_;
-};
-
 void HttpServer::Impl::Generate(const httplib::Request& req, httplib::Response& res,
                                 OpenAiEndpoint endpoint) {
   if (draining_) return Error(res, absl::UnavailableError("the server is shutting down"));
@@ -239,22 +252,9 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
   res.set_content(reply.Complete(text, result), kJson);
 }
 
-// The stream's state, shared by the handler, cpp-httplib's content provider and its releaser.
-struct SseStream {
-  std::shared_ptr<InFlight> in_flight;
-  std::unique_ptr<GenerateRun> run;
-  std::vector<v1::GenerateResponse> pending;  // taken from the run, not yet written
-  bool ended = false;
-  bool role_sent = false;
-};
-
-void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& reply,
-                              std::shared_ptr<InFlight> in_flight, httplib::Response& res) {
-  auto stream = std::make_shared<SseStream>();
-  stream->in_flight = std::move(in_flight);
-  stream->run = std::make_unique<GenerateRun>(
-      [this, generate = request.generate](const GenerateRun::Write& write,
-                                          const GenerateRun::Cancelled& cancelled) {
+std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate) {
+  return std::make_unique<GenerateRun>(
+      [this, generate](const GenerateRun::Write& write, const GenerateRun::Cancelled& cancelled) {
         RequestLog log(generate);
         const absl::Status status = coordinator_->Generate(
             generate,
@@ -266,6 +266,13 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
         log.Done(status);
         return status;
       });
+}
+
+void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& reply,
+                              std::shared_ptr<InFlight> in_flight, httplib::Response& res) {
+  auto stream = std::make_shared<SseStream>();
+  stream->in_flight = std::move(in_flight);
+  stream->run = StartRun(request.generate);
   // Until the first message the request can still fail with its own status (a bad sampling
   // value, a full queue, no target): wait for it.
   while (stream->pending.empty() && !stream->ended) {
@@ -278,42 +285,58 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, stream, reply](size_t, httplib::DataSink& sink) {
-        auto send = [&](const std::string& event) {
-          if (sink.write(event.data(), event.size())) return true;
-          stream->run->Cancel();  // the client went away
-          return false;
-        };
-        for (;;) {
-          for (const v1::GenerateResponse& m : stream->pending) {
-            if (reply.chat() && !stream->role_sent) {
-              stream->role_sent = true;
-              if (!send(Sse(reply.RoleChunk()))) return false;
-            }
-            if (m.has_delta() && !m.delta().text().empty()) {
-              if (!send(Sse(reply.TextChunk(m.delta().text())))) return false;
-            }
-            if (m.has_final()) {
-              if (!send(Sse(reply.FinishChunk(m.final())))) return false;
-              if (reply.include_usage() && !send(Sse(reply.UsageChunk(m.final())))) return false;
-            }
-          }
-          stream->pending.clear();
-          if (stream->ended) break;
-          stream->ended = stream->run->Wait(kKeepAlive, &stream->pending);
-          if (stream->pending.empty() && !stream->ended && !send(": keep-alive\n\n")) return false;
-        }
-        const absl::Status status = stream->run->status();
-        if (!status.ok()) {
-          const HttpError error = ToHttpError(PublicStatus(status, coordinator_->Redactions()));
-          if (!send(Sse(HttpErrorBody(error)))) return false;
-        } else if (!send(Sse("[DONE]"))) {
-          return false;
-        }
-        sink.done();
-        return true;
-      },
+      [this, stream, reply](size_t, httplib::DataSink& sink) { return Pump(*stream, reply, sink); },
       [stream](bool) { stream->run->Cancel(); });  // the destructor joins
+}
+
+namespace {
+
+// The events one message of the run becomes (a chat stream opens with the role).
+std::vector<std::string> SseEvents(const OpenAiReply& reply, const v1::GenerateResponse& m,
+                                   bool* role_sent) {
+  std::vector<std::string> events;
+  if (reply.chat() && !*role_sent) {
+    *role_sent = true;
+    events.push_back(Sse(reply.RoleChunk()));
+  }
+  if (m.has_delta() && !m.delta().text().empty()) {
+    events.push_back(Sse(reply.TextChunk(m.delta().text())));
+  }
+  if (m.has_final()) {
+    events.push_back(Sse(reply.FinishChunk(m.final())));
+    if (reply.include_usage()) events.push_back(Sse(reply.UsageChunk(m.final())));
+  }
+  return events;
+}
+
+}  // namespace
+
+bool HttpServer::Impl::Pump(SseStream& stream, const OpenAiReply& reply, httplib::DataSink& sink) {
+  auto send = [&](const std::string& event) {
+    if (sink.write(event.data(), event.size())) return true;
+    stream.run->Cancel();  // the client went away
+    return false;
+  };
+  for (;;) {
+    for (const v1::GenerateResponse& m : stream.pending) {
+      for (const std::string& event : SseEvents(reply, m, &stream.role_sent)) {
+        if (!send(event)) return false;
+      }
+    }
+    stream.pending.clear();
+    if (stream.ended) break;
+    stream.ended = stream.run->Wait(kKeepAlive, &stream.pending);
+    // A comment while nothing comes: writing is how a client that went away is noticed.
+    if (stream.pending.empty() && !stream.ended && !send(": keep-alive\n\n")) return false;
+  }
+  const absl::Status status = stream.run->status();
+  const std::string last =
+      status.ok()
+          ? Sse("[DONE]")
+          : Sse(HttpErrorBody(ToHttpError(PublicStatus(status, coordinator_->Redactions()))));
+  if (!send(last)) return false;
+  sink.done();
+  return true;
 }
 
 absl::Status CheckHttpListen(const std::string& listen) {
