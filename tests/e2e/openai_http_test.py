@@ -276,6 +276,43 @@ def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
             assert r.returncode == 2 and words in r.stderr, (address, r.returncode, r.stderr)
 
 
+def test_over_capacity_is_429_with_or_without_stream():
+    # One target session, no queue: a request waiting on the frozen target holds the only
+    # slot, so the next is refused at once.
+    args = ["--http-listen", "127.0.0.1:0", "--max-queued-requests", "0",
+            "--failover-wait-seconds", "20", "--target-timeout-seconds", "20"]
+    with Cluster(coordinator_args=args, worker_args=["--max-sessions", "1"]) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+        body = {"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 4, "temperature": 0}
+        held = {}
+
+        def hold():
+            with urllib.request.urlopen(urllib.request.Request(
+                    f"http://{address}/v1/completions", data=json.dumps(body).encode()),
+                    timeout=60) as r:
+                held["reply"] = json.loads(r.read())
+
+        holder = threading.Thread(target=hold)
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            holder.start()
+            time.sleep(1.0)  # admitted, waiting for the target
+            for stream in (False, True):
+                try:
+                    urllib.request.urlopen(urllib.request.Request(
+                        f"http://{address}/v1/completions",
+                        data=json.dumps({**body, "stream": stream}).encode()), timeout=10)
+                    raise AssertionError("a request beyond capacity was taken")
+                except urllib.error.HTTPError as e:
+                    error = json.loads(e.read())["error"]
+                    assert (e.code, error["type"], error["code"]) == (
+                        429, "rate_limit_error", "over_capacity"), (stream, e.code, error)
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        holder.join(60)
+        assert held["reply"]["usage"]["completion_tokens"] == 4, held  # it went on, unharmed
+
+
 def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
     # A stack of its own: its coordinator is drained. The target is frozen first, so that the
     # request is surely still running when SIGTERM comes.
