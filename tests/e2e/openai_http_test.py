@@ -3,8 +3,10 @@ npm client (openai_http_client.mjs, run with Node), over the real stack on loopb
 (stories260K target + its distilled draft): /v1/models, /health, a chat completion and a
 completion equal token for token to gRPC Generate for the same greedy request, streamed
 replies whose deltas concatenate to the plain reply, stop strings, seeded sampling equal run
-to run and to gRPC, OpenAI-shaped errors with their HTTP status (400, 404, 413), and a client
-that disconnects mid-stream freeing its session on both workers.
+to run and to gRPC, OpenAI-shaped errors with their HTTP status (400, 404, 413, 429, 503), a
+client that disconnects mid-stream freeing its session on both workers, bad --http-listen
+addresses refused at start, and SIGTERM letting a running stream finish while new requests
+get 503.
 
 Needs TANDEM_BIN, TANDEM_SHARED (set by CTest), Node and the `openai` package in
 $TANDEM_NPM_DIR (default ~/.cache/tandem-npm; tools/setup.sh installs it); prints
@@ -311,6 +313,32 @@ def test_over_capacity_is_429_with_or_without_stream():
             c.targets[0].signal(signal.SIGCONT)
         holder.join(60)
         assert held["reply"]["usage"]["completion_tokens"] == 4, held  # it went on, unharmed
+
+
+def test_no_ready_target_is_503_and_health_says_so():
+    args = ["--http-listen", "127.0.0.1:0", "--health-interval-ms", "100",
+            "--health-timeout-ms", "300", "--failover-wait-seconds", "1",
+            "--target-timeout-seconds", "1"]
+    with Cluster(coordinator_args=args) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+
+        def status(path, body=None):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(
+                        f"http://{address}{path}", data=body), timeout=30) as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                return e.code, json.loads(e.read())
+
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            assert wait_for(lambda: status("/health")[0] == 503, 10), status("/health")
+            body = json.dumps({"model": MODEL, "prompt": [1, 403], "max_tokens": 2}).encode()
+            code, reply = status("/v1/completions", body)
+            assert (code, reply["error"]["code"]) == (503, "unavailable"), (code, reply)
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        assert wait_for(lambda: status("/health")[0] == 200, 10), status("/health")
 
 
 def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
