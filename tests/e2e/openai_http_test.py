@@ -157,6 +157,22 @@ def test_completion_equals_grpc_generate_token_for_token():
     assert reply_text(by_ids) == text, (reply_text(by_ids), text)
 
 
+def test_a_session_follow_up_reports_its_cached_prompt_tokens():
+    first = chat("Once upon a time", endpoint="completions", max_tokens=8, temperature=0,
+                 session_id="cached-1")
+    try:
+        follow = chat("Once upon a time" + reply_text(first) + " The end.",
+                      endpoint="completions", max_tokens=4, temperature=0,
+                      session_id="cached-1")
+        assert first["usage"]["prompt_tokens_details"]["cached_tokens"] == 0, first["usage"]
+        cached = follow["usage"]["prompt_tokens_details"]["cached_tokens"]
+        assert 0 < cached < follow["usage"]["prompt_tokens"], follow["usage"]
+        assert follow["tandem"]["session_id"] == "cached-1"
+    finally:  # named sessions stay on the workers until closed
+        STACK.stub.CloseSession(STUBS.generator_pb2.CloseSessionRequest(session_id="cached-1"),
+                                timeout=30)
+
+
 def test_streamed_replies_concatenate_to_the_plain_reply():
     for endpoint in ("chat", "completions"):
         fields = dict(max_tokens=40, temperature=0, ignore_eos=True)
