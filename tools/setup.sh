@@ -1,14 +1,38 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Tandem needs, and only the missing ones. Idempotent and
-# quiet when everything is present. Run as root, or as a user with sudo.
+# Installs the Debian 12 packages Tandem needs, and only the missing ones, then the npm
+# packages its tests use into a cache outside the repository ($TANDEM_NPM_DIR, default
+# ~/.cache/tandem-npm; never vendored). Idempotent and quiet when everything is present. Run
+# as root, or as a user with sudo (npm runs as the calling user).
 set -euo pipefail
+
+# The official OpenAI client, for the HTTP API's e2e test (tests/e2e/openai_http_test.py).
+# 6.x: 7.x needs Node 22, the machines have Node 20.
+NPM_PACKAGES=(openai@6.49.0)
+NPM_DIR=${TANDEM_NPM_DIR:-$HOME/.cache/tandem-npm}
+
+install_npm_packages() {
+  command -v npm >/dev/null || { echo "tandem setup: npm not found (Node 20 is expected)" >&2; exit 1; }
+  local missing=()
+  for spec in "${NPM_PACKAGES[@]}"; do
+    local name=${spec%@*} version=${spec##*@}
+    local manifest=$NPM_DIR/node_modules/$name/package.json
+    if ! [ -f "$manifest" ] || ! grep -q "\"version\": \"$version\"" "$manifest"; then
+      missing+=("$spec")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "tandem setup: npm install ${missing[*]} into $NPM_DIR" >&2
+  mkdir -p "$NPM_DIR"
+  npm install --prefix "$NPM_DIR" --no-audit --no-fund --no-save --silent "${missing[@]}"
+}
 
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build pkgconf ccache git clang libclang-rt-14-dev
-  # libraries
+  # libraries (libcpp-httplib-dev: the coordinator's OpenAI-compatible HTTP API)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libpcre2-dev libgoogle-glog-dev
+  libcpp-httplib-dev
   # Python clients, stubs and the numpy reference
   python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
   # operations: Prometheus for the monitoring tests, curl for health checks
@@ -23,7 +47,10 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  install_npm_packages
+  exit 0
+fi
 
 echo "tandem setup: installing ${missing[*]}" >&2
 SUDO=()
@@ -34,4 +61,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_npm_packages
 echo "tandem setup: done" >&2

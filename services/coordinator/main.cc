@@ -11,10 +11,14 @@
 // (at most --max-queue-wait-seconds). Health is NOT_SERVING until the workers answer and the
 // draft is checked against the target, and after that SERVING only while a target is ready;
 // SIGTERM reports NOT_SERVING for --drain-notice-seconds, drains and exits.
-// Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound.
+// --http-listen HOST:PORT also serves the OpenAI-compatible HTTP API (http_server.h); off by
+// default, and like every listener it binds only the address given (loopback in examples).
+// Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound,
+// followed by " (http on HOST:PORT)" when HTTP is on.
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -22,15 +26,19 @@
 #include "core/base/command_line.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
+#include "services/common/metrics.h"
 #include "services/common/port_probe.h"
 #include "services/common/startup_signals.h"
-#include "services/common/metrics.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
+#include "services/coordinator/http_server.h"
 
 ABSL_FLAG(std::string, target, "", "target worker address(es), comma-separated");
 ABSL_FLAG(std::string, draft, "", "draft worker address(es), comma-separated; empty: none");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free one)");
+ABSL_FLAG(std::string, http_listen, "",
+          "OpenAI-compatible HTTP address (port 0 picks a free one); empty: no HTTP");
+ABSL_FLAG(int, http_threads, 0, "HTTP handler threads; 0: the targets' concurrent requests + 8");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
 ABSL_FLAG(int, max_sessions, 64,
@@ -124,12 +132,14 @@ int main(int argc, char** argv) {
       {"tandem-coordinator", "0.1.0",
        "Runs speculative decoding over Tandem workers and serves tandem.v1.Generator.\n"
        "usage: tandem-coordinator --target ADDR[,ADDR...] [--draft ADDR[,ADDR...]]\n"
-       "       [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--draft-tokens N|auto]\n"
-       "       [--max-sessions N] [--max-queued-requests N] [--max-queue-wait-seconds S]\n"
+       "       [--listen HOST:PORT] [--http-listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
+       "       [--draft-tokens N|auto] [--max-sessions N] [--max-queued-requests N]\n"
+       "       [--max-queue-wait-seconds S]\n"
        "       [--session-idle-seconds S] [--max-prompt-bytes N] [--max-message-bytes N] [-v N]\n"
        "       [--target-timeout-seconds S] [--failover-wait-seconds S]\n"
-       "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X] [--draft-backoff-ms MS]\n"
-       "       [--health-interval-ms MS] [--drain-notice-seconds S] (--help lists all)",
+       "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X]\n"
+       "       [--draft-backoff-ms MS] [--health-interval-ms MS] [--drain-notice-seconds S]\n"
+       "       (--help lists all)",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -167,6 +177,12 @@ int main(int argc, char** argv) {
     return Fail(2, "--max-prompt-bytes must be >= 1 and --max-message-bytes at least as large");
   }
   if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
+  if (absl::GetFlag(FLAGS_http_threads) < 0) return Fail(2, "--http-threads must be >= 0");
+  if (const std::string http = absl::GetFlag(FLAGS_http_listen); !http.empty()) {
+    if (absl::Status valid = tandem::CheckHttpListen(http); !valid.ok()) {
+      return Fail(2, std::string(valid.message()));
+    }
+  }
 
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::CoordinatorMetrics metrics(*registry);
@@ -177,7 +193,8 @@ int main(int argc, char** argv) {
   // The ports are bound after the workers answer (up to --worker-wait-seconds): refuse busy
   // ones now, not then.
   for (const std::string& address :
-       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}) {
+       {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen),
+        absl::GetFlag(FLAGS_http_listen)}) {
     if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
       return Fail(2, free.ToString());
     }
@@ -195,18 +212,43 @@ int main(int argc, char** argv) {
   server_options.max_message_bytes = max_message;  // clients send prompts, not vocabularies
   server = tandem::GrpcServer::Start(server_options, {service.get()}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
-  std::printf("tandem-coordinator listening on %s (metrics on %d)\n", (*server)->address().c_str(),
-              (*server)->metrics_port());
+  std::unique_ptr<tandem::HttpServer> http;
+  std::string http_line;
+  if (!absl::GetFlag(FLAGS_http_listen).empty()) {
+    tandem::HttpServerOptions http_options;
+    http_options.listen = absl::GetFlag(FLAGS_http_listen);
+    http_options.limits = options.limits;
+    http_options.max_body_bytes = static_cast<size_t>(max_message);
+    http_options.threads = absl::GetFlag(FLAGS_http_threads);
+    absl::StatusOr<std::unique_ptr<tandem::HttpServer>> started =
+        tandem::HttpServer::Start(http_options, coordinator.get());
+    if (!started.ok()) return Fail(2, started.status().ToString());
+    http = *std::move(started);
+    http_line = " (http on " + http->address() + ")";
+  }
+  std::printf("tandem-coordinator listening on %s (metrics on %d)%s\n",
+              (*server)->address().c_str(), (*server)->metrics_port(), http_line.c_str());
   std::fflush(stdout);
   // Signals go to WaitForTerminationSignal (a drain) before anyone can see SERVING.
   startup.Done();
   // SERVING while a target is ready (the workers' health is polled).
   tandem::GrpcServer* grpc_server = server->get();
-  coordinator->SetHealthListener([grpc_server](bool serving) { grpc_server->SetServing(serving); });
+  tandem::HttpServer* http_server = http.get();
+  coordinator->SetHealthListener([grpc_server, http_server](bool serving) {
+    grpc_server->SetServing(serving);
+    if (http_server != nullptr) http_server->SetServing(serving);
+  });
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-coordinator: draining\n");
   coordinator->SetHealthListener(nullptr);
-  (*server)->Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  const absl::Duration drain = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  std::thread http_drain;  // HTTP requests finish alongside the gRPC ones, then are cancelled
+  if (http != nullptr) {
+    http->SetServing(false);
+    http_drain = std::thread([&http, drain] { http->Drain(drain); });
+  }
+  (*server)->Drain(drain);
+  if (http_drain.joinable()) http_drain.join();
   return 0;
 }

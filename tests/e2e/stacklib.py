@@ -71,6 +71,7 @@ class Process:
                 line += chunk
         text = line.decode(errors="replace")
         assert " listening on " in text, f"{self.name} did not start: {text!r}"
+        self.startup_line = text.split("\n")[0]
         after = text.split(" listening on ")[1]
         port = after.split("(metrics on ")[1].split(")")[0] if "(metrics on " in after else "0"
         self.metrics = f"127.0.0.1:{port}"

@@ -60,12 +60,14 @@ class Stack:
         self.coordinator_args = list(coordinator_args)
         self.worker_args = list(worker_args)
         self.processes = []
+        self.startup_lines = {}  # name -> its "listening on" line
 
     def _start(self, name, argv):
         log = open(os.path.join(self.log_dir, name + ".log"), "w")
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True)
         self.processes.append(p)
         line = p.stdout.readline()  # "... listening on HOST:PORT (metrics on M)"
+        self.startup_lines[name] = line
         m = re.search(r"listening on (\S+) \(metrics on (\d+)\)", line)
         if not m:
             raise RuntimeError(f"{name} did not start: {line!r}; see {log.name}")

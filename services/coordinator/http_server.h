@@ -1,0 +1,75 @@
+// The coordinator's OpenAI-compatible HTTP API (cpp-httplib), over the same Coordinator as
+// the gRPC Generator: each request body becomes a tandem.v1.GenerateRequest
+// (openai_request.h), runs through Coordinator::Generate, and the reply becomes OpenAI's JSON
+// (openai_response.h) or, with "stream": true, Server-Sent Events ("data: {chunk}" lines, then
+// "data: [DONE]"; ": keep-alive" comments while nothing is generated, so that a client that
+// went away is noticed). A client that disconnects cancels the rounds and frees the session
+// on both workers, as a cancelled gRPC call does.
+//
+//   POST /v1/chat/completions, POST /v1/completions
+//   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
+//   GET /health                           200 while a target is ready (SetServing), else 503
+//
+// Errors are OpenAI's {"error": {...}} with the status http_error.h maps; messages hide
+// worker addresses and model paths (public_status.h). Every request logs one line
+// (request_log.h). Bodies over max_body_bytes are 413, before any parsing.
+//
+// Thread-safe: cpp-httplib runs the handlers on its own pool of `threads` threads.
+#ifndef TANDEM_SERVICES_COORDINATOR_HTTP_SERVER_H_
+#define TANDEM_SERVICES_COORDINATOR_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "services/coordinator/coordinator.h"
+#include "services/coordinator/request_limits.h"
+
+namespace tandem {
+
+// kInvalidArgument unless `listen` is HOST:PORT (or [V6]:PORT) with a port in [0, 65535].
+absl::Status CheckHttpListen(const std::string& listen);
+
+struct HttpServerOptions {
+  std::string listen = "127.0.0.1:0";  // HOST:PORT ([::1]:PORT for IPv6); port 0 picks one
+  RequestLimits limits;                // the coordinator's (--max-prompt-bytes, ...)
+  size_t max_body_bytes = 4 << 20;     // --max-message-bytes
+  int threads = 0;                     // 0: the coordinator's concurrent requests + 8
+};
+
+class HttpServer {
+ public:
+  // Binds the address (kInvalidArgument for a malformed one, kUnavailable when it cannot be
+  // bound) and serves on a thread of its own. `coordinator` must outlive the server.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
+                                                           Coordinator* coordinator);
+  ~HttpServer();  // Stop()
+
+  // HOST:PORT as bound (the port chosen when 0 was asked).
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  // Whether a target is ready: what GET /health answers.
+  void SetServing(bool serving);
+  // Refuses new generation requests (503), waits up to `timeout` for the running ones, then
+  // Stop()s.
+  void Drain(absl::Duration timeout);
+  // Cancels running requests and stops serving; waits for the handlers to return.
+  void Stop();
+
+  class Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  std::thread listener_;  // cpp-httplib's accept loop
+  std::string address_;
+  int port_ = 0;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_HTTP_SERVER_H_

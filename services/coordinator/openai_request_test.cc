@@ -1,0 +1,206 @@
+#include "services/coordinator/openai_request.h"
+
+#include <ostream>
+#include <string>
+
+#include "core/base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+
+v1::GenerateRequest FromText(const std::string& text) {
+  v1::GenerateRequest r;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
+  return r;
+}
+
+struct Converts {
+  const char* name;
+  OpenAiEndpoint endpoint;
+  const char* body;
+  const char* generate;  // the GenerateRequest in text format
+};
+
+void PrintTo(const Converts& c, std::ostream* os) { *os << c.name; }
+
+constexpr OpenAiEndpoint kChat = OpenAiEndpoint::kChatCompletions;
+constexpr OpenAiEndpoint kText = OpenAiEndpoint::kCompletions;
+
+const Converts kConverts[] = {
+    {"ChatMessagesBecomeAConversationWithTheAssistantPrefix", kChat,
+     R"({"model": "m", "messages": [{"role": "system", "content": "Be brief."},
+         {"role": "user", "content": "Hi", "name": "ann"}]})",
+     R"(chat { messages { role: "system" content: "Be brief." }
+               messages { role: "user" content: "Hi" name: "ann" } add_generation_prompt: true })"},
+    {"ChatTextPartsAreJoined", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+         {"type": "text", "text": "b"}]}]})",
+     R"(chat { messages { role: "user" content: "ab" } add_generation_prompt: true })"},
+    {"SamplingAndLimitsMapToTheirFields", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 7,
+         "temperature": 0, "top_p": 0.5, "seed": 42, "top_k": 3, "min_p": 0.25,
+         "repetition_penalty": 1.5, "n": 1, "presence_penalty": 0, "frequency_penalty": 0.0,
+         "logprobs": false, "user": "u", "logit_bias": {}, "response_format": {"type": "text"}})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
+        max_tokens: 7 sampling { temperature: 0 top_p: 0.5 seed: 42 top_k: 3 min_p: 0.25
+        repetition_penalty: 1.5 })"},
+    {"NullMeansUnset", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x", "name": null}],
+         "temperature": null, "stop": null, "tools": null, "n": null})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true })"},
+    {"StopTakesAStringOrAList", kText, R"({"model": "m", "prompt": "p", "stop": ["a", "bc"]})",
+     R"(text: "p" stop_strings: "a" stop_strings: "bc")"},
+    {"StopAsOneString", kText, R"({"model": "m", "prompt": "p", "stop": "\n"})",
+     R"(text: "p" stop_strings: "\n")"},
+    {"PromptAsTokenIds", kText, R"({"model": "m", "prompt": [1, 2, 3], "max_tokens": 4})",
+     R"(token_ids { ids: [1, 2, 3] } max_tokens: 4)"},
+    {"PromptAsOneElementLists", kText, R"({"model": "m", "prompt": [[5, 6]]})",
+     R"(token_ids { ids: [5, 6] })"},
+    {"PromptAsOneStringInAList", kText, R"({"model": "m", "prompt": ["once"], "best_of": 1,
+         "echo": false, "logprobs": 0})",
+     R"(text: "once")"},
+    {"TandemExtensions", kText,
+     R"({"model": "m", "prompt": "p", "session_id": "s1", "ignore_eos": true,
+         "speculation": {"enabled": false, "draft_tokens": 6, "adaptive": true}})",
+     R"(text: "p" session_id: "s1" ignore_eos: true
+        speculation { enabled: false draft_tokens: 6 adaptive: true })"},
+    {"MaxTokensEqualToMaxCompletionTokens", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5,
+         "max_completion_tokens": 5})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
+        max_tokens: 5)"},
+};
+
+class ConvertsTest : public ::testing::TestWithParam<Converts> {};
+
+TEST_P(ConvertsTest, GivesTheGenerateRequestAGrpcClientWouldSend) {
+  const Converts& c = GetParam();
+  absl::StatusOr<OpenAiRequest> r = ParseOpenAiRequest(c.body, c.endpoint);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model, "m");
+  EXPECT_FALSE(r->stream);
+  const v1::GenerateRequest want = FromText(c.generate);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(r->generate, want))
+      << "got:  " << r->generate.ShortDebugString() << "\nwant: " << want.ShortDebugString();
+}
+
+INSTANTIATE_TEST_SUITE_P(OpenAiRequest, ConvertsTest, ::testing::ValuesIn(kConverts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(OpenAiRequestTest, StreamWithUsage) {
+  absl::StatusOr<OpenAiRequest> r = ParseOpenAiRequest(
+      R"({"model": "m", "prompt": "p", "stream": true, "stream_options": {"include_usage": true}})",
+      kText);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->stream);
+  EXPECT_TRUE(r->include_usage);
+  EXPECT_EQ(r->endpoint, kText);
+}
+
+struct Refuses {
+  const char* name;
+  OpenAiEndpoint endpoint;
+  const char* body;
+  const char* message;  // a part of the kInvalidArgument message
+};
+
+void PrintTo(const Refuses& c, std::ostream* os) { *os << c.name; }
+
+const Refuses kRefuses[] = {
+    {"MalformedJson", kChat, R"({"model": "m",)", "the body is not JSON: "},
+    {"NotAnObject", kChat, R"([1])", "the body: expected a JSON object, got array"},
+    {"NoModel", kChat, R"({"messages": [{"role": "user", "content": "x"}]})", "model: is required"},
+    {"NoMessages", kChat, R"({"model": "m"})", "messages: is required"},
+    {"NoPrompt", kText, R"({"model": "m"})", "prompt: is required"},
+    {"EmptyMessages", kChat, R"({"model": "m", "messages": []})", "messages: is empty"},
+    {"ModelOfWrongType", kChat, R"({"model": 3, "messages": []})",
+     "model: expected a string, got integer"},
+    {"TemperatureAsString", kText, R"({"model": "m", "prompt": "p", "temperature": "hot"})",
+     "temperature: expected a number, got string"},
+    {"TemperatureBeyondFloat", kText, R"({"model": "m", "prompt": "p", "temperature": 1e300})",
+     "temperature: 1e+300 is outside the range of a float"},
+    {"MaxTokensZero", kText, R"({"model": "m", "prompt": "p", "max_tokens": 0})",
+     "max_tokens: 0 is outside [1, 2147483647]"},
+    {"MaxTokensAsFloat", kText, R"({"model": "m", "prompt": "p", "max_tokens": 2.5})",
+     "max_tokens: expected an integer, got number"},
+    {"MaxTokensDisagree", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5,
+         "max_completion_tokens": 6})",
+     "max_completion_tokens: differs from the other"},
+    {"NegativeSeed", kText, R"({"model": "m", "prompt": "p", "seed": -1})", "seed: -1 is outside"},
+    {"TwoChoices", kText, R"({"model": "m", "prompt": "p", "n": 2})",
+     "n = 2 is not supported by Tandem's OpenAI-compatible API (only 1 choice per request)"},
+    {"PresencePenalty", kText, R"({"model": "m", "prompt": "p", "presence_penalty": 0.5})",
+     "presence_penalty other than 0 is not supported by Tandem's OpenAI-compatible API "
+     "(Tandem offers repetition_penalty instead)"},
+    {"FrequencyPenalty", kText, R"({"model": "m", "prompt": "p", "frequency_penalty": -1})",
+     "frequency_penalty other than 0 is not supported"},
+    {"ChatLogprobs", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "logprobs": true})",
+     "logprobs is not supported by Tandem's OpenAI-compatible API yet"},
+    {"TopLogprobs", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})",
+     "top_logprobs other than 0 is not supported"},
+    {"CompletionLogprobs", kText, R"({"model": "m", "prompt": "p", "logprobs": 3})",
+     "logprobs other than 0 is not supported"},
+    {"UnknownField", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": []})",
+     "field 'tools' is not supported"},
+    {"PromptOnChat", kChat, R"({"model": "m", "prompt": "p"})", "field 'prompt' is not supported"},
+    {"BatchOfPrompts", kText, R"({"model": "m", "prompt": ["a", "b"]})",
+     "a batch of 2 prompts is not supported"},
+    {"TokenIdBeyondInt32", kText, R"({"model": "m", "prompt": [1, 4294967296]})",
+     "prompt[1]: 4294967296 is outside"},
+    {"ImagePart", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
+     "messages[0].content[0] of type 'image_url' is not supported"},
+    {"MessageWithoutRole", kChat, R"({"model": "m", "messages": [{"content": "x"}]})",
+     "messages[0]: has no role"},
+    {"MessageWithoutContent", kChat, R"({"model": "m", "messages": [{"role": "user"}]})",
+     "messages[0]: has no content"},
+    {"ToolCallsInAMessage", kChat,
+     R"({"model": "m", "messages": [{"role": "assistant", "content": null, "tool_calls": []}]})",
+     "messages[0].tool_calls is not supported"},
+    {"EmptyStop", kText, R"({"model": "m", "prompt": "p", "stop": ["a", ""]})",
+     "stop[1]: is empty"},
+    {"StopOfWrongType", kText, R"({"model": "m", "prompt": "p", "stop": [1]})",
+     "stop[0]: expected a string, got integer"},
+    {"UnknownSpeculationField", kText, R"({"model": "m", "prompt": "p", "speculation": {"k": 2}})",
+     "speculation.k: unknown field"},
+    {"StreamNotBool", kText, R"({"model": "m", "prompt": "p", "stream": 1})",
+     "stream: expected a boolean, got integer"},
+    {"UsageWithoutStream", kText,
+     R"({"model": "m", "prompt": "p", "stream_options": {"include_usage": true}})",
+     "stream_options: is only allowed with stream"},
+    {"JsonSchemaFormat", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "response_format": {"type": "json_object"}})",
+     "response_format other than {\"type\": \"text\"} is not supported"},
+    {"Echo", kText, R"({"model": "m", "prompt": "p", "echo": true})", "echo is not supported"},
+    {"DeepNesting", kText,
+     "{\"model\": \"m\", \"prompt\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+     "the body is not JSON: "},
+};
+
+class RefusesTest : public ::testing::TestWithParam<Refuses> {};
+
+TEST_P(RefusesTest, WithInvalidArgumentNamingTheField) {
+  const Refuses& c = GetParam();
+  EXPECT_THAT(ParseOpenAiRequest(c.body, c.endpoint).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+}
+
+INSTANTIATE_TEST_SUITE_P(OpenAiRequest, RefusesTest, ::testing::ValuesIn(kRefuses),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace tandem

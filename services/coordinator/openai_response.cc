@@ -1,0 +1,140 @@
+#include "services/coordinator/openai_response.h"
+
+#include <cmath>
+#include <utility>
+
+namespace tandem {
+namespace {
+
+// JSON has no NaN or infinity; a statistic that is not finite (none is expected) becomes 0.
+json::Value Finite(double d) { return std::isfinite(d) ? d : 0.0; }
+
+std::string Serialize(const json::Object& object) {
+  json::SerializeOptions options;
+  options.item_separator = ",";
+  options.key_separator = ":";
+  return json::Serialize(object, options);
+}
+
+}  // namespace
+
+const char* OpenAiFinishReason(v1::FinishReason reason) {
+  switch (reason) {
+    case v1::FINISH_REASON_LENGTH:
+    case v1::FINISH_REASON_CONTEXT_FULL:
+      return "length";
+    default:
+      return "stop";
+  }
+}
+
+json::Object OpenAiUsage(const v1::GenerationResult& result) {
+  const v1::Usage& u = result.usage();
+  return {{"prompt_tokens", u.prompt_tokens()},
+          {"completion_tokens", u.generated_tokens()},
+          {"total_tokens", int64_t{u.prompt_tokens()} + u.generated_tokens()},
+          {"prompt_tokens_details", json::Object{{"cached_tokens", u.cached_prompt_tokens()}}}};
+}
+
+json::Object TandemStatistics(const v1::GenerationResult& result) {
+  const v1::SpeculationStats& s = result.speculation();
+  json::Array per_position;
+  for (int32_t n : s.accepted_per_position()) per_position.emplace_back(n);
+  const v1::Timing& t = result.timing();
+  return {{"session_id", result.session_id()},
+          {"seed", static_cast<int64_t>(result.seed())},
+          {"speculation", json::Object{{"rounds", s.rounds()},
+                                       {"drafted_tokens", s.drafted_tokens()},
+                                       {"accepted_tokens", s.accepted_tokens()},
+                                       {"acceptance_rate", Finite(s.acceptance_rate())},
+                                       {"tokens_per_round", Finite(s.tokens_per_round())},
+                                       {"accepted_per_position", std::move(per_position)},
+                                       {"draft_failed", s.draft_failed()},
+                                       {"final_draft_tokens", s.final_draft_tokens()}}},
+          {"timing",
+           json::Object{{"prefill_seconds", Finite(t.prefill_seconds())},
+                        {"decode_seconds", Finite(t.decode_seconds())},
+                        {"time_to_first_token_seconds", Finite(t.time_to_first_token_seconds())},
+                        {"total_seconds", Finite(t.total_seconds())},
+                        {"decode_tokens_per_second", Finite(t.decode_tokens_per_second())}}}};
+}
+
+OpenAiReply::OpenAiReply(OpenAiEndpoint endpoint, std::string id, int64_t created,
+                         std::string model, bool include_usage)
+    : endpoint_(endpoint),
+      id_(std::move(id)),
+      created_(created),
+      model_(std::move(model)),
+      include_usage_(include_usage) {}
+
+json::Object OpenAiReply::Head(bool chunk) const {
+  const char* object =
+      chat() ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
+  return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
+}
+
+std::string OpenAiReply::Complete(const std::string& text,
+                                  const v1::GenerationResult& result) const {
+  json::Object reply = Head(false);
+  json::Object choice{{"index", 0}};
+  if (chat()) {
+    choice.Set("message", json::Object{{"role", "assistant"}, {"content", text}});
+  } else {
+    choice.Set("text", text);
+  }
+  choice.Set("logprobs", nullptr);
+  choice.Set("finish_reason", OpenAiFinishReason(result.finish_reason()));
+  reply.Set("choices", json::Array{std::move(choice)});
+  reply.Set("usage", OpenAiUsage(result));
+  reply.Set("tandem", TandemStatistics(result));
+  return Serialize(reply);
+}
+
+std::string OpenAiReply::Chunk(json::Object choice, const v1::GenerationResult* result) const {
+  json::Object chunk = Head(true);
+  chunk.Set("choices", json::Array{std::move(choice)});
+  if (include_usage_) chunk.Set("usage", nullptr);  // OpenAI: null on all but the usage chunk
+  if (result != nullptr) chunk.Set("tandem", TandemStatistics(*result));
+  return Serialize(chunk);
+}
+
+std::string OpenAiReply::RoleChunk() const {
+  json::Object choice{{"index", 0},
+                      {"delta", json::Object{{"role", "assistant"}, {"content", ""}}},
+                      {"logprobs", nullptr},
+                      {"finish_reason", nullptr}};
+  return Chunk(std::move(choice), nullptr);
+}
+
+std::string OpenAiReply::TextChunk(const std::string& text) const {
+  json::Object choice{{"index", 0}};
+  if (chat()) {
+    choice.Set("delta", json::Object{{"content", text}});
+  } else {
+    choice.Set("text", text);
+  }
+  choice.Set("logprobs", nullptr);
+  choice.Set("finish_reason", nullptr);
+  return Chunk(std::move(choice), nullptr);
+}
+
+std::string OpenAiReply::FinishChunk(const v1::GenerationResult& result) const {
+  json::Object choice{{"index", 0}};
+  if (chat()) {
+    choice.Set("delta", json::Object{});
+  } else {
+    choice.Set("text", "");
+  }
+  choice.Set("logprobs", nullptr);
+  choice.Set("finish_reason", OpenAiFinishReason(result.finish_reason()));
+  return Chunk(std::move(choice), &result);
+}
+
+std::string OpenAiReply::UsageChunk(const v1::GenerationResult& result) const {
+  json::Object chunk = Head(true);
+  chunk.Set("choices", json::Array{});
+  chunk.Set("usage", OpenAiUsage(result));
+  return Serialize(chunk);
+}
+
+}  // namespace tandem

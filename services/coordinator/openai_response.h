@@ -1,0 +1,62 @@
+// The JSON a Generate reply becomes on the OpenAI-compatible API: a chat.completion or
+// text_completion object, or the chunks of a stream (chat.completion.chunk, or
+// text_completion for /v1/completions). finish_reason is "stop" (an end-of-turn or stop
+// token, a stop string) or "length" (max_tokens, a full context); usage counts the prompt
+// (with prompt_tokens_details.cached_tokens from the session's cache) and the completion;
+// Tandem's own statistics go under "tandem": session_id, seed, speculation, timing.
+//
+// Not thread-safe: one per request.
+#ifndef TANDEM_SERVICES_COORDINATOR_OPENAI_RESPONSE_H_
+#define TANDEM_SERVICES_COORDINATOR_OPENAI_RESPONSE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/base/json.h"
+#include "services/coordinator/openai_request.h"
+#include "tandem/v1/generator.pb.h"
+
+namespace tandem {
+
+// "stop" or "length".
+const char* OpenAiFinishReason(v1::FinishReason reason);
+
+class OpenAiReply {
+ public:
+  // `id` names the reply ("chatcmpl-…", "cmpl-…"); `created` is Unix seconds.
+  OpenAiReply(OpenAiEndpoint endpoint, std::string id, int64_t created, std::string model,
+              bool include_usage);
+
+  // The whole reply of a request that was not streamed.
+  std::string Complete(const std::string& text, const v1::GenerationResult& result) const;
+
+  // Stream chunks, each one JSON text (without SSE framing). Chat streams start with the
+  // assistant's role, then text, then the finish reason with Tandem's statistics, then (with
+  // include_usage) a chunk with no choices and the usage.
+  std::string RoleChunk() const;
+  std::string TextChunk(const std::string& text) const;
+  std::string FinishChunk(const v1::GenerationResult& result) const;
+  std::string UsageChunk(const v1::GenerationResult& result) const;
+
+  bool chat() const { return endpoint_ == OpenAiEndpoint::kChatCompletions; }
+  bool include_usage() const { return include_usage_; }
+
+ private:
+  json::Object Head(bool chunk) const;
+  std::string Chunk(json::Object choice, const v1::GenerationResult* result) const;
+
+  OpenAiEndpoint endpoint_;
+  std::string id_;
+  int64_t created_;
+  std::string model_;
+  bool include_usage_;
+};
+
+// usage: prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details.cached_tokens.
+json::Object OpenAiUsage(const v1::GenerationResult& result);
+// The "tandem" extension: session_id, seed, speculation and timing statistics.
+json::Object TandemStatistics(const v1::GenerationResult& result);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_OPENAI_RESPONSE_H_

@@ -1,0 +1,427 @@
+"""The coordinator's OpenAI-compatible HTTP API (--http-listen) through the official `openai`
+npm client (openai_http_client.mjs, run with Node), over the real stack on loopback
+(stories260K target + its distilled draft): /v1/models, /health, a chat completion and a
+completion equal token for token to gRPC Generate for the same greedy request, streamed
+replies whose deltas concatenate to the plain reply, stop strings, seeded sampling equal run
+to run and to gRPC, OpenAI-shaped errors with their HTTP status (400, 404, 413, 429, 503), a
+client that disconnects mid-stream freeing its session on both workers, bad --http-listen
+addresses refused at start, and SIGTERM letting a running stream finish while new requests
+get 503.
+
+Needs TANDEM_BIN, TANDEM_SHARED (set by CTest), Node and the `openai` package in
+$TANDEM_NPM_DIR (default ~/.cache/tandem-npm; tools/setup.sh installs it); prints
+"N passed, N failed".
+"""
+import http.client as http_client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
+import opslib  # noqa: E402  (the shared test runner)
+from stacklib import STUBS, Cluster, wait_for  # noqa: E402
+
+CLIENT = os.path.join(HERE, "openai_http_client.mjs")
+NPM_DIR = os.environ.get("TANDEM_NPM_DIR", os.path.expanduser("~/.cache/tandem-npm"))
+MAX_PROMPT_BYTES = 4096
+MAX_BODY_BYTES = 65536
+STACK = None  # the Cluster, started once in main()
+HTTP = None  # http://HOST:PORT of the coordinator's HTTP API
+MODEL = "llama"  # general.name of stories260K
+
+
+def node(op, **args):
+    """Runs one operation of the npm client; its JSON reply."""
+    args.update(op=op, base_url=HTTP + "/v1")
+    out = subprocess.run(["node", CLIENT, json.dumps(args)], capture_output=True, timeout=120,
+                         text=True, env={**os.environ, "TANDEM_NPM_DIR": NPM_DIR})
+    assert out.returncode == 0, f"node {op} exited {out.returncode}: {out.stderr[-2000:]}"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def chat(content, endpoint="chat", **fields):
+    request = {"model": MODEL, **fields}
+    if endpoint == "chat":
+        request["messages"] = [{"role": "user", "content": content}]
+    else:
+        request["prompt"] = content
+    return node("generate", endpoint=endpoint, request=request)
+
+
+def reply_text(reply):
+    choice = reply["choices"][0]
+    return choice["message"]["content"] if "message" in choice else choice["text"]
+
+
+def streamed_text(chunks):
+    text = ""
+    for c in chunks:
+        for choice in c["choices"]:
+            text += choice.get("delta", {}).get("content") or choice.get("text") or ""
+    return text
+
+
+def grpc_generate(content, chat_prompt=True, max_tokens=24, temperature=0.0, seed=None):
+    """(text, ids, final) of the same request over gRPC."""
+    r = STUBS.generator_pb2.GenerateRequest(max_tokens=max_tokens, ignore_eos=True)
+    if chat_prompt:
+        r.chat.messages.add(role="user", content=content)
+        r.chat.add_generation_prompt = True
+    else:
+        r.text = content
+    r.sampling.temperature = temperature
+    if seed is not None:
+        r.sampling.seed = seed
+    text = ""
+    ids, final = [], None
+    for m in STACK.stub.Generate(r, timeout=60):
+        if m.HasField("delta"):
+            text += m.delta.text
+            ids.extend(m.delta.token_ids)
+        else:
+            final = m.final
+    return text, ids, final
+
+
+def metric(address, name, labels=""):
+    """Sum of a metric's samples whose labels contain `labels`."""
+    text = urllib.request.urlopen(f"http://{address}/metrics", timeout=5).read().decode()
+    total = 0.0
+    for m in re.finditer(rf"^{name}(\{{[^}}]*\}})? (\S+)$", text, re.M):
+        if labels in (m.group(1) or ""):
+            total += float(m.group(2))
+    return total
+
+
+def http(method, path, body=None):
+    """(status, parsed JSON body) of a raw HTTP request."""
+    req = urllib.request.Request(HTTP + path, data=body, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_models_list_names_the_target_and_its_draft():
+    models = node("models")
+    assert [m["id"] for m in models] == [MODEL], models
+    assert models[0]["object"] == "model" and models[0]["owned_by"] == "tandem"
+    assert models[0]["tandem"]["draft"] == "llama-draft-distilled", models
+    assert node("model", id=MODEL)["id"] == MODEL
+    assert node("model", id="gpt-4")["error"]["status"] == 404
+
+
+def test_health_is_ok_while_a_target_is_ready():
+    assert http("GET", "/health") == (200, {"status": "ok"})
+
+
+def test_chat_completion_equals_grpc_generate_token_for_token():
+    reply = chat("Tell me a story", max_tokens=24, temperature=0, ignore_eos=True)
+    text, ids, final = grpc_generate("Tell me a story")
+    assert reply["object"] == "chat.completion" and reply["model"] == MODEL, reply
+    assert reply["id"].startswith("chatcmpl-"), reply
+    assert reply["choices"][0]["message"]["role"] == "assistant"
+    assert reply_text(reply) == text, (reply_text(reply), text)
+    assert reply["choices"][0]["finish_reason"] == "length"
+    usage = reply["usage"]
+    assert usage["completion_tokens"] == len(ids) == 24, usage
+    assert usage["prompt_tokens"] == final.usage.prompt_tokens, usage
+    assert usage["total_tokens"] == usage["prompt_tokens"] + 24
+    assert usage["prompt_tokens_details"] == {"cached_tokens": 0}
+    spec = reply["tandem"]["speculation"]
+    assert spec["rounds"] > 0 and spec["drafted_tokens"] > 0, spec
+
+
+def test_completion_equals_grpc_generate_token_for_token():
+    reply = chat("Once upon a time", endpoint="completions", max_tokens=32, temperature=0,
+                 ignore_eos=True)
+    text, ids, _ = grpc_generate("Once upon a time", chat_prompt=False, max_tokens=32)
+    assert reply["object"] == "text_completion", reply
+    assert reply_text(reply) == text and reply["usage"]["completion_tokens"] == len(ids) == 32
+    # Token ids as the prompt give the same reply.
+    tokens = STACK.stub.Tokenize(STUBS.generator_pb2.TokenizeRequest(
+        text="Once upon a time", add_special=True), timeout=30).token_ids
+    by_ids = chat(list(tokens), endpoint="completions", max_tokens=32, temperature=0,
+                  ignore_eos=True)
+    assert reply_text(by_ids) == text, (reply_text(by_ids), text)
+
+
+def test_a_session_follow_up_reports_its_cached_prompt_tokens():
+    first = chat("Once upon a time", endpoint="completions", max_tokens=8, temperature=0,
+                 session_id="cached-1")
+    try:
+        follow = chat("Once upon a time" + reply_text(first) + " The end.",
+                      endpoint="completions", max_tokens=4, temperature=0,
+                      session_id="cached-1")
+        assert first["usage"]["prompt_tokens_details"]["cached_tokens"] == 0, first["usage"]
+        cached = follow["usage"]["prompt_tokens_details"]["cached_tokens"]
+        assert 0 < cached < follow["usage"]["prompt_tokens"], follow["usage"]
+        assert follow["tandem"]["session_id"] == "cached-1"
+    finally:  # named sessions stay on the workers until closed
+        STACK.stub.CloseSession(STUBS.generator_pb2.CloseSessionRequest(session_id="cached-1"),
+                                timeout=30)
+
+
+def test_streamed_replies_concatenate_to_the_plain_reply():
+    for endpoint in ("chat", "completions"):
+        fields = dict(max_tokens=40, temperature=0, ignore_eos=True)
+        plain = chat("The little dog", endpoint=endpoint, **fields)
+        chunks = chat("The little dog", endpoint=endpoint, stream=True,
+                      stream_options={"include_usage": True}, **fields)["chunks"]
+        assert streamed_text(chunks) == reply_text(plain), (streamed_text(chunks), plain)
+        assert len({c["id"] for c in chunks}) == 1, chunks
+        object_name = "chat.completion.chunk" if endpoint == "chat" else "text_completion"
+        assert all(c["object"] == object_name for c in chunks), chunks
+        if endpoint == "chat":
+            assert chunks[0]["choices"][0]["delta"]["role"] == "assistant", chunks[0]
+        finish = chunks[-2]
+        assert finish["choices"][0]["finish_reason"] == "length", finish
+        assert finish["tandem"]["speculation"]["rounds"] > 0, finish
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == plain["usage"], chunks[-1]
+        assert all(c["usage"] is None for c in chunks[:-1])
+        assert len(chunks) > 4, "the reply came in one piece"
+
+
+def test_stop_strings_cut_the_reply_and_finish_with_stop():
+    fields = dict(max_tokens=48, temperature=0, ignore_eos=True)
+    full = reply_text(chat("Once upon a time", endpoint="completions", **fields))
+    stop = full[20:24]
+    cut = full[:full.find(stop)]
+    for given in (stop, [stop, "\u2603never"]):
+        reply = chat("Once upon a time", endpoint="completions", stop=given, **fields)
+        assert reply_text(reply) == cut, (reply_text(reply), cut, stop)
+        assert reply["choices"][0]["finish_reason"] == "stop", reply
+    chunks = chat("Once upon a time", endpoint="completions", stop=stop, stream=True,
+                  **fields)["chunks"]
+    assert streamed_text(chunks) == cut
+
+
+def test_same_seed_same_reply_and_the_grpc_reply():
+    fields = dict(max_tokens=48, temperature=1.0, ignore_eos=True)
+    a = chat("Tell me a story", seed=1234, **fields)
+    b = chat("Tell me a story", seed=1234, **fields)
+    other = chat("Tell me a story", seed=99, **fields)
+    assert reply_text(a) == reply_text(b), (reply_text(a), reply_text(b))
+    assert a["tandem"]["seed"] == 1234
+    assert reply_text(other) != reply_text(a), "another seed gave the same 48 sampled tokens"
+    text, _, _ = grpc_generate("Tell me a story", max_tokens=48, temperature=1.0, seed=1234)
+    assert reply_text(a) == text, (reply_text(a), text)
+
+
+def test_errors_come_in_openai_shape_with_their_status():
+    big = "x" * (MAX_PROMPT_BYTES + 1)
+    cases = [  # (fields, endpoint, status, client error class, words in the message)
+        ({"model": "gpt-4"}, "chat", 404, "NotFoundError", "the model 'gpt-4' does not exist"),
+        ({"n": 2}, "chat", 400, "BadRequestError", "n = 2 is not supported"),
+        ({"presence_penalty": 0.5}, "chat", 400, "BadRequestError", "presence_penalty other"),
+        ({"logprobs": True}, "chat", 400, "BadRequestError", "logprobs is not supported"),
+        ({"temperature": -1}, "completions", 400, "BadRequestError", "temperature"),
+        ({"max_tokens": "many"}, "completions", 400, "BadRequestError", "max_tokens: expected"),
+        ({"tools": [{"type": "function"}]}, "chat", 400, "BadRequestError", "'tools'"),
+        ({"prompt": big}, "completions", 413, "APIError", f"the limit is {MAX_PROMPT_BYTES}"),
+        ({"stop": ["s"] * 17}, "completions", 413, "APIError", "stop_strings is 17 strings"),
+        ({"prompt": [1] * 3000}, "completions", 400, "BadRequestError", "exceeds the context"),
+    ]
+    for fields, endpoint, status, name, words in cases:
+        request = {"model": MODEL, "max_tokens": 4}
+        request["messages" if endpoint == "chat" else "prompt"] = (
+            [{"role": "user", "content": "Hi"}] if endpoint == "chat" else "Hi")
+        request.update(fields)
+        for stream in (False, True):  # a streamed request is refused before any event
+            reply = node("generate", endpoint=endpoint, request={**request, "stream": stream})
+            assert "error" in reply, (fields, reply)
+            e = reply["error"]
+            assert (e["status"], e["name"]) == (status, name), (fields, stream, e)
+            assert words in e["error"]["message"], (fields, e)
+            assert set(e["error"]) == {"message", "type", "param", "code"}, e
+
+
+def test_malformed_and_oversized_bodies_are_refused_in_openai_shape():
+    status, body = http("POST", "/v1/chat/completions", b'{"model": "llama", "messages": [')
+    assert status == 400 and "the body is not JSON" in body["error"]["message"], body
+    status, body = http("POST", "/v1/completions", b"[1, 2]")
+    assert status == 400 and "expected a JSON object" in body["error"]["message"], body
+    huge = json.dumps({"model": MODEL, "prompt": "y" * MAX_BODY_BYTES}).encode()
+    status, body = http("POST", "/v1/completions", huge)
+    assert status == 413 and body["error"]["code"] == "request_too_large", (status, body)
+    status, body = http("GET", "/v2/nothing")
+    assert status == 404 and body["error"]["type"] == "invalid_request_error", body
+
+
+def test_a_client_that_disconnects_mid_stream_frees_both_workers():
+    target, draft = STACK.targets[0].metrics, STACK.draft.metrics
+    coordinator = STACK.coordinator.metrics
+    cancelled = metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
+    # A named session outlives its request unless the request is cancelled: so a session
+    # still held afterwards would show the disconnect went unnoticed.
+    read = node("disconnect", endpoint="completions", chunks=3,
+                request={"model": MODEL, "prompt": "Once upon a time", "max_tokens": 1800,
+                         "temperature": 0, "ignore_eos": True, "session_id": "goes-away"})
+    assert read == {"chunks_read": 3}, read
+    freed = wait_for(lambda: metric(target, "tandem_worker_active_sessions") == 0 and
+                     metric(draft, "tandem_worker_active_sessions") == 0, 15)
+    assert freed, (metric(target, "tandem_worker_active_sessions"),
+                   metric(draft, "tandem_worker_active_sessions"))
+    assert metric(coordinator, "tandem_requests_total", 'outcome="cancelled"') == cancelled + 1
+    # The service goes on serving.
+    assert chat("Hi", max_tokens=4, temperature=0)["usage"]["completion_tokens"] > 0
+
+
+def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
+    import socket
+    from stacklib import BIN
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        for address, words in (("nonsense", "is not HOST:PORT"), ("127.0.0.1:70000", "is not"),
+                               (taken, taken)):
+            r = subprocess.run([os.path.join(BIN, "tandem-coordinator"), "--target",
+                                "127.0.0.1:1", "--http-listen", address,
+                                "--worker-wait-seconds", "30"],
+                               capture_output=True, text=True, timeout=20)
+            assert r.returncode == 2 and words in r.stderr, (address, r.returncode, r.stderr)
+
+
+def test_over_capacity_is_429_with_or_without_stream():
+    # One target session, no queue: a request waiting on the frozen target holds the only
+    # slot, so the next is refused at once.
+    args = ["--http-listen", "127.0.0.1:0", "--max-queued-requests", "0",
+            "--failover-wait-seconds", "20", "--target-timeout-seconds", "20"]
+    with Cluster(coordinator_args=args, worker_args=["--max-sessions", "1"]) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+        body = {"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 4, "temperature": 0}
+        held = {}
+
+        def hold():
+            with urllib.request.urlopen(urllib.request.Request(
+                    f"http://{address}/v1/completions", data=json.dumps(body).encode()),
+                    timeout=60) as r:
+                held["reply"] = json.loads(r.read())
+
+        holder = threading.Thread(target=hold)
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            holder.start()
+            time.sleep(1.0)  # admitted, waiting for the target
+            for stream in (False, True):
+                try:
+                    urllib.request.urlopen(urllib.request.Request(
+                        f"http://{address}/v1/completions",
+                        data=json.dumps({**body, "stream": stream}).encode()), timeout=10)
+                    raise AssertionError("a request beyond capacity was taken")
+                except urllib.error.HTTPError as e:
+                    error = json.loads(e.read())["error"]
+                    assert (e.code, error["type"], error["code"]) == (
+                        429, "rate_limit_error", "over_capacity"), (stream, e.code, error)
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        holder.join(60)
+        assert held["reply"]["usage"]["completion_tokens"] == 4, held  # it went on, unharmed
+
+
+def test_no_ready_target_is_503_and_health_says_so():
+    args = ["--http-listen", "127.0.0.1:0", "--health-interval-ms", "100",
+            "--health-timeout-ms", "300", "--failover-wait-seconds", "1",
+            "--target-timeout-seconds", "1"]
+    with Cluster(coordinator_args=args) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+
+        def status(path, body=None):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(
+                        f"http://{address}{path}", data=body), timeout=30) as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                return e.code, json.loads(e.read())
+
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            assert wait_for(lambda: status("/health")[0] == 503, 10), status("/health")
+            body = json.dumps({"model": MODEL, "prompt": [1, 403], "max_tokens": 2}).encode()
+            code, reply = status("/v1/completions", body)
+            assert (code, reply["error"]["code"]) == (503, "unavailable"), (code, reply)
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        assert wait_for(lambda: status("/health")[0] == 200, 10), status("/health")
+
+
+def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
+    # A stack of its own: its coordinator is drained. The target is frozen first, so that the
+    # request is surely still running when SIGTERM comes.
+    args = ["--http-listen", "127.0.0.1:0", "--health-interval-ms", "100",
+            "--health-timeout-ms", "300", "--failover-wait-seconds", "20",
+            "--target-timeout-seconds", "20", "--drain-seconds", "20"]
+    with Cluster(coordinator_args=args) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+        host, port = address.rsplit(":", 1)
+        result = {}
+
+        def stream():
+            conn = http_client.HTTPConnection(host, int(port), timeout=60)
+            body = json.dumps({"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 16,
+                               "temperature": 0, "ignore_eos": True, "stream": True})
+            conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+            reply = conn.getresponse()
+            result.update(status=reply.status, body=reply.read().decode())
+
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            client = threading.Thread(target=stream)
+            client.start()
+            time.sleep(1.0)  # the request is in the coordinator, waiting for the target
+            c.coordinator.signal(signal.SIGTERM)
+            time.sleep(0.3)
+            url = f"http://{address}"
+            refused = urllib.request.Request(
+                url + "/v1/completions", method="POST",
+                data=json.dumps({"model": MODEL, "prompt": "Hi", "max_tokens": 2}).encode())
+            try:
+                urllib.request.urlopen(refused, timeout=10)
+                raise AssertionError("a draining coordinator took a new request")
+            except urllib.error.HTTPError as e:
+                assert e.code == 503, e.code
+                assert "shutting down" in json.loads(e.read())["error"]["message"]
+            try:
+                urllib.request.urlopen(url + "/health", timeout=10)
+                raise AssertionError("a draining coordinator reports healthy")
+            except urllib.error.HTTPError as e:
+                assert e.code == 503, e.code
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        client.join(60)
+        assert result.get("status") == 200, result
+        assert result["body"].endswith("data: [DONE]\n\n"), result["body"][-300:]
+        assert streamed_text([json.loads(line[6:]) for line in result["body"].split("\n\n")
+                              if line.startswith("data: {")]), result["body"][:300]
+        assert c.coordinator.proc.wait(30) == 0
+
+
+def main():
+    global STACK, HTTP
+    require = os.path.join(NPM_DIR, "node_modules", "openai", "package.json")
+    assert os.path.isfile(require), f"no openai npm package in {NPM_DIR}; run tools/setup.sh"
+    args = ["--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+            "--max-prompt-bytes", str(MAX_PROMPT_BYTES), "--max-message-bytes",
+            str(MAX_BODY_BYTES)]
+    with Cluster(coordinator_args=args) as stack:
+        STACK = stack
+        m = re.search(r"\(http on (\S+)\)", stack.coordinator.startup_line)
+        assert m, stack.coordinator.startup_line
+        HTTP = "http://" + m.group(1)
+        return opslib.run_tests(globals())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
