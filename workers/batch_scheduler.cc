@@ -90,9 +90,9 @@ void BatchScheduler::Loop() {
       // Nothing can get memory and nothing runs that could free any: the oldest gives up.
       Pending& oldest = *queue_.front();
       Finish(oldest, absl::ResourceExhaustedError(absl::StrCat(
-                         "the worker's KV budget is held by sessions with requests in flight; ",
-                         oldest.work->tokens.size() - oldest.done,
-                         " positions of this request do not fit")));
+                         "KV memory: ", oldest.work->tokens.size() - oldest.done,
+                         " more positions of this session do not fit in the worker's KV budget "
+                         "(--kv-budget-mb) beside the sessions with requests in flight")));
       work_done_.notify_all();
       continue;
     }
@@ -135,16 +135,49 @@ bool BatchScheduler::HasMemory(const Chunk& chunk, int64_t* blocks_taken) {
   return true;
 }
 
+const std::vector<int32_t>& BatchScheduler::Prefix(Pending& pending) {
+  const Work& work = *pending.work;
+  if (pending.prefix.empty()) {
+    pending.prefix.assign(work.history->begin(), work.history->begin() + work.start);
+    pending.prefix.insert(pending.prefix.end(), work.tokens.begin(), work.tokens.end());
+  }
+  return pending.prefix;
+}
+
+bool BatchScheduler::SharePrefix(Pending& pending, absl::flat_hash_set<uint64_t>* computing) {
+  Work& work = *pending.work;
+  const int64_t n = static_cast<int64_t>(work.tokens.size());
+  const int64_t position = work.start + pending.done;
+  // Only rows whose logits are not wanted can be adopted; blocks start at multiples of 16.
+  if (work.history == nullptr || work.mode == LogitsMode::kAll || position % kKeyBlock != 0 ||
+      n - pending.done <= kKeyBlock || static_cast<int64_t>(work.history->size()) < work.start) {
+    return true;
+  }
+  const std::vector<int32_t>& prefix = Prefix(pending);
+  work.cache->Truncate(position);
+  const int64_t adopted = work.cache->AdoptCachedPrefix(prefix);
+  pending.done += adopted;
+  work.adopted += adopted;
+  adopted_this_step_ += adopted;
+  const int64_t next = work.start + pending.done;
+  if (next % kKeyBlock != 0 || next + kKeyBlock > static_cast<int64_t>(prefix.size())) return true;
+  return computing->insert(work.cache->BlockHashAt(prefix, next)).second;
+}
+
 void BatchScheduler::Select(std::vector<Chunk>* chunks) {
   int64_t budget = std::clamp<int64_t>(options_.max_batch_tokens, 1, Decoder::kMaxChunk);
   int64_t blocks_taken = 0;
+  absl::flat_hash_set<uint64_t> computing;  // first blocks this step's prefill chunks compute
   // Decode and verify work first, whole; then prefill chunks into what is left.
   for (bool small : {true, false}) {
     for (Pending* pending : queue_) {
       if (budget == 0) return;
       const int64_t left = static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
       if ((left <= kSmallWork) != small) continue;
-      const Chunk chunk{pending, std::min(left, budget)};
+      if (!small && !SharePrefix(*pending, &computing)) continue;
+      // Adoption may have covered some rows: what is left now.
+      const int64_t rest = static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
+      const Chunk chunk{pending, std::min(rest, budget)};
       if (!HasMemory(chunk, &blocks_taken)) continue;
       chunks->push_back(chunk);
       budget -= chunk.rows;
@@ -201,6 +234,19 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
     }
   }
   stats.seconds = SecondsBetween(begin, Clock::now());
+  // Publish the full blocks the step wrote, for other sessions' prefixes.
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    Pending& pending = *chunks[c].pending;
+    const int64_t end = pending.work->start + pending.done + chunks[c].rows;
+    if (!statuses[c].ok() || pending.work->history == nullptr ||
+        static_cast<int64_t>(pending.work->history->size()) < pending.work->start ||
+        end / kKeyBlock == (end - chunks[c].rows) / kKeyBlock) {
+      continue;  // no block was completed
+    }
+    pending.work->cache->PublishFullBlocks(Prefix(pending));
+  }
+  stats.adopted_rows = adopted_this_step_;
+  adopted_this_step_ = 0;
   if (observer_ != nullptr) observer_(stats);
   std::lock_guard<std::mutex> lock(mutex_);
   last_step_.clear();

@@ -13,6 +13,11 @@
 // queued work can get memory and nothing else runs, the oldest waiting work fails with
 // kResourceExhausted (what holds the memory is in use).
 //
+// Shared prefixes: prefill work whose next rows start a 16-position block adopts the blocks
+// other sessions published for the same tokens (KvCache::AdoptCachedPrefix) instead of
+// computing them, and every step publishes the full blocks it wrote. Two sessions about to
+// compute the same block in one step do not: the later waits a step and adopts it.
+//
 // Gathering: sessions whose rows ran in the last step usually come back within a round trip
 // (the next draft step, the next verify). A step waits for them a short while (at most
 // `gather_seconds`, and a quarter of the last step's time) before it starts without them.
@@ -49,6 +54,7 @@ struct StepStats {
   int64_t decode_rows = 0;   // single rows that want logits (decode, draft steps)
   int64_t verify_rows = 0;   // rows of work that wants every row's logits
   int64_t prefill_rows = 0;  // the rest: prompt and sync chunks
+  int64_t adopted_rows = 0;  // positions taken from shared prefix blocks instead
   int64_t sessions = 0;
   double seconds = 0;  // the forward pass
 };
@@ -103,6 +109,7 @@ class BatchScheduler {
     absl::Status status;
     bool started = false;
     std::chrono::steady_clock::time_point enqueued;
+    std::vector<int32_t> prefix;  // history[0, start) + tokens, when shared prefixes need it
   };
   // A chunk of a pending work chosen for this step.
   struct Chunk {
@@ -115,6 +122,11 @@ class BatchScheduler {
   void Gather(std::unique_lock<std::mutex>& lock);
   // Chooses this step's chunks (lock held).
   void Select(std::vector<Chunk>* chunks);
+  // Shared prefixes: adopts published blocks for `pending`'s next rows; returns false when
+  // another chunk of this step computes the same block (it waits a step, then adopts it).
+  bool SharePrefix(Pending& pending, absl::flat_hash_set<uint64_t>* computing);
+  // The whole sequence of `pending` (history + tokens), built once.
+  const std::vector<int32_t>& Prefix(Pending& pending);
   // Whether `chunk`'s rows can get their blocks beside `blocks_taken` for earlier chunks,
   // reclaiming idle sessions' if needed; adds its blocks to `blocks_taken` if so.
   bool HasMemory(const Chunk& chunk, int64_t* blocks_taken);
@@ -135,7 +147,7 @@ class BatchScheduler {
   double last_step_seconds_ = 0;
   // Scheduler thread only:
   std::vector<ForwardSegment> segments_;
-  std::vector<int32_t> prefix_;  // a work's history + tokens, for shared prefixes
+  int64_t adopted_this_step_ = 0;
   std::thread thread_;
 };
 

@@ -3,8 +3,8 @@
 // (in process): each answers a RequestError with the exact code (or a correct result), and
 // the session still serves a valid request afterwards.
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -26,8 +26,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int32_t kVocab = 512;    // stories260K
-constexpr int32_t kContext = 64;   // the worker's context in these tests
+constexpr int32_t kVocab = 512;   // stories260K
+constexpr int32_t kContext = 64;  // the worker's context in these tests
 constexpr int32_t kIntMax = std::numeric_limits<int32_t>::max();
 constexpr int32_t kIntMin = std::numeric_limits<int32_t>::min();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -154,8 +154,8 @@ std::vector<Case> Cases() {
        C::kInvalidArgument, "temperature"},
       {"draft temperature inf", Draft(3, {5}, 2, [](auto* s) { s->set_temperature(kInf); }),
        C::kInvalidArgument, "temperature"},
-      {"draft top_k -1", Draft(3, {5}, 2, [](auto* s) { s->set_top_k(-1); }),
-       C::kInvalidArgument, "top_k"},
+      {"draft top_k -1", Draft(3, {5}, 2, [](auto* s) { s->set_top_k(-1); }), C::kInvalidArgument,
+       "top_k"},
       {"draft top_p 0", Draft(3, {5}, 2, [](auto* s) { s->set_top_p(0); }), C::kInvalidArgument,
        "top_p"},
       {"draft top_p NaN", Draft(3, {5}, 2, [](auto* s) { s->set_top_p(kNan); }),
@@ -172,16 +172,17 @@ std::vector<Case> Cases() {
        C::kInvalidArgument, "repetition_penalty"},
       {"draft penalty window -1", Draft(3, {5}, 2, [](auto* s) { s->set_penalty_window(-1); }),
        C::kInvalidArgument, "penalty_window"},
-      {"draft extreme but valid sampling", Draft(3, {5}, 4,
-                                                 [](v1::SamplingParams* s) {
-                                                   s->set_temperature(1e30f);
-                                                   s->set_top_k(kIntMax);
-                                                   s->set_top_p(1e-30f);
-                                                   s->set_min_p(0.999f);
-                                                   s->set_repetition_penalty(1e-38f);
-                                                   s->set_penalty_window(kIntMax);
-                                                   s->set_seed(~uint64_t{0});
-                                                 }),
+      {"draft extreme but valid sampling",
+       Draft(3, {5}, 4,
+             [](v1::SamplingParams* s) {
+               s->set_temperature(1e30f);
+               s->set_top_k(kIntMax);
+               s->set_top_p(1e-30f);
+               s->set_min_p(0.999f);
+               s->set_repetition_penalty(1e-38f);
+               s->set_penalty_window(kIntMax);
+               s->set_seed(~uint64_t{0});
+             }),
        C::kOk, "", guesses_in_vocab(4)},
       {"verify negative pending", Verify(3, {}, -1, {}), C::kInvalidArgument, "token -1"},
       {"verify pending = vocab", Verify(3, {}, kVocab, {}), C::kInvalidArgument, "token 512"},
@@ -190,21 +191,20 @@ std::vector<Case> Cases() {
        "position -2147483648"},
       {"verify negative guess", Verify(3, {}, 5, {{-1, {-1}, {1}}}), C::kInvalidArgument,
        "guess 0: distribution token id -1"},
-      {"verify guess INT_MAX", Verify(3, {}, 5, {{kIntMax, {kIntMax}, {1}}}),
-       C::kInvalidArgument, "guess 0: distribution token id 2147483647"},
+      {"verify guess INT_MAX", Verify(3, {}, 5, {{kIntMax, {kIntMax}, {1}}}), C::kInvalidArgument,
+       "guess 0: distribution token id 2147483647"},
       {"verify guess beyond the target's vocabulary is rejected",
        Verify(3, {}, 5, {{kVocab + 7, {kVocab + 7}, {1}}}, greedy), C::kOk, "",
        [in_vocab](const v1::SessionResponse& r) {
          in_vocab(r);
          EXPECT_EQ(r.verify().accepted_count(), 0);
        }},
-      {"verify guess without a distribution", Verify(3, {}, 5, {{7, {}, {}}}),
-       C::kInvalidArgument, "guess 0: distribution has no tokens"},
+      {"verify guess without a distribution", Verify(3, {}, 5, {{7, {}, {}}}), C::kInvalidArgument,
+       "guess 0: distribution has no tokens"},
       {"verify distribution lengths differ", Verify(3, {}, 5, {{7, {7, 8}, {1}}}),
        C::kInvalidArgument, "2 ids but 1 probabilities"},
-      {"verify 65 guesses",
-       Verify(3, {}, 5, std::vector<Guess>(65, Guess{7, {7}, {1}})), C::kInvalidArgument,
-       "65 guesses (at most 64)"},
+      {"verify 65 guesses", Verify(3, {}, 5, std::vector<Guess>(65, Guess{7, {7}, {1}})),
+       C::kInvalidArgument, "65 guesses (at most 64)"},
       {"verify more guesses than the context left",
        Verify(3, Tokens(kContext - 5), 5, std::vector<Guess>(5, Guess{403, {403}, {1}}), greedy),
        C::kOk, "",
@@ -224,7 +224,8 @@ std::vector<Case> Cases() {
        C::kInvalidArgument, "top_p"},
       {"request with nothing set", v1::SessionRequest(), C::kInvalidArgument,
        "expected sync, draft, verify or close"},
-      {"a second open", [] {
+      {"a second open",
+       [] {
          v1::SessionRequest r;
          r.mutable_open()->set_context_size(-5);
          return r;
@@ -364,7 +365,8 @@ TEST(HostileModelFileTest, DescribeAnswersWithWellFormedTextForAModelNameOfRawBy
   std::ifstream in(original, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // general.name is the 5-byte string "llama": same length, not UTF-8.
-  const std::string key = std::string("general.name") + std::string("\x08\0\0\0\x05\0\0\0\0\0\0\0", 12);
+  const std::string key =
+      std::string("general.name") + std::string("\x08\0\0\0\x05\0\0\0\0\0\0\0", 12);
   const size_t at = bytes.find(key);
   ASSERT_NE(at, std::string::npos);
   ASSERT_EQ(bytes.substr(at + key.size(), 5), "llama");
@@ -379,8 +381,7 @@ TEST(HostileModelFileTest, DescribeAnswersWithWellFormedTextForAModelNameOfRawBy
   ASSERT_OK(testing::StartTestWorkerServer(options, &worker));
   grpc::ClientContext context;
   v1::DescribeResponse response;
-  const grpc::Status status =
-      worker.stub->Describe(&context, v1::DescribeRequest(), &response);
+  const grpc::Status status = worker.stub->Describe(&context, v1::DescribeRequest(), &response);
   ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
   EXPECT_EQ(response.model().name(), "\xEF\xBF\xBDlam\xEF\xBF\xBD");
   EXPECT_EQ(response.model().vocab_size(), kVocab);

@@ -35,7 +35,7 @@ ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, ctx, 0, "context size per session; 0: the model's");
-ABSL_FLAG(int, max_sessions, 16,
+ABSL_FLAG(int, max_sessions, 64,
           "sessions attached at once; at the limit a new one evicts the least recently used "
           "idle session (the coordinator admits no more concurrent requests than this)");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
   options.step_observer = [&metrics](const tandem::StepStats& step) {
     metrics.step_seconds.Observe(step.seconds);
     metrics.step_sessions.Observe(static_cast<double>(step.sessions));
+    metrics.prefix_cached_tokens.Increment(static_cast<double>(step.adopted_rows));
     const std::pair<const char*, int64_t> kinds[] = {
         {"decode", step.decode_rows}, {"verify", step.verify_rows}, {"prefill", step.prefill_rows}};
     for (const auto& [kind, rows] : kinds) {

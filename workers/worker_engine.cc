@@ -33,16 +33,19 @@ class ScheduledRunner : public ForwardRunner {
     work.logits = &logits_;
     RETURN_IF_ERROR(scheduler_.Run(work));
     queue_seconds_ += work.queue_seconds;
+    adopted_ += work.adopted;
     return absl::MakeConstSpan(logits_);
   }
 
   double queue_seconds() const { return queue_seconds_; }
+  int64_t adopted() const { return adopted_; }
 
  private:
   BatchScheduler& scheduler_;
   const std::vector<int32_t>& history_;  // the session's cached tokens: [0, start) at a call
   std::vector<float>& logits_;
   double queue_seconds_ = 0;
+  int64_t adopted_ = 0;
 };
 
 }  // namespace
@@ -72,8 +75,20 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
   engine->pool_ = std::make_unique<ThreadPool>(options.threads);
   engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
-  engine->scheduler_ = std::make_unique<BatchScheduler>(*engine->decoder_, options.scheduler,
-                                                       nullptr, options.step_observer);
+  const ModelConfig& config = engine->model_->config();
+  const KvBlockShape block_shape{config.n_layers, config.n_kv_heads, config.head_dim};
+  const int64_t block_bytes = KvBlockPool::BlockBytes(block_shape, options.kv_type);
+  const int64_t max_blocks = options.kv_budget_bytes / block_bytes;
+  if (options.kv_budget_bytes > 0 && max_blocks == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("worker options: a KV budget of ",
+                                                   options.kv_budget_bytes,
+                                                   " bytes holds no block of ", block_bytes));
+  }
+  ASSIGN_OR_RETURN(engine->kv_pool_, KvBlockPool::Create(block_shape, options.kv_type, max_blocks));
+  WorkerEngine* raw = engine.get();
+  engine->scheduler_ = std::make_unique<BatchScheduler>(
+      *engine->decoder_, options.scheduler,
+      [raw](int64_t blocks) { return raw->ReclaimBlocks(blocks); }, options.step_observer);
   return engine;
 }
 
@@ -88,11 +103,9 @@ absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
         absl::StrCat("context size ", context_size, " is outside [0, ", context_size_, "]"));
   }
   if (context_size == 0) context_size = context_size_;
-  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
-                   decoder_->NewCache(context_size, options_.kv_type));
+  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, KvCache::CreatePaged(*kv_pool_, context_size));
   absl::MutexLock lock(&mutex_);
-  RETURN_IF_ERROR(MakeRoomLocked(cache->bytes(), evicted));
-  kv_bytes_ += cache->bytes();
+  RETURN_IF_ERROR(MakeRoomLocked(evicted));
   auto session = std::make_shared<SessionState>();
   session->state.cache = std::move(cache);
   session->last_use = ++use_clock_;
@@ -101,17 +114,8 @@ absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
   return id;
 }
 
-absl::Status WorkerEngine::MakeRoomLocked(int64_t bytes, std::vector<int64_t>* evicted) {
-  const int64_t budget = options_.kv_budget_bytes;
-  if (budget > 0 && bytes > budget) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a KV cache of ", bytes, " bytes exceeds the worker's budget of ", budget, " alone"));
-  }
-  auto full = [&] {
-    return static_cast<int>(sessions_.size()) >= options_.max_sessions ||
-           (budget > 0 && kv_bytes_ + bytes > budget);
-  };
-  while (full()) {
+absl::Status WorkerEngine::MakeRoomLocked(std::vector<int64_t>* evicted) {
+  while (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
     auto victim = sessions_.end();
     for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
       if (!it->second->busy &&
@@ -121,16 +125,38 @@ absl::Status WorkerEngine::MakeRoomLocked(int64_t bytes, std::vector<int64_t>* e
     }
     if (victim == sessions_.end()) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("the worker holds its maximum of ", options_.max_sessions, " sessions (",
-                       sessions_.size(), " open, ", kv_bytes_, " KV bytes of a budget of ", budget,
-                       ") and every one has a request in flight"));
+          absl::StrCat("the worker holds its maximum of ", options_.max_sessions,
+                       " sessions and every one has a request in flight"));
     }
-    kv_bytes_ -= victim->second->state.cache->bytes();
     evicted_.insert(victim->first);
     if (evicted != nullptr) evicted->push_back(victim->first);
     sessions_.erase(victim);  // a request still holding it keeps its own reference
   }
   return absl::OkStatus();
+}
+
+bool WorkerEngine::ReclaimBlocks(int64_t blocks) {
+  absl::MutexLock lock(&mutex_);
+  while (kv_pool_->available() < blocks) {
+    SessionState* victim = nullptr;
+    for (auto& [id, session] : sessions_) {
+      if (!session->busy && session->state.cache->blocks_held() > 0 &&
+          (victim == nullptr || session->last_use < victim->last_use)) {
+        victim = session.get();
+      }
+    }
+    if (victim == nullptr) return false;
+    // Idle: no thread uses its cache. Its tokens stay in `history` for the next request.
+    victim->state.cache->Release();
+    victim->state.cached.clear();
+    ++preemptions_;
+  }
+  return true;
+}
+
+int64_t WorkerEngine::preemptions() const {
+  absl::MutexLock lock(&mutex_);
+  return preemptions_;
 }
 
 void WorkerEngine::CloseSession(int64_t session) {
@@ -142,7 +168,6 @@ void WorkerEngine::CloseSession(int64_t session) {
     if (it == sessions_.end()) return;
     closed = std::move(it->second);
     sessions_.erase(it);
-    kv_bytes_ -= closed->state.cache->bytes();
   }
   // A request still running holds its own reference; the cache goes when it finishes.
 }
@@ -153,13 +178,12 @@ int WorkerEngine::active_sessions() const {
 }
 
 int64_t WorkerEngine::kv_bytes_in_use() const {
-  absl::MutexLock lock(&mutex_);
-  return kv_bytes_;
+  return kv_pool_->stats().used * kv_pool_->block_bytes();
 }
 
 absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
     const SessionState& session, int64_t position, absl::Span<const int32_t> tokens) const {
-  const int64_t cached = static_cast<int64_t>(session.state.cached.size());
+  const int64_t cached = static_cast<int64_t>(session.history.size());
   if (position < 0 || position > cached) {
     return absl::InvalidArgumentError(absl::StrCat("position ", position, " is outside [0, ",
                                                    cached, "], the tokens this session holds"));
@@ -178,8 +202,7 @@ absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
     return absl::OutOfRangeError(absl::StrCat(
         "the session's context of ", session.state.cache->shape().context_size, " tokens is full"));
   }
-  std::vector<int32_t> sequence(session.state.cached.begin(),
-                                session.state.cached.begin() + position);
+  std::vector<int32_t> sequence(session.history.begin(), session.history.begin() + position);
   std::vector<int32_t> mapped;
   ToDraftVocabulary(tokens, vocab, &mapped);
   sequence.insert(sequence.end(), mapped.begin(), mapped.end());
@@ -211,9 +234,12 @@ absl::Status WorkerEngine::RunOnSession(
   const auto start = std::chrono::steady_clock::now();
   ScheduledRunner runner(*scheduler_, session->state.cached, session->logits);
   absl::Status status = work(*session, runner);
+  // What the session now holds; a failed request leaves the tokens synced before it.
+  if (status.ok()) session->history = session->state.cached;
   if (timing != nullptr) {
     timing->queue_seconds = runner.queue_seconds();
     timing->compute_seconds = std::max(0.0, SecondsSince(start) - runner.queue_seconds());
+    timing->shared_prefix_tokens = runner.adopted();
   }
   absl::MutexLock lock(&mutex_);
   session->busy = false;
@@ -224,7 +250,9 @@ absl::Status WorkerEngine::RunOnSession(
 absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
                                            absl::Span<const int32_t> tokens, WorkTiming* timing,
                                            int64_t* reused) {
-  int64_t cached = 0;
+  int64_t cached = 0, run_reused = 0;
+  WorkTiming own_timing;
+  if (timing == nullptr) timing = &own_timing;
   RETURN_IF_ERROR(RunOnSession(
       session,
       [&](SessionState& s, ForwardRunner& runner) -> absl::Status {
@@ -232,10 +260,12 @@ absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
         ASSIGN_OR_RETURN(RunOutput run,
                          RunTokens(runner, s.state, sequence, sequence.size(), LogitsMode::kNone));
         cached = static_cast<int64_t>(s.state.cached.size());
-        if (reused != nullptr) *reused = run.reused;
+        run_reused = run.reused;
         return absl::OkStatus();
       },
       timing));
+  // Reused: from this session's own cache, or from blocks other sessions computed.
+  if (reused != nullptr) *reused = run_reused + timing->shared_prefix_tokens;
   return cached;
 }
 

@@ -43,7 +43,7 @@ struct WorkerOptions {
   int threads = 2;
   KvType kv_type = KvType::kF16;
   int64_t context_size = 0;  // per session; 0: the model's context length
-  int max_sessions = 16;
+  int max_sessions = 64;
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
   SchedulerOptions scheduler;
   BatchScheduler::StepObserver step_observer;  // called after every scheduler step; may be null
@@ -53,6 +53,7 @@ struct WorkerOptions {
 struct WorkTiming {
   double queue_seconds = 0;
   double compute_seconds = 0;
+  int64_t shared_prefix_tokens = 0;  // positions adopted from other sessions' blocks
 };
 
 struct DraftOutput {
@@ -72,18 +73,25 @@ class WorkerEngine {
   const std::optional<std::string>& chat_template() const { return chat_template_; }
   int64_t context_size() const { return context_size_; }
 
-  // A new session with its own cache (`context_size` 0: the worker's). At max_sessions or the
-  // KV budget, the least recently used idle session (no request in flight) is evicted to make
-  // room and its id appended to `evicted`: its cache is freed and its requests are then
-  // kUnavailable, so the coordinator re-attaches and re-fills it from its history.
-  // kResourceExhausted when every session is busy (or the cache alone exceeds the budget);
+  // A new session (`context_size` 0: the worker's) whose cache takes 16-position blocks from
+  // the worker's pool as it grows (paged KV, bounded by kv_budget_bytes). At max_sessions the
+  // least recently used idle session (no request in flight) is evicted to make room and its id
+  // appended to `evicted`: its requests are then kUnavailable, so the coordinator re-attaches
+  // and re-fills it from its history. kResourceExhausted when every session is busy;
   // kInvalidArgument for a context larger than the worker's.
+  //
+  // When the pool runs short, the scheduler preempts: the least recently used idle sessions'
+  // blocks are freed, and the worker keeps their tokens, so a preempted session's next request
+  // recomputes (or adopts shared blocks for) what it lost, transparently.
   absl::StatusOr<int64_t> OpenSession(int64_t context_size,
                                       std::vector<int64_t>* evicted = nullptr);
   // Frees an open or evicted session (unknown ids are ignored).
   void CloseSession(int64_t session);
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
+  KvBlockPool::Stats kv_blocks() const { return kv_pool_->stats(); }
+  // Idle sessions whose blocks were reclaimed so far.
+  int64_t preemptions() const;
   // Requests with forward passes waiting or running in the scheduler now.
   int64_t queue_depth() const { return scheduler_->depth(); }
 
@@ -106,6 +114,9 @@ class WorkerEngine {
  private:
   struct SessionState {
     ModelState state;
+    // The session's tokens as last synced (requests name positions in these); the cache holds
+    // a prefix of them (all, unless preempted).
+    std::vector<int32_t> history;
     VerifyScratch verify_scratch;
     std::vector<float> logits;  // the rows of the session's last forward pass
     bool busy = false;          // a request of this session is queued or running
@@ -121,9 +132,11 @@ class WorkerEngine {
   absl::Status RunOnSession(int64_t session,
                             const std::function<absl::Status(SessionState&, ForwardRunner&)>& work,
                             WorkTiming* timing);
-  // Evicts least recently used idle sessions until one more cache of `bytes` fits.
-  absl::Status MakeRoomLocked(int64_t bytes, std::vector<int64_t>* evicted)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Evicts least recently used idle sessions until one more session fits.
+  absl::Status MakeRoomLocked(std::vector<int64_t>* evicted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The scheduler's Reclaim: frees least recently used idle sessions' blocks until `blocks`
+  // are available.
+  bool ReclaimBlocks(int64_t blocks);
 
   WorkerOptions options_;
   int64_t context_size_ = 0;
@@ -131,12 +144,13 @@ class WorkerEngine {
   std::optional<Tokenizer> tokenizer_;
   std::optional<std::string> chat_template_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<KvBlockPool> kv_pool_;       // before the sessions: outlives their caches
   std::unique_ptr<Decoder> decoder_;           // the scheduler's thread only
   std::unique_ptr<BatchScheduler> scheduler_;  // after decoder_: goes first
 
   mutable absl::Mutex mutex_;
   int64_t next_session_ ABSL_GUARDED_BY(mutex_) = 1;
-  int64_t kv_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t preemptions_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t use_clock_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<int64_t, std::shared_ptr<SessionState>> sessions_ ABSL_GUARDED_BY(mutex_);
   // Sessions evicted to make room whose streams have not closed yet.

@@ -182,24 +182,85 @@ TEST(WorkerEngineTest, AtTheSessionLimitTheLeastRecentlyUsedIdleSessionIsEvicted
   EXPECT_EQ(target->active_sessions(), 2);
 }
 
-TEST(WorkerEngineTest, TheKvBudgetEvictsIdleSessionsAndRefusesACacheLargerThanItself) {
-  // 256 positions x 5 layers x 4 KV heads x 8 dims x 2 (K, V) x 2 bytes = 163840 per session.
-  auto budgeted = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 210000);
+// A prompt of n ids in the stories260K vocabulary, distinct per seed.
+std::vector<int32_t> LongPrompt(int seed, int n) {
+  std::vector<int32_t> ids = {1};
+  for (int i = 1; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + seed * 101) % 500 + 3));
+  return ids;
+}
+
+// The greedy next token after `prompt` (all but its last id synced, the last one pending).
+absl::StatusOr<int32_t> NextAfter(WorkerEngine& engine, int64_t session,
+                                  const std::vector<int32_t>& prompt, int64_t position) {
+  SamplerConfig greedy;
+  greedy.temperature = 0;
+  std::vector<int32_t> rest(prompt.begin() + position, prompt.end() - 1);
+  absl::StatusOr<AcceptanceResult> verdict =
+      engine.Verify(session, position, rest, prompt.back(), {}, {}, greedy, nullptr);
+  if (!verdict.ok()) return verdict.status();
+  return verdict->next_token;
+}
+
+TEST(WorkerEngineTest, TheKvBudgetPreemptsIdleSessionsBlocksAndTheyRefillTransparently) {
+  // One block: 16 positions x 5 layers x 4 KV heads x 8 dims x 2 (K, V) x 2 bytes = 10240.
+  constexpr int64_t kBlock = 10240;
+  auto reference = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8);
+  auto budgeted =
+      Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 14 * kBlock);
+  ASSERT_NE(reference, nullptr);
   ASSERT_NE(budgeted, nullptr);
+  const std::vector<int32_t> a_prompt = LongPrompt(1, 200), b_prompt = LongPrompt(2, 200);
+  ASSERT_OK_AND_ASSIGN(int64_t ref, reference->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int32_t a_expected, NextAfter(*reference, ref, a_prompt, 0));
+
+  // A takes 13 blocks of 14; B needs 13 more: A is idle, so its blocks are reclaimed.
   ASSERT_OK_AND_ASSIGN(int64_t a, budgeted->OpenSession(0));
-  EXPECT_EQ(budgeted->kv_bytes_in_use(), 163840);
-  std::vector<int64_t> evicted;
-  ASSERT_OK(budgeted->OpenSession(0, &evicted).status());
-  EXPECT_EQ(evicted, std::vector<int64_t>{a});
-  EXPECT_EQ(budgeted->kv_bytes_in_use(), 163840);
-  evicted.clear();
-  EXPECT_OK(budgeted->OpenSession(64, &evicted).status());  // a smaller cache still fits
-  EXPECT_TRUE(evicted.empty());
+  ASSERT_OK_AND_ASSIGN(int64_t b, budgeted->OpenSession(0));
+  EXPECT_THAT(budgeted->Sync(a, 0, a_prompt, nullptr), tandem::testing::IsOkAndHolds(200));
+  EXPECT_EQ(budgeted->kv_bytes_in_use(), 13 * kBlock);
+  EXPECT_THAT(budgeted->Sync(b, 0, b_prompt, nullptr), tandem::testing::IsOkAndHolds(200));
+  EXPECT_EQ(budgeted->preemptions(), 1);
+  EXPECT_LE(budgeted->kv_bytes_in_use(), 14 * kBlock);
+  // A comes back at position 200 as if nothing happened: the worker re-runs what it lost.
+  EXPECT_THAT(NextAfter(*budgeted, a, a_prompt, 199), tandem::testing::IsOkAndHolds(a_expected));
+  EXPECT_EQ(budgeted->preemptions(), 2);  // B was idle in turn
+  EXPECT_EQ(budgeted->active_sessions(), 2);
+
+  // A session that alone outgrows the budget is refused, naming it; others are unharmed.
+  ASSERT_OK_AND_ASSIGN(int64_t big, budgeted->OpenSession(0));
+  EXPECT_THAT(budgeted->Sync(big, 0, LongPrompt(3, 256), nullptr),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("KV budget")));
+  EXPECT_THAT(NextAfter(*budgeted, a, a_prompt, 199), tandem::testing::IsOkAndHolds(a_expected));
   EXPECT_THAT(budgeted->OpenSession(100000), StatusIs(absl::StatusCode::kInvalidArgument));
-  auto tiny = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8, 100000);
-  ASSERT_NE(tiny, nullptr);
-  EXPECT_THAT(tiny->OpenSession(0),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("budget of 100000")));
+  ASSERT_OK_AND_ASSIGN(std::string path,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  WorkerOptions tiny;
+  tiny.model_path = path;
+  tiny.kv_budget_bytes = 1000;  // less than one block: refused at start
+  EXPECT_THAT(WorkerEngine::Create(tiny).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("holds no block")));
+}
+
+TEST(WorkerEngineTest, ASharedPromptPrefixIsComputedOnceAndReportedAsReused) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8);
+  ASSERT_NE(target, nullptr);
+  std::vector<int32_t> first = LongPrompt(4, 100), second = first;
+  second.back() = 77;  // same 99-token prefix, another last token
+  ASSERT_OK_AND_ASSIGN(int64_t a, target->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int64_t b, target->OpenSession(0));
+  int64_t reused = -1;
+  ASSERT_OK(target->Sync(a, 0, first, nullptr, &reused).status());
+  EXPECT_EQ(reused, 0);
+  ASSERT_OK(target->Sync(b, 0, second, nullptr, &reused).status());
+  EXPECT_EQ(reused, 96);  // six full blocks of 16 from a's cache; the rest computed
+  EXPECT_EQ(target->kv_blocks().shared, 6);
+  // Both continue exactly as if each had computed everything itself.
+  auto alone = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8);
+  ASSERT_NE(alone, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t ref, alone->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int32_t expected, NextAfter(*alone, ref, second, 0));
+  std::vector<int32_t> next = second;
+  EXPECT_THAT(NextAfter(*target, b, second, 99), tandem::testing::IsOkAndHolds(expected));
 }
 
 TEST(WorkerEngineTest, SyncReportsHowMuchOfTheSequenceTheCacheAlreadyHeld) {

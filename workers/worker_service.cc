@@ -207,8 +207,16 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
 }
 
 void WorkerService::UpdateGauges(const WorkerEngine& engine) {
+  std::lock_guard<std::mutex> lock(gauges_mutex_);  // the preemption counter's catch-up
   metrics_->active_sessions.Set(engine.active_sessions());
   metrics_->kv_cache_bytes.Set(static_cast<double>(engine.kv_bytes_in_use()));
+  const KvBlockPool::Stats blocks = engine.kv_blocks();
+  metrics_->KvBlocks("used").Set(static_cast<double>(blocks.used));
+  metrics_->KvBlocks("shared").Set(static_cast<double>(blocks.shared));
+  metrics_->KvBlocks("cached").Set(static_cast<double>(blocks.cached));
+  metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
+  const double preemptions = static_cast<double>(engine.preemptions());
+  metrics_->preemptions.Increment(std::max(0.0, preemptions - metrics_->preemptions.Value()));
 }
 
 grpc::Status WorkerService::Attach(
@@ -346,6 +354,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   response->set_queue_seconds(timing.queue_seconds);
   metrics_->ComputeSeconds(kind).Observe(timing.compute_seconds);
   metrics_->queue_wait_seconds.Observe(timing.queue_seconds);
+  UpdateGauges(engine);
   VLOG(2) << "session " << session << ": " << kind << " took " << timing.compute_seconds << " s";
   if (!status.ok()) {
     LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;

@@ -151,7 +151,8 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecent
     EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
   grpc::ClientContext c1, c2, c3;
-  auto s1 = worker_.stub->Attach(&c1), s2 = worker_.stub->Attach(&c2), s3 = worker_.stub->Attach(&c3);
+  auto s1 = worker_.stub->Attach(&c1), s2 = worker_.stub->Attach(&c2),
+       s3 = worker_.stub->Attach(&c3);
   v1::SessionRequest open;
   open.mutable_open();
   EXPECT_TRUE(Call(*s1, open).has_opened());
