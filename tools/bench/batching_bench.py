@@ -397,7 +397,8 @@ def parse(argv):
     p.add_argument("--json", help="also write the figures here")
     p.add_argument("--compare", help="a --json file of an earlier run (single-stream check)")
     p.add_argument("--cache", help="fixture folder (default $XDG_CACHE_HOME/tandem-bench)")
-    p.add_argument("--bin", default=os.environ.get("TANDEM_BIN", os.path.join(ROOT, "build", "bin")))
+    p.add_argument("--bin", default=os.environ.get("TANDEM_BIN",
+                                                   os.path.join(ROOT, "build", "bin")))
     p.add_argument("--shared", default=os.environ.get("TANDEM_SHARED",
                                                       os.path.join(ROOT, "..", "shared")))
     a = p.parse_args(argv)
@@ -425,7 +426,7 @@ def main(argv):
         draft = fixture(folder, "smollm2-135m", 2, vocab)
     print(f"target {target}; draft {args.draft} ({draft}); {args.threads} threads per worker, "
           f"--ctx {args.ctx}, worker flags {args.worker_flags!r}", flush=True)
-    out = {"args": {k: v for k, v in vars(args).items()}, "target": {}, "draft": {}}
+    out = {"args": dict(vars(args)), "target": {}, "draft": {}}
     prefix = None
     with tempfile.TemporaryDirectory(prefix="tandem-batching-bench-") as logs:
         with Stack(args, target, None, logs) as stack:
