@@ -34,8 +34,9 @@ tok/s = all streams' tokens / wall time of the level; ITL = gap between consecut
 messages divided by the tokens the later one carries (each token gets that value), pooled over
 the level's streams; TTFT = first delta - start. Repeats go round the levels and each row shows
 its tok/s range: a neighbour's load on a shared machine moves the ratios. The issue's Done-when
-figures are checked and printed as PASS/FAIL. Exit code 0 when every stream matched its one-at-a-time output.
-It is slow: run it with `nice -n 19` on a shared machine. Runs on /usr/bin/python3.
+figures are checked and printed as PASS/FAIL. Exit code 0 when every stream matched its
+one-at-a-time output. It is slow: run it with `nice -n 19` on a shared machine. Runs on
+/usr/bin/python3.
 """
 import argparse
 import json
