@@ -108,7 +108,7 @@ void BatchScheduler::Loop() {
 
 void BatchScheduler::Gather(std::unique_lock<std::mutex>& lock) {
   if (last_step_.empty()) return;
-  const double window = std::min(options_.gather_seconds, 0.25 * last_step_seconds_);
+  const double window = std::min(options_.gather_seconds, 0.5 * last_step_seconds_);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(window));
   while (!closed_) {

@@ -20,7 +20,8 @@
 //
 // Gathering: sessions whose rows ran in the last step usually come back within a round trip
 // (the next draft step, the next verify). A step waits for them a short while (at most
-// `gather_seconds`, and a quarter of the last step's time) before it starts without them.
+// `gather_seconds`, and half the last step's time: a straggler left out costs a step of its
+// own) before it starts without them.
 //
 // Batch invariance (decoder.h) makes a session's logits independent of which other rows share
 // its steps, so output is unchanged by load.
@@ -46,7 +47,7 @@ namespace tandem {
 
 struct SchedulerOptions {
   int64_t max_batch_tokens = 256;  // rows per step, at most Decoder::kMaxChunk
-  double gather_seconds = 0.002;   // the longest a step waits for the last step's sessions
+  double gather_seconds = 0.008;   // the longest a step waits for the last step's sessions
 };
 
 // What one step ran, for metrics.

@@ -280,6 +280,16 @@ def references_alone(stub, prompts, tokens, timeout):
     return out
 
 
+def step_figures(before, after):
+    """The target worker's scheduler over a run: mean sessions per step and mean step time."""
+    def delta(name):
+        key = f'{name}{{role="target"}}'
+        return after.get(key, 0) - before.get(key, 0)
+    steps = delta("tandem_worker_step_sessions_count")
+    return {"step_sessions": delta("tandem_worker_step_sessions_sum") / steps if steps else 0.0,
+            "step_ms": 1000 * delta("tandem_worker_step_seconds_sum") / steps if steps else 0.0}
+
+
 def run_levels(stack, args, speculate, references):
     """{level: median figures, tok/s spread, mismatches} for every --levels entry. Repeats go
     round the levels (1, 2, 4, .., 1, 2, 4, ..) so a neighbour's load drifts over all alike."""
@@ -289,12 +299,17 @@ def run_levels(stack, args, speculate, references):
     for repeat in range(args.repeats):
         for n in args.levels:
             prompts = prompts_for(n)
+            before = stack.worker_metrics()
             results, wall = concurrent(stack.stub, prompts, args.tokens, speculate, args.timeout)
+            after = stack.worker_metrics()
             runs[n].append(figures(results, wall))
+            runs[n][-1].update(step_figures(before, after))
             bad[n] += mismatches(results, prompts, references)
             acceptance[n] += [r["spec"].acceptance_rate for r in results
                               if not r["error"] and r["spec"] and r["spec"].drafted_tokens]
-            print(f"  run {repeat + 1}, {n:2d} streams: {runs[n][-1]['tok_s']:7.1f} tok/s",
+            last = runs[n][-1]
+            print(f"  run {repeat + 1}, {n:2d} streams: {last['tok_s']:7.1f} tok/s; target "
+                  f"steps: {last['step_sessions']:.2f} sessions, {last['step_ms']:.1f} ms each",
                   flush=True)
     rows = {}
     for n in args.levels:
