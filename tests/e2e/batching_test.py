@@ -115,16 +115,30 @@ def assert_exact(results, expected, what):
                                  f"{got[at:at + 8]} vs {want[at:at + 8]}")
 
 
+def steps(worker):
+    """(sessions summed over steps, steps) of a worker's batch scheduler so far."""
+    return (stacklib.metric(worker.metrics, "tandem_worker_step_sessions_sum"),
+            stacklib.metric(worker.metrics, "tandem_worker_step_sessions_count"))
+
+
 def check_concurrent_equals_alone(speculate, sampled, what):
     with stacklib.Cluster(draft=speculate) as c:
         reqs = requests(speculate, sampled)
         expected = alone(c.stub, reqs)
+        workers = [("target", c.targets[0])] + ([("draft", c.draft)] if c.draft else [])
+        before = {role: steps(w) for role, w in workers}
         elapsed = time.monotonic()
         results, in_flight = together(c.stub, reqs)
         elapsed = time.monotonic() - elapsed
         print(f"  {what}: up to {in_flight} streams in flight at once, {elapsed:.2f} s",
               flush=True)
         assert in_flight >= 4, f"{what}: only {in_flight} streams overlapped; not a load test"
+        # The workers really batched: many steps ran rows of several sessions.
+        for role, w in workers:
+            sessions, count = (a - b for a, b in zip(steps(w), before[role]))
+            print(f"  {what}: {role} ran {count:.0f} steps, {sessions / count:.2f} sessions each",
+                  flush=True)
+            assert sessions - count >= 8, f"{what}: the {role} worker hardly shared a step"
         assert_exact(results, expected, what)
         return expected
 
