@@ -46,7 +46,7 @@
 namespace tandem {
 
 struct SchedulerOptions {
-  int64_t max_batch_tokens = 256;  // rows per step, at most Decoder::kMaxChunk
+  int64_t max_batch_tokens = 128;  // rows per step, at most Decoder::kMaxChunk
   double gather_seconds = 0.008;   // the longest a step waits for the last step's sessions
 };
 

@@ -39,7 +39,7 @@ ABSL_FLAG(int, max_sessions, 64,
           "sessions attached at once; at the limit a new one evicts the least recently used "
           "idle session (the coordinator admits no more concurrent requests than this)");
 ABSL_FLAG(int, kv_budget_mb, 0, "KV cache memory for all sessions, MiB; 0: no limit");
-ABSL_FLAG(int, max_batch_tokens, 256,
+ABSL_FLAG(int, max_batch_tokens, 128,
           "rows one scheduler step runs for all sessions together (1..512): decode and verify "
           "rows first, prefill chunked into the rest");
 ABSL_FLAG(double, drain_seconds, 10, "how long SIGTERM waits for in-flight requests");
