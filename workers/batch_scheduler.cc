@@ -174,7 +174,7 @@ void BatchScheduler::Select(std::vector<Chunk>* chunks) {
       if (budget == 0) return;
       const int64_t left = static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
       if ((left <= kSmallWork) != small) continue;
-      if (!small && !SharePrefix(*pending, &computing)) continue;
+      if (!SharePrefix(*pending, &computing)) continue;
       // Adoption may have covered some rows: what is left now.
       const int64_t rest = static_cast<int64_t>(pending->work->tokens.size()) - pending->done;
       const Chunk chunk{pending, std::min(rest, budget)};

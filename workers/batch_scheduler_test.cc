@@ -173,6 +173,59 @@ TEST(BatchSchedulerTest, LongPrefillIsChunkedBehindDecodeRowsAndKeepsItsLogits) 
   EXPECT_GE(log.steps.size(), 100u / 16);
 }
 
+TEST(BatchSchedulerTest, SessionsArrivingTogetherWithOnePromptComputeItOnce) {
+  std::unique_ptr<Model> model = LoadStories();
+  ASSERT_NE(model, nullptr);
+  ThreadPool pool(2);
+  Decoder decoder(*model, pool);
+  const ModelConfig& c = model->config();
+  ASSERT_OK_AND_ASSIGN(
+      auto blocks, KvBlockPool::Create({c.n_layers, c.n_kv_heads, c.head_dim}, KvType::kF16, 0));
+  const std::vector<int32_t> prompt = Prompt(5, 100);
+  ASSERT_OK_AND_ASSIGN(auto ref_cache, decoder.NewCache(128, KvType::kF16));
+  ASSERT_OK_AND_ASSIGN(auto ref, decoder.Forward(*ref_cache, prompt, 0, LogitsMode::kLast));
+  const std::vector<float> reference(ref.begin(), ref.end());
+
+  StepLog log;
+  SchedulerOptions options;
+  options.max_batch_tokens = 32;  // the prompt takes several steps
+  BatchScheduler scheduler(decoder, options, nullptr, log.Observer());
+  constexpr int kSessions = 4;
+  std::vector<std::unique_ptr<KvCache>> caches;
+  for (int s = 0; s < kSessions; ++s) {
+    ASSERT_OK_AND_ASSIGN(auto cache, KvCache::CreatePaged(*blocks, 128));
+    caches.push_back(std::move(cache));
+  }
+  std::vector<std::vector<float>> logits(kSessions);
+  std::vector<int64_t> adopted(kSessions);
+  const std::vector<int32_t> empty_history;
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kSessions; ++s) {
+    threads.emplace_back([&, s] {
+      BatchScheduler::Work work{caches[s].get(),   &empty_history, prompt, 0,
+                                LogitsMode::kLast, &logits[s]};
+      EXPECT_OK(scheduler.Run(work));
+      adopted[s] = work.adopted;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int64_t computed = 0;
+  {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    for (const StepStats& step : log.steps) computed += step.prefill_rows + step.decode_rows;
+  }
+  // 96 positions (six full blocks) once, then each session's own last block of 4.
+  EXPECT_EQ(computed, 96 + kSessions * 4);
+  int64_t total_adopted = 0;
+  for (int s = 0; s < kSessions; ++s) {
+    total_adopted += adopted[s];
+    ASSERT_EQ(logits[s].size(), reference.size());
+    EXPECT_EQ(0, std::memcmp(logits[s].data(), reference.data(), reference.size() * sizeof(float)))
+        << "session " << s;
+  }
+  EXPECT_EQ(total_adopted, (kSessions - 1) * 96);
+}
+
 TEST(BatchSchedulerTest, ABadRequestFailsAloneAndClosedSchedulerRefuses) {
   std::unique_ptr<Model> model = LoadStories();
   ASSERT_NE(model, nullptr);
