@@ -137,6 +137,32 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
 
 }  // namespace
 
+namespace internal {
+
+bool DotTileDecodes(TensorType type) {
+  switch (type) {
+    case TensorType::kF32:
+    case TensorType::kF16:
+    case TensorType::kBF16:
+    case TensorType::kQ8_0:
+    case TensorType::kQ4_0:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void DecodeRows(const WeightMatrix& w, int64_t begin, int64_t end, float* out) {
+  for (int64_t r = begin; r < end; ++r) {
+    const absl::Status status =
+        DequantizeRow(w.type, absl::MakeConstSpan(w.data + r * w.row_bytes, w.row_bytes),
+                      absl::MakeSpan(out + (r - begin) * w.cols, w.cols));
+    TANDEM_CHECK(status.ok());  // the loader admits only supported types and sizes
+  }
+}
+
+}  // namespace internal
+
 KernelIsa DetectKernelIsa() {
   static const KernelIsa isa = [] {
     if (IsaAvailable(KernelIsa::kAvx512Vnni)) return KernelIsa::kAvx512Vnni;
@@ -170,17 +196,32 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
     return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool, scratch);
   }
   const DotTileFn dot = DotTileFor(isa);
+  // Types the row kernels do not decode themselves (the K-quants, Q4_1, ...) are decoded to
+  // floats a block of rows at a time (exactly, with the scalar reference dequantisation) and
+  // multiplied as F32: the same operations for a row whatever the batch or thread.
+  const bool decode = !internal::DotTileDecodes(w.type);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
   pool.ParallelFor(
       w.rows,
       [&](int64_t row_begin, int64_t row_end) {
         float out[kMaxTile];
+        thread_local std::vector<float> decoded;
+        if (decode && static_cast<int64_t>(decoded.size()) < kRowBlock * w.cols) {
+          decoded.resize(kRowBlock * w.cols);
+        }
         for (int64_t block = row_begin; block < row_end; block += kRowBlock) {
           const int64_t block_end = std::min(row_end, block + kRowBlock);
+          if (decode) internal::DecodeRows(w, block, block_end, decoded.data());
           for (int64_t i = 0; i < n; i += kMaxTile) {
             const int tile = static_cast<int>(std::min<int64_t>(kMaxTile, n - i));
             for (int64_t r = block; r < block_end; ++r) {
-              dot(w.type, w.data + r * w.row_bytes, x + i * w.cols, w.cols, tile, w.cols, out);
+              if (decode) {
+                const float* row = decoded.data() + (r - block) * w.cols;
+                dot(TensorType::kF32, reinterpret_cast<const uint8_t*>(row), x + i * w.cols, w.cols,
+                    tile, w.cols, out);
+              } else {
+                dot(w.type, w.data + r * w.row_bytes, x + i * w.cols, w.cols, tile, w.cols, out);
+              }
               for (int t = 0; t < tile; ++t) y[(i + t) * w.rows + r] = out[t];
             }
           }
