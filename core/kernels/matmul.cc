@@ -9,6 +9,7 @@
 #include "absl/types/span.h"
 #include "core/base/check.h"
 #include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_kquant.h"
 #include "core/kernels/packed_matrix.h"
 
 namespace tandem {
@@ -65,9 +66,12 @@ enum class PanelPath { kNone, kFloat, kVnni };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
   if (isa == KernelIsa::kAvx512Vnni &&
-      (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0)) {
+      (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
+       internal::IsKQuantPanelType(w.type))) {
     return PanelPath::kVnni;
   }
+  // The K-quant panels have only the VNNI kernel; other paths read their rows.
+  if (internal::IsKQuantPanelType(w.type)) return PanelPath::kNone;
   if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return PanelPath::kFloat;
   return PanelPath::kNone;
 }
@@ -121,7 +125,13 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
           for (int64_t r = 0; r < n; r += internal::kMaxPanelGroup) {
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
-            if (path == PanelPath::kVnni) {
+            if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
+              internal::PanelsVnniKQuant(
+                  w, first_panel, count,
+                  internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
+                                      xq.sums + r * cols / 32},
+                  group, y);
+            } else if (path == PanelPath::kVnni) {
               internal::PanelsVnni(w, first_panel, count,
                                    internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
                                                        xq.sums + r * cols / 32},

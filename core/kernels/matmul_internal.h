@@ -58,6 +58,10 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
 void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x, int n,
                 float* y);
 
+// The same for a Q5_0, Q4_K, Q5_K or Q6_K matrix (matmul_panel_kquant.cc).
+void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
+                      int n, float* y);
+
 }  // namespace tandem::internal
 
 #endif  // TANDEM_CORE_KERNELS_MATMUL_INTERNAL_H_

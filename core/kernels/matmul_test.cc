@@ -289,8 +289,9 @@ TEST(MatMulBatchInvarianceTest, EveryTypeGivesTheSameRowsForAnyBatchAndThreadCou
 // every prefix of a 70-row batch, i.e. every tiling, gives each row bit-identical results.
 TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
   for (TensorType type :
-       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16}) {
-    TestMatrix m = MakeMatrix(type, 37, 96, 13);
+       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16,
+        TensorType::kQ5_0, TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
+    TestMatrix m = MakeMatrix(type, 37, GetTraits(type).block_size == 256 ? 512 : 96, 13);
     ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
     const int64_t max_n = 70;
     const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/check.h"
+#include "core/kernels/packed_kquant.h"
 
 namespace tandem {
 namespace {
@@ -34,8 +35,7 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
       const uint8_t* src = row + b * block_bytes;
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
-      for (int64_t k = 0; k < quant_bytes; ++k)
-        dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
+      for (int64_t k = 0; k < quant_bytes; ++k) dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
     }
   }
 }
@@ -55,7 +55,7 @@ void PackHalfPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
 
 bool HasPanelLayout(TensorType type) {
   return type == TensorType::kQ8_0 || type == TensorType::kQ4_0 || type == TensorType::kF16 ||
-         type == TensorType::kBF16;
+         type == TensorType::kBF16 || internal::IsKQuantPanelType(type);
 }
 
 int64_t PanelBytes(TensorType type, int64_t cols) {
@@ -67,6 +67,11 @@ int64_t PanelBytes(TensorType type, int64_t cols) {
     case TensorType::kF16:
     case TensorType::kBF16:
       return cols * 2 * kPanelRows;
+    case TensorType::kQ5_0:
+    case TensorType::kQ4_K:
+    case TensorType::kQ5_K:
+    case TensorType::kQ6_K:
+      return cols / GetTraits(type).block_size * GetTraits(type).bytes_per_block * kPanelRows;
     default:
       TANDEM_CHECK(false);  // callers check HasPanelLayout
       return 0;
@@ -90,6 +95,12 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
       case TensorType::kQ4_0:
         PackQuantPanel(w, p, 16, panel);
         break;
+      case TensorType::kQ5_0:
+      case TensorType::kQ4_K:
+      case TensorType::kQ5_K:
+      case TensorType::kQ6_K:
+        internal::PackKQuantPanel(w, p, panel);
+        break;
       default:
         PackHalfPanel(w, p, panel);
         break;
@@ -99,6 +110,8 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
 
 bool PacksOnThisCpu(TensorType type) {
   const KernelIsa isa = DetectKernelIsa();
+  // The Q5_0 / K-quant panels are read only by the VNNI kernel.
+  if (internal::IsKQuantPanelType(type)) return isa == KernelIsa::kAvx512Vnni;
   return (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) && HasPanelLayout(type);
 }
 

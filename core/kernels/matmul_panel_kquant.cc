@@ -1,0 +1,345 @@
+// The AVX-512 VNNI kernel for Q5_0, Q4_K, Q5_K and Q6_K panels (packed_kquant.h), on the
+// int16 activations of the Q8_0 / Q4_0 kernel (matmul_panel_vnni.cc: x ≈ s · xq per
+// 32-column block, with the block's Σ xq). Per group of columns and x row t:
+//   A[t, r], B[t, r] = Σ q[r, c] · xq[t, c] over the group's two halves   exact, int32
+// then, per row lane r, once per group:
+//   Q5_0        y += float(A + B - 16 Σxq) · (d · s)               (q = 5-bit value, 0..31)
+//   Q4_K, Q5_K  y += float(A) · (d·sc_a · s_a) - dmin·m_a · (s_a Σxq_a), the same for B
+//               (halves = the 32-column sub-blocks 2g, 2g + 1, each its own x block)
+//   Q6_K        y += (float(A) · d·sc_a + float(B) · d·sc_b) · s   (q - 32 in -32..31;
+//               halves = the 16-column sub-blocks of one x block)
+// Batch invariance: the integer sums are exact and the float steps per (x row, group) are
+// fixed, so y[t, r] does not depend on n, the tiling, the pairing of panels or the thread.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_kquant.h"
+#include "core/kernels/packed_matrix.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push( \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")
+#endif
+
+namespace tandem::internal {
+namespace {
+
+using T = TensorType;
+
+// Per type: bytes and columns of a panel super-block, columns and pair steps of a group.
+template <T kType>
+struct Shape {
+  static constexpr int64_t kBytes = kType == T::kQ5_0   ? 352
+                                    : kType == T::kQ4_K ? 2304
+                                    : kType == T::kQ5_K ? 2816
+                                                        : 3360;
+  static constexpr int kCols = kType == T::kQ5_0 ? 32 : 256;
+  static constexpr int kGroupCols = kType == T::kQ4_K || kType == T::kQ5_K ? 64 : 32;
+  static constexpr int kGroups = kCols / kGroupCols;
+  static constexpr int kSteps = kGroupCols / 4;  // each step: a column pair of each half
+  static constexpr int kHalfCols = kGroupCols / 2;
+  static constexpr int kMaxTile = kType == T::kQ5_0 ? 12 : 6;  // accumulators fit 32 zmm
+};
+
+constexpr int64_t kPrefetchBytes = 2048;
+
+inline __m512i PairOf(const int16_t* xq) {
+  int32_t pair;
+  std::memcpy(&pair, xq, sizeof(pair));
+  return _mm512_set1_epi32(pair);
+}
+
+inline __m512i Load256(const uint8_t* p) {
+  return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+inline __m512i AddFifthBits(__m512i w, const uint8_t* mask) {
+  uint32_t bits;
+  std::memcpy(&bits, mask, 4);
+  return _mm512_mask_add_epi16(w, _cvtu32_mask32(bits), w, _mm512_set1_epi16(16));  // 0..15 + 16
+}
+
+// The 16 rows' quants of step s of group g: the pair of columns (2s, 2s + 1) of the group's
+// first half in *wa, of its second half in *wb, as int16 (Q6_K already minus 32).
+template <T kType>
+inline void DecodeStep(const uint8_t* sb, int g, int s, __m512i* wa, __m512i* wb) {
+  const __m512i nibble = _mm512_set1_epi16(0x0F);
+  if constexpr (kType == T::kQ5_0) {
+    const __m512i v = Load256(sb + 96 + 32 * s);
+    *wa = AddFifthBits(_mm512_and_si512(v, nibble), sb + 32 + 8 * s);
+    *wb = AddFifthBits(_mm512_srli_epi16(v, 4), sb + 36 + 8 * s);
+  } else if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
+    const __m512i v = Load256(sb + (kType == T::kQ5_K ? 768 : 256) + 512 * g + 32 * s);
+    *wa = _mm512_and_si512(v, nibble);
+    *wb = _mm512_srli_epi16(v, 4);
+    if constexpr (kType == T::kQ5_K) {
+      const uint8_t* masks = sb + 256 + 8 * (16 * g + s);
+      *wa = AddFifthBits(*wa, masks);
+      *wb = AddFifthBits(*wb, masks + 4);
+    }
+  } else {
+    const __m512i v = Load256(sb + 288 + 256 * g + 32 * s);
+    const __m512i hv = Load256(sb + 2336 + 128 * g + 32 * (s / 2));
+    const __m512i top = _mm512_set1_epi16(0x30);
+    __m512i ha, hb;
+    if (s % 2 == 0) {
+      ha = _mm512_and_si512(_mm512_slli_epi16(hv, 4), top);
+      hb = _mm512_and_si512(_mm512_slli_epi16(hv, 2), top);
+    } else {
+      ha = _mm512_and_si512(hv, top);
+      hb = _mm512_and_si512(_mm512_srli_epi16(hv, 2), top);
+    }
+    const __m512i bias = _mm512_set1_epi16(32);
+    *wa = _mm512_sub_epi16(_mm512_or_si512(_mm512_and_si512(v, nibble), ha), bias);
+    *wb = _mm512_sub_epi16(_mm512_or_si512(_mm512_srli_epi16(v, 4), hb), bias);
+  }
+}
+
+inline __m512i Shr(__m512i v, int n) { return _mm512_srlv_epi32(v, _mm512_set1_epi32(n)); }
+
+// Q4_K / Q5_K sub-block j's six-bit scale and min for the 16 rows, from the scale words.
+inline void ScaleMin(const uint8_t* sb, int j, __m512i* sc, __m512i* m) {
+  const __m512i w0 = _mm512_loadu_si512(sb + 64), w1 = _mm512_loadu_si512(sb + 128);
+  const __m512i six = _mm512_set1_epi32(63), four = _mm512_set1_epi32(15);
+  const __m512i two = _mm512_set1_epi32(3);
+  if (j < 4) {
+    *sc = _mm512_and_si512(Shr(w0, 8 * j), six);
+    *m = _mm512_and_si512(Shr(w1, 8 * j), six);
+    return;
+  }
+  const __m512i w2 = _mm512_loadu_si512(sb + 192);
+  const int k = 8 * (j - 4);
+  *sc = _mm512_or_si512(_mm512_and_si512(Shr(w2, k), four),
+                        _mm512_slli_epi32(_mm512_and_si512(Shr(w0, k + 6), two), 4));
+  *m = _mm512_or_si512(_mm512_and_si512(Shr(w2, k + 4), four),
+                       _mm512_slli_epi32(_mm512_and_si512(Shr(w1, k + 6), two), 4));
+}
+
+inline __m512 HalfVector(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Q6_K sub-block k's scale for the 16 rows, times d.
+inline __m512 Q6Scale(const uint8_t* sb, __m512 d, int k) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + 32 + 16 * k));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+}
+
+// The x side of one tile: rows `x_stride` apart at the group's first column, their block
+// scales and sums `s_stride` apart at the group's first block.
+struct TileX {
+  const int16_t* q;
+  int64_t x_stride;
+  const float* s;
+  const int32_t* sum;
+  int64_t s_stride;
+};
+
+// sums[p][16 t ..] += group g of super-block sb[p] · x row t, for kTile rows and kPanels panels.
+template <T kType, int kTile, int kPanels>
+inline void Group(const uint8_t* const* sb, int g, const TileX& x, float* const* sums) {
+  using S = Shape<kType>;
+  __m512i a[kPanels][kTile], b[kPanels][kTile];
+#pragma GCC unroll 12
+  for (int i = 0; i < kPanels * kTile; ++i) {
+    a[i / kTile][i % kTile] = _mm512_setzero_si512();
+    b[i / kTile][i % kTile] = _mm512_setzero_si512();
+  }
+#pragma GCC unroll 2
+  for (int s = 0; s < S::kSteps; ++s) {
+    __m512i wa[kPanels], wb[kPanels];
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) DecodeStep<kType>(sb[p], g, s, &wa[p], &wb[p]);
+#pragma GCC unroll 12
+    for (int t = 0; t < kTile; ++t) {
+      const __m512i xa = PairOf(x.q + t * x.x_stride + 2 * s);
+      const __m512i xb = PairOf(x.q + t * x.x_stride + S::kHalfCols + 2 * s);
+#pragma GCC unroll 2
+      for (int p = 0; p < kPanels; ++p) {
+        if constexpr (kType == T::kQ5_0) {  // one scale for the whole block: one sum
+          a[p][t] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(a[p][t], wa[p], xa), wb[p], xb);
+        } else {
+          a[p][t] = _mm512_dpwssd_epi32(a[p][t], wa[p], xa);
+          b[p][t] = _mm512_dpwssd_epi32(b[p][t], wb[p], xb);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < kPanels; ++p) {
+    const __m512 d = HalfVector(sb[p]);
+    __m512 scale_a = d, scale_b = d, min_a = d, min_b = d;
+    if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
+      const __m512 dmin = HalfVector(sb[p] + 32);
+      __m512i sc, m;
+      ScaleMin(sb[p], 2 * g, &sc, &m);
+      scale_a = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+      min_a = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m));
+      ScaleMin(sb[p], 2 * g + 1, &sc, &m);
+      scale_b = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+      min_b = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m));
+    } else if constexpr (kType == T::kQ6_K) {
+      scale_a = Q6Scale(sb[p], d, 2 * g);
+      scale_b = Q6Scale(sb[p], d, 2 * g + 1);
+    }
+#pragma GCC unroll 12
+    for (int t = 0; t < kTile; ++t) {
+      float* out = sums[p] + 16 * t;
+      __m512 acc = _mm512_load_ps(out);
+      const float* s = x.s + t * x.s_stride;
+      const int32_t* xsum = x.sum + t * x.s_stride;
+      if constexpr (kType == T::kQ5_0) {
+        const __m512i dot = _mm512_sub_epi32(a[p][t], _mm512_set1_epi32(16 * xsum[0]));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(s[0])), acc);
+      } else if constexpr (kType == T::kQ6_K) {
+        const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[p][t]), scale_a,
+                                         _mm512_mul_ps(_mm512_cvtepi32_ps(b[p][t]), scale_b));
+        acc = _mm512_fmadd_ps(v, _mm512_set1_ps(s[0]), acc);
+      } else {
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[p][t]),
+                              _mm512_mul_ps(scale_a, _mm512_set1_ps(s[0])), acc);
+        acc = _mm512_fnmadd_ps(min_a, _mm512_set1_ps(s[0] * static_cast<float>(xsum[0])), acc);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(b[p][t]),
+                              _mm512_mul_ps(scale_b, _mm512_set1_ps(s[1])), acc);
+        acc = _mm512_fnmadd_ps(min_b, _mm512_set1_ps(s[1] * static_cast<float>(xsum[1])), acc);
+      }
+      _mm512_store_ps(out, acc);
+    }
+  }
+}
+
+// kPanels consecutive panels for n x rows (n <= kMaxPanelGroup) in tiles of kTile or
+// kTile - 1 rows, super-block by super-block, group by group.
+template <T kType, int kTile, int kPanels>
+void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
+                int n, float* y, int64_t y_stride, const __mmask16* lanes) {
+  using S = Shape<kType>;
+  alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
+  for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
+  const int tiles = (n + kTile - 1) / kTile;
+  const int big_tiles = n - tiles * (kTile - 1);
+  const int64_t blocks = cols / 32;
+  for (int64_t b = 0; b < cols / S::kCols; ++b) {
+    const uint8_t* sb[kPanels];
+    for (int p = 0; p < kPanels; ++p) {
+      sb[p] = first_panel + p * panel_bytes + b * S::kBytes;
+      for (int64_t line = 0; line < S::kBytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(sb[p] + kPrefetchBytes + line), _MM_HINT_T0);
+      }
+    }
+    for (int g = 0; g < S::kGroups; ++g) {
+      const int64_t col = b * S::kCols + g * S::kGroupCols;
+      int row = 0;
+      for (int k = 0; k < tiles; ++k) {
+        const TileX tx{x.q + row * cols + col, cols, x.scales + row * blocks + col / 32,
+                       x.sums + row * blocks + col / 32, blocks};
+        float* out[kPanels];
+        for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
+        if (k < big_tiles) {
+          Group<kType, kTile, kPanels>(sb, g, tx, out);
+          row += kTile;
+        } else if constexpr (kTile > 1) {
+          Group<kType, kTile - 1, kPanels>(sb, g, tx, out);
+          row += kTile - 1;
+        }
+      }
+    }
+  }
+  for (int p = 0; p < kPanels; ++p) {
+    for (int t = 0; t < n; ++t) {
+      _mm512_mask_storeu_ps(y + p * kPanelRows + t * y_stride, lanes[p],
+                            _mm512_load_ps(sums[p] + 16 * t));
+    }
+  }
+}
+
+template <T kType, int kPanels>
+void ForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes, int64_t cols,
+             const Int16Rows& x, int n, float* y, int64_t y_stride, const __mmask16* lanes) {
+#define TANDEM_KQ_CASE(k)                                                                     \
+  case k:                                                                                     \
+    if constexpr (k <= Shape<kType>::kMaxTile) {                                              \
+      return PanelGroup<kType, k, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride, \
+                                           lanes);                                            \
+    }                                                                                         \
+    break;
+  switch (tile) {
+    TANDEM_KQ_CASE(1)
+    TANDEM_KQ_CASE(2)
+    TANDEM_KQ_CASE(3)
+    TANDEM_KQ_CASE(4)
+    TANDEM_KQ_CASE(5)
+    TANDEM_KQ_CASE(6)
+    TANDEM_KQ_CASE(7)
+    TANDEM_KQ_CASE(8)
+    TANDEM_KQ_CASE(9)
+    TANDEM_KQ_CASE(10)
+    TANDEM_KQ_CASE(11)
+    TANDEM_KQ_CASE(12)
+    default:
+      break;
+  }
+#undef TANDEM_KQ_CASE
+}
+
+template <T kType>
+void ForType(int panels, const WeightMatrix& w, int64_t first_panel, const Int16Rows& x, int n,
+             float* y, const __mmask16* lanes) {
+  const int64_t panel_bytes = PanelBytes(w.type, w.cols);
+  // Tiles as even as possible; a row's result does not depend on its tile.
+  constexpr int kMax = Shape<kType>::kMaxTile;
+  const int tiles = (n + kMax - 1) / kMax;
+  const int tile = (n + tiles - 1) / tiles;
+  const uint8_t* data = w.packed + first_panel * panel_bytes;
+  float* out = y + first_panel * kPanelRows;
+  if (panels == 2) {
+    return ForTile<kType, 2>(tile, data, panel_bytes, w.cols, x, n, out, w.rows, lanes);
+  }
+  ForTile<kType, 1>(tile, data, panel_bytes, w.cols, x, n, out, w.rows, lanes);
+}
+
+}  // namespace
+
+void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
+                      int n, float* y) {
+  __mmask16 lanes[2];
+  for (int p = 0; p < panels; ++p) {
+    const int64_t valid = std::min<int64_t>(kPanelRows, w.rows - (first_panel + p) * kPanelRows);
+    lanes[p] = static_cast<__mmask16>((1u << valid) - 1);
+  }
+  switch (w.type) {
+    case T::kQ5_0:
+      return ForType<T::kQ5_0>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ4_K:
+      return ForType<T::kQ4_K>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ5_K:
+      return ForType<T::kQ5_K>(panels, w, first_panel, x, n, y, lanes);
+    default:
+      return ForType<T::kQ6_K>(panels, w, first_panel, x, n, y, lanes);
+  }
+}
+
+}  // namespace tandem::internal
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else  // not x86-64: never selected (VNNI is never detected), kept linkable.
+namespace tandem::internal {
+void PanelsVnniKQuant(const WeightMatrix&, int64_t, int, const Int16Rows&, int, float*) {}
+}  // namespace tandem::internal
+#endif

@@ -1,0 +1,129 @@
+#include "core/kernels/packed_kquant.h"
+
+#include <cstring>
+
+#include "core/kernels/packed_matrix.h"
+
+namespace tandem::internal {
+namespace {
+
+using T = TensorType;
+
+void OrMaskBit(uint8_t* mask, int bit, bool set) {
+  if (set) mask[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+}
+
+uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Q5_0: one 22-byte row block {d, qh, qs} into lane r of a 352-byte panel block.
+void PackQ5_0(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src, 2);
+  const uint32_t qh = LoadU32(src + 2);
+  for (int s = 0; s < 8; ++s) {
+    for (int h = 0; h < 2; ++h) {
+      for (int c = 0; c < 2; ++c) {
+        OrMaskBit(dst + 32 + 4 * (2 * s + h), 2 * r + c, (qh >> (2 * s + 16 * h + c)) & 1);
+      }
+    }
+    dst[96 + 32 * s + 2 * r] = src[6 + 2 * s];
+    dst[96 + 32 * s + 2 * r + 1] = src[6 + 2 * s + 1];
+  }
+}
+
+// Q4_K / Q5_K: one row super-block into lane r of a panel super-block.
+void PackQ45_K(const uint8_t* src, bool five, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+  for (int w = 0; w < 3; ++w) std::memcpy(dst + 64 + 64 * w + 4 * r, src + 4 + 4 * w, 4);
+  const uint8_t* qh = src + 16;
+  const uint8_t* qs = src + (five ? 48 : 16);
+  uint8_t* quants = dst + (five ? 768 : 256);
+  for (int g = 0; g < 4; ++g) {
+    for (int s = 0; s < 16; ++s) {
+      quants[512 * g + 32 * s + 2 * r] = qs[32 * g + 2 * s];
+      quants[512 * g + 32 * s + 2 * r + 1] = qs[32 * g + 2 * s + 1];
+      if (!five) continue;
+      for (int h = 0; h < 2; ++h) {
+        for (int c = 0; c < 2; ++c) {
+          OrMaskBit(dst + 256 + 4 * ((16 * g + s) * 2 + h), 2 * r + c,
+                    (qh[2 * s + c] >> (2 * g + h)) & 1);
+        }
+      }
+    }
+  }
+}
+
+// Q6_K element e (0..255) of a row super-block as its unsigned 6-bit value.
+int Q6Value(const uint8_t* src, int e) {
+  const int half = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t low = src[64 * half + l + 32 * (k % 2)];
+  const int nibble = k < 2 ? low & 0x0F : low >> 4;
+  return nibble | (((src[128 + 32 * half + l] >> (2 * k)) & 3) << 4);
+}
+
+// One byte of Q6_K's high bits (group-relative columns c0, c0 + 16, c0 + 2, c0 + 18, two bits
+// each), as the kernel splits them with shifts of 4, 2, 0 and -2.
+uint8_t HighBitsByte(const uint8_t* src, int group, int c0) {
+  const int base = 32 * group;
+  int byte = 0;
+  const int cols[4] = {c0, c0 + 16, c0 + 2, c0 + 18};
+  for (int i = 0; i < 4; ++i) byte |= (Q6Value(src, base + cols[i]) >> 4) << (2 * i);
+  return static_cast<uint8_t>(byte);
+}
+
+void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 208, 2);
+  for (int k = 0; k < 16; ++k) dst[32 + 16 * k + r] = src[192 + k];
+  for (int g = 0; g < 8; ++g) {
+    for (int s = 0; s < 8; ++s) {
+      for (int b = 0; b < 2; ++b) {
+        const int k = 2 * s + b;
+        const int lo = Q6Value(src, 32 * g + k) & 0x0F;
+        const int hi = Q6Value(src, 32 * g + k + 16) & 0x0F;
+        dst[288 + 256 * g + 32 * s + 2 * r + b] = static_cast<uint8_t>(lo | hi << 4);
+      }
+    }
+    for (int hh = 0; hh < 4; ++hh) {
+      dst[2336 + 128 * g + 32 * hh + 2 * r] = HighBitsByte(src, g, 4 * hh);
+      dst[2336 + 128 * g + 32 * hh + 2 * r + 1] = HighBitsByte(src, g, 4 * hh + 1);
+    }
+  }
+}
+
+}  // namespace
+
+bool IsKQuantPanelType(TensorType type) {
+  return type == T::kQ5_0 || type == T::kQ4_K || type == T::kQ5_K || type == T::kQ6_K;
+}
+
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
+  const TensorTypeTraits& traits = GetTraits(w.type);
+  const int64_t blocks = w.cols / traits.block_size;
+  const int64_t packed_block = traits.bytes_per_block * kPanelRows;
+  for (int r = 0; r < kPanelRows; ++r) {
+    const int64_t row = p * kPanelRows + r;
+    if (row >= w.rows) break;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* src = w.data + row * w.row_bytes + b * traits.bytes_per_block;
+      uint8_t* dst = out + b * packed_block;
+      switch (w.type) {
+        case T::kQ5_0:
+          PackQ5_0(src, r, dst);
+          break;
+        case T::kQ4_K:
+        case T::kQ5_K:
+          PackQ45_K(src, w.type == T::kQ5_K, r, dst);
+          break;
+        default:
+          PackQ6_K(src, r, dst);
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace tandem::internal
