@@ -49,7 +49,7 @@ struct Shape {
   static constexpr int kGroups = kCols / kGroupCols;
   static constexpr int kSteps = kGroupCols / 4;  // each step: a column pair of each half
   static constexpr int kHalfCols = kGroupCols / 2;
-  static constexpr int kMaxTile = kType == T::kQ5_0 ? 12 : 6;  // accumulators fit 32 zmm
+  static constexpr int kMaxTile = 8;  // accumulators and decoding fit the 32 zmm
 };
 
 constexpr int64_t kPrefetchBytes = 2048;
@@ -70,10 +70,10 @@ inline __m512i AddFifthBits(__m512i w, const uint8_t* mask) {
   return _mm512_mask_add_epi16(w, _cvtu32_mask32(bits), w, _mm512_set1_epi16(16));  // 0..15 + 16
 }
 
-// The 16 rows' quants of step s of group g: the pair of columns (2s, 2s + 1) of the group's
-// first half in *wa, of its second half in *wb, as int16 (Q6_K already minus 32).
+// The 16 rows' quants of step s of group g, columns (2s, 2s + 1) of the group's half h, as
+// int16 in *wa (Q6_K already minus 32); Q5_0 gives both halves' (*wa first, *wb second).
 template <T kType>
-inline void DecodeStep(const uint8_t* sb, int g, int s, __m512i* wa, __m512i* wb) {
+inline void DecodeStep(const uint8_t* sb, int g, int s, int h, __m512i* wa, __m512i* wb) {
   const __m512i nibble = _mm512_set1_epi16(0x0F);
   if constexpr (kType == T::kQ5_0) {
     const __m512i v = Load256(sb + 96 + 32 * s);
@@ -81,29 +81,20 @@ inline void DecodeStep(const uint8_t* sb, int g, int s, __m512i* wa, __m512i* wb
     *wb = AddFifthBits(_mm512_srli_epi16(v, 4), sb + 36 + 8 * s);
   } else if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
     const __m512i v = Load256(sb + (kType == T::kQ5_K ? 768 : 256) + 512 * g + 32 * s);
-    *wa = _mm512_and_si512(v, nibble);
-    *wb = _mm512_srli_epi16(v, 4);
-    if constexpr (kType == T::kQ5_K) {
-      const uint8_t* masks = sb + 256 + 8 * (16 * g + s);
-      *wa = AddFifthBits(*wa, masks);
-      *wb = AddFifthBits(*wb, masks + 4);
-    }
+    *wa = h == 0 ? _mm512_and_si512(v, nibble) : _mm512_srli_epi16(v, 4);
+    if constexpr (kType == T::kQ5_K) *wa = AddFifthBits(*wa, sb + 256 + 8 * (16 * g + s) + 4 * h);
   } else {
     const __m512i v = Load256(sb + 288 + 256 * g + 32 * s);
     const __m512i hv = Load256(sb + 2336 + 128 * g + 32 * (s / 2));
-    const __m512i top = _mm512_set1_epi16(0x30);
-    __m512i ha, hb;
-    if (s % 2 == 0) {
-      ha = _mm512_and_si512(_mm512_slli_epi16(hv, 4), top);
-      hb = _mm512_and_si512(_mm512_slli_epi16(hv, 2), top);
-    } else {
-      ha = _mm512_and_si512(hv, top);
-      hb = _mm512_and_si512(_mm512_srli_epi16(hv, 2), top);
-    }
-    const __m512i bias = _mm512_set1_epi16(32);
-    *wa = _mm512_sub_epi16(_mm512_or_si512(_mm512_and_si512(v, nibble), ha), bias);
-    *wb = _mm512_sub_epi16(_mm512_or_si512(_mm512_srli_epi16(v, 4), hb), bias);
+    // Bits of the high byte: 0-1 (s even, h 0), 2-3 (s even, h 1), 4-5 (s odd, h 0), 6-7.
+    const int shift = 4 * (s % 2) + 2 * h;
+    const __m512i high = _mm512_slli_epi16(hv, 4);  // a byte: bits 4..11 of the lane
+    const __m512i placed =
+        _mm512_and_si512(_mm512_srl_epi16(high, _mm_cvtsi32_si128(shift)), _mm512_set1_epi16(0x30));
+    const __m512i low = h == 0 ? _mm512_and_si512(v, nibble) : _mm512_srli_epi16(v, 4);
+    *wa = _mm512_sub_epi16(_mm512_or_si512(low, placed), _mm512_set1_epi16(32));
   }
+  (void)wb;
 }
 
 inline __m512i Shr(__m512i v, int n) { return _mm512_srlv_epi32(v, _mm512_set1_epi32(n)); }
@@ -146,76 +137,114 @@ struct TileX {
   int64_t s_stride;
 };
 
-// sums[p][16 t ..] += group g of super-block sb[p] · x row t, for kTile rows and kPanels panels.
+// acc[p][t] = Σ over half h of group g (both halves for Q5_0) of super-block sb[p]'s quants ·
+// x row t's. The steps are spread over kChains independent accumulators (integer sums, so
+// their split never changes the result) to keep small tiles from waiting on vpdpwssd latency.
 template <T kType, int kTile, int kPanels>
-inline void Group(const uint8_t* const* sb, int g, const TileX& x, float* const* sums) {
+inline void HalfSums(const uint8_t* const* sb, int g, int h, const TileX& x,
+                     __m512i (&acc)[kPanels][kTile]) {
   using S = Shape<kType>;
-  __m512i a[kPanels][kTile], b[kPanels][kTile];
-#pragma GCC unroll 12
-  for (int i = 0; i < kPanels * kTile; ++i) {
-    a[i / kTile][i % kTile] = _mm512_setzero_si512();
-    b[i / kTile][i % kTile] = _mm512_setzero_si512();
+  constexpr int kChains = kPanels * kTile >= 8 ? 1 : kPanels * kTile >= 4 ? 2 : 4;
+  __m512i c[kChains][kPanels][kTile];
+#pragma GCC unroll 16
+  for (int i = 0; i < kChains * kPanels * kTile; ++i) {
+    c[i / (kPanels * kTile)][(i / kTile) % kPanels][i % kTile] = _mm512_setzero_si512();
   }
+  const int16_t* xq = x.q + (kType == T::kQ5_0 ? 0 : h * S::kHalfCols);
+  for (int s0 = 0; s0 < S::kSteps; s0 += kChains) {
+#pragma GCC unroll 4
+    for (int ch = 0; ch < kChains; ++ch) {
+      const int s = s0 + ch;
+      __m512i wa[kPanels], wb[kPanels];
 #pragma GCC unroll 2
-  for (int s = 0; s < S::kSteps; ++s) {
-    __m512i wa[kPanels], wb[kPanels];
-#pragma GCC unroll 2
-    for (int p = 0; p < kPanels; ++p) DecodeStep<kType>(sb[p], g, s, &wa[p], &wb[p]);
+      for (int p = 0; p < kPanels; ++p) DecodeStep<kType>(sb[p], g, s, h, &wa[p], &wb[p]);
 #pragma GCC unroll 12
-    for (int t = 0; t < kTile; ++t) {
-      const __m512i xa = PairOf(x.q + t * x.x_stride + 2 * s);
-      const __m512i xb = PairOf(x.q + t * x.x_stride + S::kHalfCols + 2 * s);
-#pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p) {
+      for (int t = 0; t < kTile; ++t) {
+        const __m512i xa = PairOf(xq + t * x.x_stride + 2 * s);
         if constexpr (kType == T::kQ5_0) {  // one scale for the whole block: one sum
-          a[p][t] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(a[p][t], wa[p], xa), wb[p], xb);
+          const __m512i xb = PairOf(xq + t * x.x_stride + S::kHalfCols + 2 * s);
+#pragma GCC unroll 2
+          for (int p = 0; p < kPanels; ++p) {
+            c[ch][p][t] =
+                _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(c[ch][p][t], wa[p], xa), wb[p], xb);
+          }
         } else {
-          a[p][t] = _mm512_dpwssd_epi32(a[p][t], wa[p], xa);
-          b[p][t] = _mm512_dpwssd_epi32(b[p][t], wb[p], xb);
+#pragma GCC unroll 2
+          for (int p = 0; p < kPanels; ++p)
+            c[ch][p][t] = _mm512_dpwssd_epi32(c[ch][p][t], wa[p], xa);
         }
       }
     }
   }
+#pragma GCC unroll 12
+  for (int i = 0; i < kPanels * kTile; ++i) {
+    __m512i sum = c[0][i / kTile][i % kTile];
+#pragma GCC unroll 4
+    for (int ch = 1; ch < kChains; ++ch) sum = _mm512_add_epi32(sum, c[ch][i / kTile][i % kTile]);
+    acc[i / kTile][i % kTile] = sum;
+  }
+}
+
+// The 16 rows' float scales of each sub-block of super-block sb (d·sc; d for Q5_0) into
+// scale[16 j ..], and for Q4_K / Q5_K their mins (dmin·m) into min[16 j ..]: computed once per
+// super-block, shared by every tile.
+template <T kType>
+inline void SuperScales(const uint8_t* sb, float* scale, float* min) {
+  const __m512 d = HalfVector(sb);
+  if constexpr (kType == T::kQ5_0) {
+    _mm512_store_ps(scale, d);
+  } else if constexpr (kType == T::kQ6_K) {
+    for (int k = 0; k < 16; ++k) _mm512_store_ps(scale + 16 * k, Q6Scale(sb, d, k));
+  } else {
+    const __m512 dmin = HalfVector(sb + 32);
+    for (int j = 0; j < 8; ++j) {
+      __m512i sc, m;
+      ScaleMin(sb, j, &sc, &m);
+      _mm512_store_ps(scale + 16 * j, _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
+      _mm512_store_ps(min + 16 * j, _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m)));
+    }
+  }
+}
+
+// sums[p][16 t ..] += half h of group g · x row t (acc from HalfSums), with the super-block's
+// SuperScales of each panel.
+template <T kType, int kTile, int kPanels>
+inline void ApplyHalf(int g, int h, const TileX& x, const __m512i (&acc)[kPanels][kTile],
+                      const float* const* scales, const float* const* mins, float* const* sums) {
+  const int sub = kType == T::kQ5_0 ? 0 : 2 * g + h;
+  // Q4_K / Q5_K halves are whole x blocks (the second is the next one); Q6_K's halves and
+  // Q5_0's block share one.
+  const int block = kType == T::kQ4_K || kType == T::kQ5_K ? h : 0;
 #pragma GCC unroll 2
   for (int p = 0; p < kPanels; ++p) {
-    const __m512 d = HalfVector(sb[p]);
-    __m512 scale_a = d, scale_b = d, min_a = d, min_b = d;
-    if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
-      const __m512 dmin = HalfVector(sb[p] + 32);
-      __m512i sc, m;
-      ScaleMin(sb[p], 2 * g, &sc, &m);
-      scale_a = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
-      min_a = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m));
-      ScaleMin(sb[p], 2 * g + 1, &sc, &m);
-      scale_b = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
-      min_b = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m));
-    } else if constexpr (kType == T::kQ6_K) {
-      scale_a = Q6Scale(sb[p], d, 2 * g);
-      scale_b = Q6Scale(sb[p], d, 2 * g + 1);
-    }
+    const __m512 scale = _mm512_load_ps(scales[p] + 16 * sub);
 #pragma GCC unroll 12
     for (int t = 0; t < kTile; ++t) {
       float* out = sums[p] + 16 * t;
-      __m512 acc = _mm512_load_ps(out);
-      const float* s = x.s + t * x.s_stride;
-      const int32_t* xsum = x.sum + t * x.s_stride;
-      if constexpr (kType == T::kQ5_0) {
-        const __m512i dot = _mm512_sub_epi32(a[p][t], _mm512_set1_epi32(16 * xsum[0]));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(s[0])), acc);
-      } else if constexpr (kType == T::kQ6_K) {
-        const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[p][t]), scale_a,
-                                         _mm512_mul_ps(_mm512_cvtepi32_ps(b[p][t]), scale_b));
-        acc = _mm512_fmadd_ps(v, _mm512_set1_ps(s[0]), acc);
-      } else {
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[p][t]),
-                              _mm512_mul_ps(scale_a, _mm512_set1_ps(s[0])), acc);
-        acc = _mm512_fnmadd_ps(min_a, _mm512_set1_ps(s[0] * static_cast<float>(xsum[0])), acc);
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(b[p][t]),
-                              _mm512_mul_ps(scale_b, _mm512_set1_ps(s[1])), acc);
-        acc = _mm512_fnmadd_ps(min_b, _mm512_set1_ps(s[1] * static_cast<float>(xsum[1])), acc);
+      const float s = x.s[t * x.s_stride + block];
+      const int32_t xsum = x.sum[t * x.s_stride + block];
+      __m512i dot = acc[p][t];
+      if constexpr (kType == T::kQ5_0) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(16 * xsum));
+      __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(scale, _mm512_set1_ps(s)),
+                                 _mm512_load_ps(out));
+      if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
+        v = _mm512_fnmadd_ps(_mm512_load_ps(mins[p] + 16 * sub),
+                             _mm512_set1_ps(s * static_cast<float>(xsum)), v);
       }
-      _mm512_store_ps(out, acc);
+      _mm512_store_ps(out, v);
     }
+  }
+}
+
+// sums[p][16 t ..] += group g of super-block sb[p] · x row t, for kTile rows and kPanels panels.
+template <T kType, int kTile, int kPanels>
+inline void Group(const uint8_t* const* sb, int g, const TileX& x, const float* const* scales,
+                  const float* const* mins, float* const* sums) {
+  constexpr int kHalves = kType == T::kQ5_0 ? 1 : 2;
+  for (int h = 0; h < kHalves; ++h) {
+    __m512i acc[kPanels][kTile];
+    HalfSums<kType, kTile, kPanels>(sb, g, h, x, acc);
+    ApplyHalf<kType, kTile, kPanels>(g, h, x, acc, scales, mins, sums);
   }
 }
 
@@ -226,6 +255,8 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
                 int n, float* y, int64_t y_stride, const __mmask16* lanes) {
   using S = Shape<kType>;
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
+  alignas(64) float scale[kPanels][16 * 16];
+  alignas(64) float min[kPanels][8 * 16];
   for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
   const int tiles = (n + kTile - 1) / kTile;
   const int big_tiles = n - tiles * (kTile - 1);
@@ -237,6 +268,13 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
       for (int64_t line = 0; line < S::kBytes; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(sb[p] + kPrefetchBytes + line), _MM_HINT_T0);
       }
+      SuperScales<kType>(sb[p], scale[p], min[p]);
+    }
+    const float* scales[kPanels];
+    const float* mins[kPanels];
+    for (int p = 0; p < kPanels; ++p) {
+      scales[p] = scale[p];
+      mins[p] = min[p];
     }
     for (int g = 0; g < S::kGroups; ++g) {
       const int64_t col = b * S::kCols + g * S::kGroupCols;
@@ -247,10 +285,10 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
         float* out[kPanels];
         for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
         if (k < big_tiles) {
-          Group<kType, kTile, kPanels>(sb, g, tx, out);
+          Group<kType, kTile, kPanels>(sb, g, tx, scales, mins, out);
           row += kTile;
         } else if constexpr (kTile > 1) {
-          Group<kType, kTile - 1, kPanels>(sb, g, tx, out);
+          Group<kType, kTile - 1, kPanels>(sb, g, tx, scales, mins, out);
           row += kTile - 1;
         }
       }
