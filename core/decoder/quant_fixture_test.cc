@@ -17,6 +17,7 @@
 #include "core/base/test_data.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -112,6 +113,34 @@ TEST_P(QuantFixtureTest, TokensAreBitIdenticalAloneInTheBatchAndAtAnyThreadCount
         << name << " tokens " << i << ".." << i + count;
     i += count;
   }
+}
+
+// A real file whose blk.0.ffn_up.weight is retyped IQ2_XXS (still unsupported; its smaller
+// data fits in the Q4_K tensor's bytes): loading names the file, the tensor and the type.
+TEST(QuantFixtureErrorTest, AnUnsupportedTypeIsRefusedNamingFileTensorAndType) {
+  ASSERT_OK_AND_ASSIGN(std::string source,
+                       testing::SharedFile("models/fixtures/llama-pure-Q4_K.gguf"));
+  std::ifstream in(source, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  const std::string name = "blk.0.ffn_up.weight";
+  const size_t at = bytes.find(name);
+  ASSERT_NE(at, std::string::npos);
+  // name, then u32 n_dims = 2, two u64 dimensions, then the u32 type.
+  const size_t type_at = at + name.size() + 4 + 16;
+  uint32_t type;
+  std::memcpy(&type, bytes.data() + type_at, 4);
+  ASSERT_EQ(type, static_cast<uint32_t>(TensorType::kQ4_K));
+  type = static_cast<uint32_t>(TensorType::kIQ2_XXS);
+  std::memcpy(bytes.data() + type_at, &type, 4);
+  const std::string path = ::testing::TempDir() + "/iq2_xxs_ffn_up.gguf";
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_THAT(Model::Load(path).status(),
+              testing::StatusIs(absl::StatusCode::kUnimplemented,
+                                ::testing::AllOf(::testing::HasSubstr(path + ": "),
+                                                 ::testing::HasSubstr("'blk.0.ffn_up.weight'"),
+                                                 ::testing::HasSubstr("IQ2_XXS"))));
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, QuantFixtureTest,
