@@ -37,14 +37,48 @@ namespace {
 
 using T = TensorType;
 
+// Bytes of a row block (tensor_type.cc's table, as a constant).
+constexpr int64_t GetTraitsBytes(T type) {
+  switch (type) {
+    case T::kQ5_0:
+      return 22;
+    case T::kQ4_1:
+      return 20;
+    case T::kQ5_1:
+      return 24;
+    case T::kIQ4_NL:
+      return 18;
+    case T::kIQ4_XS:
+      return 136;
+    case T::kQ4_K:
+      return 144;
+    case T::kQ5_K:
+      return 176;
+    default:
+      return 210;  // Q6_K
+  }
+}
+
+// Types whose group halves share one scale: both halves go into one integer sum.
+template <T kType>
+constexpr bool kOneSum = !(kType == T::kQ4_K || kType == T::kQ5_K || kType == T::kQ6_K);
+// Types whose blocks add a min (Q4_1, Q5_1: + m) or subtract one (Q4_K, Q5_K: - dmin · m).
+template <T kType>
+constexpr bool kAddsMin = kType == T::kQ4_1 || kType == T::kQ5_1;
+template <T kType>
+constexpr bool kSubtractsMin = kType == T::kQ4_K || kType == T::kQ5_K;
+
+// IQ4_NL's code book as int16, twice (vpermw indexes 32 entries; nibbles reach 16).
+alignas(64) constexpr int16_t kCodeBook[32] = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 // Per type: bytes and columns of a panel super-block, columns and pair steps of a group.
 template <T kType>
 struct Shape {
-  static constexpr int64_t kBytes = kType == T::kQ5_0   ? 352
-                                    : kType == T::kQ4_K ? 2304
-                                    : kType == T::kQ5_K ? 2816
-                                                        : 3360;
-  static constexpr int kCols = kType == T::kQ5_0 ? 32 : 256;
+  static constexpr int64_t kBytes = GetTraitsBytes(kType) * 16;
+  static constexpr int kCols =
+      kType == T::kQ4_K || kType == T::kQ5_K || kType == T::kQ6_K || kType == T::kIQ4_XS ? 256 : 32;
   static constexpr int kGroupCols = kType == T::kQ4_K || kType == T::kQ5_K ? 64 : 32;
   static constexpr int kGroups = kCols / kGroupCols;
   static constexpr int kSteps = kGroupCols / 4;  // each step: a column pair of each half
@@ -71,14 +105,28 @@ inline __m512i AddFifthBits(__m512i w, const uint8_t* mask) {
 }
 
 // The 16 rows' quants of step s of group g, columns (2s, 2s + 1) of the group's half h, as
-// int16 in *wa (Q6_K already minus 32); Q5_0 gives both halves' (*wa first, *wb second).
+// int16 in *wa (Q6_K already minus 32); the kOneSum types give both halves' (*wa, *wb).
 template <T kType>
 inline void DecodeStep(const uint8_t* sb, int g, int s, int h, __m512i* wa, __m512i* wb) {
   const __m512i nibble = _mm512_set1_epi16(0x0F);
-  if constexpr (kType == T::kQ5_0) {
-    const __m512i v = Load256(sb + 96 + 32 * s);
-    *wa = AddFifthBits(_mm512_and_si512(v, nibble), sb + 32 + 8 * s);
-    *wb = AddFifthBits(_mm512_srli_epi16(v, 4), sb + 36 + 8 * s);
+  if constexpr (kOneSum<kType>) {
+    constexpr int kNibbles = kType == T::kQ5_0     ? 96
+                             : kType == T::kQ4_1   ? 64
+                             : kType == T::kQ5_1   ? 128
+                             : kType == T::kIQ4_NL ? 32
+                                                   : 128;  // IQ4_XS, then 256 per group
+    const __m512i v = Load256(sb + kNibbles + 256 * g + 32 * s);
+    *wa = _mm512_and_si512(v, nibble);
+    *wb = _mm512_srli_epi16(v, 4);
+    if constexpr (kType == T::kQ5_0 || kType == T::kQ5_1) {
+      constexpr int kMasks = kType == T::kQ5_0 ? 32 : 64;
+      *wa = AddFifthBits(*wa, sb + kMasks + 8 * s);
+      *wb = AddFifthBits(*wb, sb + kMasks + 4 + 8 * s);
+    } else if constexpr (kType == T::kIQ4_NL || kType == T::kIQ4_XS) {
+      const __m512i book = _mm512_load_si512(kCodeBook);
+      *wa = _mm512_permutexvar_epi16(*wa, book);
+      *wb = _mm512_permutexvar_epi16(*wb, book);
+    }
   } else if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
     const __m512i v = Load256(sb + (kType == T::kQ5_K ? 768 : 256) + 512 * g + 32 * s);
     *wa = h == 0 ? _mm512_and_si512(v, nibble) : _mm512_srli_epi16(v, 4);
@@ -150,7 +198,7 @@ inline void HalfSums(const uint8_t* const* sb, int g, int h, const TileX& x,
   for (int i = 0; i < kChains * kPanels * kTile; ++i) {
     c[i / (kPanels * kTile)][(i / kTile) % kPanels][i % kTile] = _mm512_setzero_si512();
   }
-  const int16_t* xq = x.q + (kType == T::kQ5_0 ? 0 : h * S::kHalfCols);
+  const int16_t* xq = x.q + (kOneSum<kType> ? 0 : h * S::kHalfCols);
   for (int s0 = 0; s0 < S::kSteps; s0 += kChains) {
 #pragma GCC unroll 4
     for (int ch = 0; ch < kChains; ++ch) {
@@ -161,7 +209,7 @@ inline void HalfSums(const uint8_t* const* sb, int g, int h, const TileX& x,
 #pragma GCC unroll 12
       for (int t = 0; t < kTile; ++t) {
         const __m512i xa = PairOf(xq + t * x.x_stride + 2 * s);
-        if constexpr (kType == T::kQ5_0) {  // one scale for the whole block: one sum
+        if constexpr (kOneSum<kType>) {  // one scale for the whole group: one sum
           const __m512i xb = PairOf(xq + t * x.x_stride + S::kHalfCols + 2 * s);
 #pragma GCC unroll 2
           for (int p = 0; p < kPanels; ++p) {
@@ -191,8 +239,21 @@ inline void HalfSums(const uint8_t* const* sb, int g, int h, const TileX& x,
 template <T kType>
 inline void SuperScales(const uint8_t* sb, float* scale, float* min) {
   const __m512 d = HalfVector(sb);
-  if constexpr (kType == T::kQ5_0) {
+  if constexpr (kType == T::kIQ4_XS) {
+    // Sub-block j's scale: 4 bits of the u32 at 64 + 4r, 2 of the u16 at 32 + 2r, minus 32.
+    const __m512i low = _mm512_loadu_si512(sb + 64);
+    const __m512i high =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + 32)));
+    for (int j = 0; j < 8; ++j) {
+      const __m512i ls = _mm512_or_si512(
+          _mm512_and_si512(Shr(low, 4 * j), _mm512_set1_epi32(15)),
+          _mm512_slli_epi32(_mm512_and_si512(Shr(high, 2 * j), _mm512_set1_epi32(3)), 4));
+      const __m512i centred = _mm512_sub_epi32(ls, _mm512_set1_epi32(32));
+      _mm512_store_ps(scale + 16 * j, _mm512_mul_ps(d, _mm512_cvtepi32_ps(centred)));
+    }
+  } else if constexpr (kOneSum<kType>) {
     _mm512_store_ps(scale, d);
+    if constexpr (kAddsMin<kType>) _mm512_store_ps(min, HalfVector(sb + 32));
   } else if constexpr (kType == T::kQ6_K) {
     for (int k = 0; k < 16; ++k) _mm512_store_ps(scale + 16 * k, Q6Scale(sb, d, k));
   } else {
@@ -211,7 +272,7 @@ inline void SuperScales(const uint8_t* sb, float* scale, float* min) {
 template <T kType, int kTile, int kPanels>
 inline void ApplyHalf(int g, int h, const TileX& x, const __m512i (&acc)[kPanels][kTile],
                       const float* const* scales, const float* const* mins, float* const* sums) {
-  const int sub = kType == T::kQ5_0 ? 0 : 2 * g + h;
+  const int sub = kType == T::kIQ4_XS ? g : kOneSum<kType> ? 0 : 2 * g + h;
   // Q4_K / Q5_K halves are whole x blocks (the second is the next one); Q6_K's halves and
   // Q5_0's block share one.
   const int block = kType == T::kQ4_K || kType == T::kQ5_K ? h : 0;
@@ -227,9 +288,12 @@ inline void ApplyHalf(int g, int h, const TileX& x, const __m512i (&acc)[kPanels
       if constexpr (kType == T::kQ5_0) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(16 * xsum));
       __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(scale, _mm512_set1_ps(s)),
                                  _mm512_load_ps(out));
-      if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
+      if constexpr (kSubtractsMin<kType>) {
         v = _mm512_fnmadd_ps(_mm512_load_ps(mins[p] + 16 * sub),
                              _mm512_set1_ps(s * static_cast<float>(xsum)), v);
+      } else if constexpr (kAddsMin<kType>) {
+        v = _mm512_fmadd_ps(_mm512_load_ps(mins[p]), _mm512_set1_ps(s * static_cast<float>(xsum)),
+                            v);
       }
       _mm512_store_ps(out, v);
     }
@@ -240,7 +304,7 @@ inline void ApplyHalf(int g, int h, const TileX& x, const __m512i (&acc)[kPanels
 template <T kType, int kTile, int kPanels>
 inline void Group(const uint8_t* const* sb, int g, const TileX& x, const float* const* scales,
                   const float* const* mins, float* const* sums) {
-  constexpr int kHalves = kType == T::kQ5_0 ? 1 : 2;
+  constexpr int kHalves = kOneSum<kType> ? 1 : 2;
   for (int h = 0; h < kHalves; ++h) {
     __m512i acc[kPanels][kTile];
     HalfSums<kType, kTile, kPanels>(sb, g, h, x, acc);
@@ -359,6 +423,14 @@ void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, co
   switch (w.type) {
     case T::kQ5_0:
       return ForType<T::kQ5_0>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ4_1:
+      return ForType<T::kQ4_1>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ5_1:
+      return ForType<T::kQ5_1>(panels, w, first_panel, x, n, y, lanes);
+    case T::kIQ4_NL:
+      return ForType<T::kIQ4_NL>(panels, w, first_panel, x, n, y, lanes);
+    case T::kIQ4_XS:
+      return ForType<T::kIQ4_XS>(panels, w, first_panel, x, n, y, lanes);
     case T::kQ4_K:
       return ForType<T::kQ4_K>(panels, w, first_panel, x, n, y, lanes);
     case T::kQ5_K:

@@ -19,18 +19,53 @@ uint32_t LoadU32(const uint8_t* p) {
   return v;
 }
 
-// Q5_0: one 22-byte row block {d, qh, qs} into lane r of a 352-byte panel block.
-void PackQ5_0(const uint8_t* src, int r, uint8_t* dst) {
+// The 32-element types: one row block into lane r of a panel block. Offsets in the row block
+// (and the panel block) of d, m (Q4_1, Q5_1), the u32 of fifth bits (Q5_0, Q5_1) and the 16
+// bytes of nibbles.
+struct LegacyLayout {
+  int m, qh, qs;                     // in the row block; -1: none
+  int packed_masks, packed_nibbles;  // in the panel block
+};
+
+LegacyLayout LegacyLayoutOf(TensorType type) {
+  switch (type) {
+    case T::kQ5_0:
+      return {-1, 2, 6, 32, 96};
+    case T::kQ4_1:
+      return {2, -1, 4, -1, 64};
+    case T::kQ5_1:
+      return {2, 4, 8, 64, 128};
+    default:  // IQ4_NL
+      return {-1, -1, 2, -1, 32};
+  }
+}
+
+void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
+  const LegacyLayout l = LegacyLayoutOf(type);
   std::memcpy(dst + 2 * r, src, 2);
-  const uint32_t qh = LoadU32(src + 2);
+  if (l.m >= 0) std::memcpy(dst + 32 + 2 * r, src + l.m, 2);
+  const uint32_t qh = l.qh >= 0 ? LoadU32(src + l.qh) : 0;
   for (int s = 0; s < 8; ++s) {
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; l.qh >= 0 && h < 2; ++h) {
       for (int c = 0; c < 2; ++c) {
-        OrMaskBit(dst + 32 + 4 * (2 * s + h), 2 * r + c, (qh >> (2 * s + 16 * h + c)) & 1);
+        OrMaskBit(dst + l.packed_masks + 4 * (2 * s + h), 2 * r + c,
+                  (qh >> (2 * s + 16 * h + c)) & 1);
       }
     }
-    dst[96 + 32 * s + 2 * r] = src[6 + 2 * s];
-    dst[96 + 32 * s + 2 * r + 1] = src[6 + 2 * s + 1];
+    dst[l.packed_nibbles + 32 * s + 2 * r] = src[l.qs + 2 * s];
+    dst[l.packed_nibbles + 32 * s + 2 * r + 1] = src[l.qs + 2 * s + 1];
+  }
+}
+
+// IQ4_XS {d, u16 scale highs, u32 scale lows, 8 × 16 nibble bytes}: d at 2r, the u16 at
+// 32 + 2r, the u32 at 64 + 4r, then 8 groups of 32 columns as IQ4_NL's nibbles.
+void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+  std::memcpy(dst + 64 + 4 * r, src + 4, 4);
+  for (int g = 0; g < 8; ++g) {
+    for (int k = 0; k < 16; ++k)
+      dst[128 + 256 * g + 32 * (k / 2) + 2 * r + k % 2] = src[8 + 16 * g + k];
   }
 }
 
@@ -95,7 +130,19 @@ void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
 }  // namespace
 
 bool IsKQuantPanelType(TensorType type) {
-  return type == T::kQ5_0 || type == T::kQ4_K || type == T::kQ5_K || type == T::kQ6_K;
+  switch (type) {
+    case T::kQ5_0:
+    case T::kQ4_1:
+    case T::kQ5_1:
+    case T::kIQ4_NL:
+    case T::kIQ4_XS:
+    case T::kQ4_K:
+    case T::kQ5_K:
+    case T::kQ6_K:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
@@ -110,7 +157,13 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
       uint8_t* dst = out + b * packed_block;
       switch (w.type) {
         case T::kQ5_0:
-          PackQ5_0(src, r, dst);
+        case T::kQ4_1:
+        case T::kQ5_1:
+        case T::kIQ4_NL:
+          PackLegacy(w.type, src, r, dst);
+          break;
+        case T::kIQ4_XS:
+          PackIq4Xs(src, r, dst);
           break;
         case T::kQ4_K:
         case T::kQ5_K:

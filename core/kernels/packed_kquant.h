@@ -1,11 +1,17 @@
 // Panel layouts (16 interleaved rows, see packed_matrix.h) of the types whose VNNI kernel is
-// matmul_panel_kquant.cc: Q5_0, Q4_K, Q5_K and Q6_K. Each panel super-block (32 columns for
-// Q5_0, 256 for the K-quants) takes exactly the bytes of its 16 rows' blocks, rearranged so
-// that one 32-byte load gives the 16 rows' quants of two adjacent columns:
+// matmul_panel_kquant.cc: Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q5_K and Q6_K. Each panel
+// super-block (32 columns for the legacy types and IQ4_NL, 256 for the others) takes exactly
+// the bytes of its 16 rows' blocks, rearranged so that one 32-byte load gives the 16 rows'
+// quants of two adjacent columns:
 //
 //   Q5_0  (352)  [0, 32) 16 f16 d; [32, 96) 16 fifth-bit masks (pair step s = 0..7, half h:
 //                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c);
 //                [96, 352) 8 steps × 16 rows × bytes (2s, 2s + 1) of the row's nibbles.
+//   Q4_1  (320)  [0, 32) d; [32, 64) m; [64, 320) nibbles as Q5_0's.
+//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's; [128, 384) nibbles.
+//   IQ4_NL (288) [0, 32) d; [32, 288) nibbles (code book indices) as Q5_0's.
+//   IQ4_XS (2176) [0, 32) d; [32, 64) the u16 scale highs; [64, 128) the u32 scale lows;
+//                [128, 2176) 8 groups of 32 columns, each as IQ4_NL's nibbles.
 //   Q4_K  (2304) [0, 32) d; [32, 64) dmin; [64, 256) the 12 scale bytes as 3 words × 16
 //                rows (word w of row r at 64 + 64w + 4r); [256, 2304) 4 groups of 64
 //                columns × 16 steps × 16 rows × bytes (32g + 2s, 32g + 2s + 1) of qs.

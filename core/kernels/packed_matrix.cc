@@ -59,6 +59,9 @@ bool HasPanelLayout(TensorType type) {
 }
 
 int64_t PanelBytes(TensorType type, int64_t cols) {
+  if (internal::IsKQuantPanelType(type)) {
+    return cols / GetTraits(type).block_size * GetTraits(type).bytes_per_block * kPanelRows;
+  }
   switch (type) {
     case TensorType::kQ8_0:
       return cols / kBlock * (kScaleBytes + 32 * kPanelRows);
@@ -67,11 +70,6 @@ int64_t PanelBytes(TensorType type, int64_t cols) {
     case TensorType::kF16:
     case TensorType::kBF16:
       return cols * 2 * kPanelRows;
-    case TensorType::kQ5_0:
-    case TensorType::kQ4_K:
-    case TensorType::kQ5_K:
-    case TensorType::kQ6_K:
-      return cols / GetTraits(type).block_size * GetTraits(type).bytes_per_block * kPanelRows;
     default:
       TANDEM_CHECK(false);  // callers check HasPanelLayout
       return 0;
@@ -88,18 +86,16 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
   std::memset(out, 0, PackedBytes(w));
   for (int64_t p = 0; p < PanelCount(w.rows); ++p) {
     uint8_t* panel = out + p * panel_bytes;
+    if (internal::IsKQuantPanelType(w.type)) {
+      internal::PackKQuantPanel(w, p, panel);
+      continue;
+    }
     switch (w.type) {
       case TensorType::kQ8_0:
         PackQuantPanel(w, p, 32, panel);
         break;
       case TensorType::kQ4_0:
         PackQuantPanel(w, p, 16, panel);
-        break;
-      case TensorType::kQ5_0:
-      case TensorType::kQ4_K:
-      case TensorType::kQ5_K:
-      case TensorType::kQ6_K:
-        internal::PackKQuantPanel(w, p, panel);
         break;
       default:
         PackHalfPanel(w, p, panel);
