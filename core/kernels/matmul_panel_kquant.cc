@@ -54,6 +54,10 @@ constexpr int64_t GetTraitsBytes(T type) {
       return 144;
     case T::kQ5_K:
       return 176;
+    case T::kQ2_K:
+      return 84;
+    case T::kQ3_K:
+      return 110;
     default:
       return 210;  // Q6_K
   }
@@ -61,7 +65,11 @@ constexpr int64_t GetTraitsBytes(T type) {
 
 // Types whose group halves share one scale: both halves go into one integer sum.
 template <T kType>
-constexpr bool kOneSum = !(kType == T::kQ4_K || kType == T::kQ5_K || kType == T::kQ6_K);
+constexpr bool kOneSum = !(kType == T::kQ4_K || kType == T::kQ5_K || kType == T::kQ6_K ||
+                           kType == T::kQ2_K || kType == T::kQ3_K);
+// Q2_K / Q3_K: 2-bit fields, four column pairs per 32-byte load (packed_kquant.h).
+template <T kType>
+constexpr bool kTwoBit = kType == T::kQ2_K || kType == T::kQ3_K;
 // Types whose blocks add a min (Q4_1, Q5_1: + m) or subtract one (Q4_K, Q5_K: - dmin · m).
 template <T kType>
 constexpr bool kAddsMin = kType == T::kQ4_1 || kType == T::kQ5_1;
@@ -78,7 +86,7 @@ template <T kType>
 struct Shape {
   static constexpr int64_t kBytes = GetTraitsBytes(kType) * 16;
   static constexpr int kCols =
-      kType == T::kQ4_K || kType == T::kQ5_K || kType == T::kQ6_K || kType == T::kIQ4_XS ? 256 : 32;
+      kType == T::kQ5_0 || kType == T::kQ4_1 || kType == T::kQ5_1 || kType == T::kIQ4_NL ? 32 : 256;
   static constexpr int kGroupCols = kType == T::kQ4_K || kType == T::kQ5_K ? 64 : 32;
   static constexpr int kGroups = kCols / kGroupCols;
   static constexpr int kSteps = kGroupCols / 4;  // each step: a column pair of each half
@@ -126,6 +134,19 @@ inline void DecodeStep(const uint8_t* sb, int g, int s, int h, __m512i* wa, __m5
       const __m512i book = _mm512_load_si512(kCodeBook);
       *wa = _mm512_permutexvar_epi16(*wa, book);
       *wb = _mm512_permutexvar_epi16(*wb, book);
+    }
+  } else if constexpr (kTwoBit<kType>) {
+    constexpr int kQuants = kType == T::kQ2_K ? 320 : 224;
+    const int pair = 8 * h + s;
+    const __m512i v = Load256(sb + kQuants + 128 * g + 32 * (pair / 4));
+    *wa = _mm512_and_si512(_mm512_srl_epi16(v, _mm_cvtsi32_si128(2 * (pair % 4))),
+                           _mm512_set1_epi16(3));
+    if constexpr (kType == T::kQ3_K) {  // + 4 where the high bit is set, then - 4
+      uint32_t bits;
+      std::memcpy(&bits, sb + 1248 + 64 * g + 4 * pair, 4);
+      *wa = _mm512_sub_epi16(
+          _mm512_mask_add_epi16(*wa, _cvtu32_mask32(bits), *wa, _mm512_set1_epi16(4)),
+          _mm512_set1_epi16(4));
     }
   } else if constexpr (kType == T::kQ4_K || kType == T::kQ5_K) {
     const __m512i v = Load256(sb + (kType == T::kQ5_K ? 768 : 256) + 512 * g + 32 * s);
@@ -251,6 +272,30 @@ inline void SuperScales(const uint8_t* sb, float* scale, float* min) {
       const __m512i centred = _mm512_sub_epi32(ls, _mm512_set1_epi32(32));
       _mm512_store_ps(scale + 16 * j, _mm512_mul_ps(d, _mm512_cvtepi32_ps(centred)));
     }
+  } else if constexpr (kType == T::kQ2_K) {
+    const __m512 dmin = HalfVector(sb + 32);
+    for (int k = 0; k < 16; ++k) {
+      const __m512i b =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + 64 + 16 * k)));
+      const __m512i sc = _mm512_and_si512(b, _mm512_set1_epi32(15));
+      _mm512_store_ps(scale + 16 * k, _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
+      _mm512_store_ps(min + 16 * k,
+                      _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4))));
+    }
+  } else if constexpr (kType == T::kQ3_K) {
+    // Sub-block j: 4 bits of word (j / 4) % 2 at 8 (j % 4) + 4 (j >= 8), 2 bits of word 2 at
+    // 8 (j % 4) + 2 (j / 4); minus 32.
+    const __m512i w[3] = {_mm512_loadu_si512(sb + 32), _mm512_loadu_si512(sb + 96),
+                          _mm512_loadu_si512(sb + 160)};
+    for (int j = 0; j < 16; ++j) {
+      const __m512i low = _mm512_and_si512(Shr(w[(j / 4) % 2], 8 * (j % 4) + (j >= 8 ? 4 : 0)),
+                                           _mm512_set1_epi32(15));
+      const __m512i high =
+          _mm512_and_si512(Shr(w[2], 8 * (j % 4) + 2 * (j / 4)), _mm512_set1_epi32(3));
+      const __m512i ls =
+          _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+      _mm512_store_ps(scale + 16 * j, _mm512_mul_ps(d, _mm512_cvtepi32_ps(ls)));
+    }
   } else if constexpr (kOneSum<kType>) {
     _mm512_store_ps(scale, d);
     if constexpr (kAddsMin<kType>) _mm512_store_ps(min, HalfVector(sb + 32));
@@ -291,6 +336,12 @@ inline void ApplyHalf(int g, int h, const TileX& x, const __m512i (&acc)[kPanels
       if constexpr (kSubtractsMin<kType>) {
         v = _mm512_fnmadd_ps(_mm512_load_ps(mins[p] + 16 * sub),
                              _mm512_set1_ps(s * static_cast<float>(xsum)), v);
+      } else if constexpr (kType == T::kQ2_K) {  // the min covers this half's 16 columns
+        const int16_t* xq = x.q + t * x.x_stride + 16 * h;
+        int32_t half_sum = 0;
+        for (int c = 0; c < 16; ++c) half_sum += xq[c];
+        v = _mm512_fnmadd_ps(_mm512_load_ps(mins[p] + 16 * sub),
+                             _mm512_set1_ps(s * static_cast<float>(half_sum)), v);
       } else if constexpr (kAddsMin<kType>) {
         v = _mm512_fmadd_ps(_mm512_load_ps(mins[p]), _mm512_set1_ps(s * static_cast<float>(xsum)),
                             v);
@@ -320,7 +371,7 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
   using S = Shape<kType>;
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
   alignas(64) float scale[kPanels][16 * 16];
-  alignas(64) float min[kPanels][8 * 16];
+  alignas(64) float min[kPanels][16 * 16];
   for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
   const int tiles = (n + kTile - 1) / kTile;
   const int big_tiles = n - tiles * (kTile - 1);
@@ -431,6 +482,10 @@ void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, co
       return ForType<T::kIQ4_NL>(panels, w, first_panel, x, n, y, lanes);
     case T::kIQ4_XS:
       return ForType<T::kIQ4_XS>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ2_K:
+      return ForType<T::kQ2_K>(panels, w, first_panel, x, n, y, lanes);
+    case T::kQ3_K:
+      return ForType<T::kQ3_K>(panels, w, first_panel, x, n, y, lanes);
     case T::kQ4_K:
       return ForType<T::kQ4_K>(panels, w, first_panel, x, n, y, lanes);
     case T::kQ5_K:

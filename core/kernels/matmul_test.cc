@@ -291,7 +291,8 @@ TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
   for (TensorType type :
        {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16,
         TensorType::kQ5_0, TensorType::kQ4_1, TensorType::kQ5_1, TensorType::kIQ4_NL,
-        TensorType::kIQ4_XS, TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
+        TensorType::kIQ4_XS, TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
+        TensorType::kQ5_K, TensorType::kQ6_K}) {
     TestMatrix m = MakeMatrix(type, 37, GetTraits(type).block_size == 256 ? 512 : 96, 13);
     ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
     const int64_t max_n = 70;

@@ -127,10 +127,64 @@ void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
   }
 }
 
+// Q2_K / Q3_K element e's 2-bit field (quants at `qs`) and Q3_K's high bit (at `hmask`).
+int TwoBits(const uint8_t* qs, int e) {
+  return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+int HighBit(const uint8_t* hmask, int e) {
+  return (hmask[e % 32] >> (4 * (e / 128) + (e % 128) / 32)) & 1;
+}
+
+// Group-relative column of byte a of pair P: half P / 8, pair P % 8 of the half.
+int PairColumn(int pair) { return 16 * (pair / 8) + 2 * (pair % 8); }
+
+// The 2-bit fields of a row super-block as 8 groups × 4 loads × (byte a, byte b) at lane r:
+// load L's bit pair i holds pair 4L + i's two columns.
+void PackTwoBits(const uint8_t* qs, int r, uint8_t* dst) {
+  for (int g = 0; g < 8; ++g) {
+    for (int load = 0; load < 4; ++load) {
+      for (int b = 0; b < 2; ++b) {
+        int byte = 0;
+        for (int i = 0; i < 4; ++i) {
+          byte |= TwoBits(qs, 32 * g + PairColumn(4 * load + i) + b) << (2 * i);
+        }
+        dst[128 * g + 32 * load + 2 * r + b] = static_cast<uint8_t>(byte);
+      }
+    }
+  }
+}
+
+// Q2_K {16 scale bytes, 64 quant bytes, d, dmin}: d at 2r, dmin at 32 + 2r, scale byte k at
+// 64 + 16k + r, the 2-bit fields from 320.
+void PackQ2_K(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 80, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 82, 2);
+  for (int k = 0; k < 16; ++k) dst[64 + 16 * k + r] = src[k];
+  PackTwoBits(src + 16, r, dst + 320);
+}
+
+// Q3_K {32 hmask bytes, 64 quant bytes, 12 scale bytes, d}: d at 2r, the scale words at
+// 32 + 64w + 4r, the 2-bit fields from 224, the high bits as masks from 1248.
+void PackQ3_K(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 108, 2);
+  for (int w = 0; w < 3; ++w) std::memcpy(dst + 32 + 64 * w + 4 * r, src + 96 + 4 * w, 4);
+  PackTwoBits(src + 32, r, dst + 224);
+  for (int g = 0; g < 8; ++g) {
+    for (int pair = 0; pair < 16; ++pair) {
+      for (int c = 0; c < 2; ++c) {
+        OrMaskBit(dst + 1248 + 64 * g + 4 * pair, 2 * r + c,
+                  HighBit(src, 32 * g + PairColumn(pair) + c));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool IsKQuantPanelType(TensorType type) {
   switch (type) {
+    case T::kQ2_K:
+    case T::kQ3_K:
     case T::kQ5_0:
     case T::kQ4_1:
     case T::kQ5_1:
@@ -164,6 +218,12 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
           break;
         case T::kIQ4_XS:
           PackIq4Xs(src, r, dst);
+          break;
+        case T::kQ2_K:
+          PackQ2_K(src, r, dst);
+          break;
+        case T::kQ3_K:
+          PackQ3_K(src, r, dst);
           break;
         case T::kQ4_K:
         case T::kQ5_K:

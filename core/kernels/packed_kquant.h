@@ -1,5 +1,5 @@
 // Panel layouts (16 interleaved rows, see packed_matrix.h) of the types whose VNNI kernel is
-// matmul_panel_kquant.cc: Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q5_K and Q6_K. Each panel
+// matmul_panel_kquant.cc: Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and Q2_K..Q6_K. Each panel
 // super-block (32 columns for the legacy types and IQ4_NL, 256 for the others) takes exactly
 // the bytes of its 16 rows' blocks, rearranged so that one 32-byte load gives the 16 rows'
 // quants of two adjacent columns:
@@ -22,6 +22,13 @@
 //                groups of 32 columns × 8 steps × 16 rows × 2 bytes of low nibbles (byte k
 //                of a group: column k's low 4 bits | column k + 16's << 4); [2336, 3360) 8
 //                groups × 4 × 16 rows × 2 bytes of high bits (HighBitsByte).
+//   Q2_K  (1344) [0, 32) d; [32, 64) dmin; [64, 320) 16 sub-blocks × 16 rows' scale bytes;
+//                [320, 1344) the 2-bit fields: 8 groups of 32 columns × 4 loads × 16 rows ×
+//                2 bytes, load L's bit pair i holding column pair P = 4L + i (columns
+//                16 (P / 8) + 2 (P % 8) in byte a, the next in byte b).
+//   Q3_K  (1760) [0, 32) d; [32, 224) the 12 scale bytes as 3 words × 16 rows; [224, 1248)
+//                the 2-bit fields as Q2_K's; [1248, 1760) the high bits as masks (group g,
+//                pair P: 1248 + 64g + 4P, bit 2r + c).
 //
 // The dequantized values are exactly those of DequantizeRow (tensor_type.h).
 #ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
