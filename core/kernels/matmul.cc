@@ -62,7 +62,9 @@ bool IsaAvailable(KernelIsa isa) {
 constexpr size_t kMaxSharedOutputs = 4;
 
 // Whether `w` takes a panel path with `isa`, and which one.
-enum class PanelPath { kNone, kFloat, kVnni };
+// kInt16: the K-quant panel kernel on plain AVX-512 (the VNNI kernel's int16 activations and
+// arithmetic, vpdpwssd emulated exactly).
+enum class PanelPath { kNone, kFloat, kVnni, kInt16 };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
   if (isa == KernelIsa::kAvx512Vnni &&
@@ -70,8 +72,10 @@ PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
        internal::IsKQuantPanelType(w.type))) {
     return PanelPath::kVnni;
   }
-  // The K-quant panels have only the VNNI kernel; other paths read their rows.
-  if (internal::IsKQuantPanelType(w.type)) return PanelPath::kNone;
+  // The K-quant panels have only the integer kernel; AVX2 and scalar read their rows.
+  if (internal::IsKQuantPanelType(w.type)) {
+    return isa == KernelIsa::kAvx512 ? PanelPath::kInt16 : PanelPath::kNone;
+  }
   if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return PanelPath::kFloat;
   return PanelPath::kNone;
 }
@@ -90,7 +94,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
   TANDEM_CHECK(outputs.size() <= kMaxSharedOutputs);
   const int64_t cols = outputs[0].w->cols;
   internal::Int16Rows xq{};
-  if (path == PanelPath::kVnni) {
+  if (path == PanelPath::kVnni || path == PanelPath::kInt16) {
     thread_local MatMulScratch thread_scratch;
     MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
@@ -102,7 +106,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     internal::QuantizeRowsInt16(x, n, cols, b.q.data(), b.scales.data(), b.sums.data());
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data()};  // read by all threads
   }
-  const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
+  const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;
   int64_t first_unit[kMaxSharedOutputs + 1] = {0};
   int64_t work = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -125,17 +129,14 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
           for (int64_t r = 0; r < n; r += internal::kMaxPanelGroup) {
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
-            if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
-              internal::PanelsVnniKQuant(
-                  w, first_panel, count,
-                  internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
-                                      xq.sums + r * cols / 32},
-                  group, y);
+            const internal::Int16Rows rows{xq.q + r * cols, xq.scales + r * cols / 32,
+                                           xq.sums + r * cols / 32};
+            if (path == PanelPath::kInt16) {
+              internal::PanelsAvx512KQuant(w, first_panel, count, rows, group, y);
+            } else if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
+              internal::PanelsVnniKQuant(w, first_panel, count, rows, group, y);
             } else if (path == PanelPath::kVnni) {
-              internal::PanelsVnni(w, first_panel, count,
-                                   internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
-                                                       xq.sums + r * cols / 32},
-                                   group, y);
+              internal::PanelsVnni(w, first_panel, count, rows, group, y);
             } else {
               internal::PanelGroupAvx512(w, first_panel, x + r * cols, group, y);
             }

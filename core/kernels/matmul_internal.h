@@ -58,9 +58,12 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
 void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x, int n,
                 float* y);
 
-// The same for a Q5_0, Q4_K, Q5_K or Q6_K matrix (matmul_panel_kquant.cc).
+// The same for a matrix of a packed_kquant.h type (matmul_panel_kquant.cc), and its exact
+// equal for AVX-512 CPUs without VNNI (matmul_panel_kquant_avx512.cc).
 void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
                       int n, float* y);
+void PanelsAvx512KQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
+                        int n, float* y);
 
 }  // namespace tandem::internal
 

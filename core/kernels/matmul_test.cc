@@ -483,6 +483,28 @@ TEST(VnniEmulationTest, TheKernelEqualsTheEmulationBitForBit) {
   }
 }
 
+// The block types' integer panel kernel exists twice, for VNNI (vpdpwssd) and for plain
+// AVX-512 (vpmaddwd + vpaddd): the same exact integer sums and float steps, so the same bits.
+TEST(KQuantPanelTest, TheAvx512KernelEqualsTheVnniKernelBitForBit) {
+  if (!HasVnni()) return NoteKernelNotRun("the VNNI K-quant panel kernel");
+  ThreadPool pool(2);
+  for (TensorType type :
+       {TensorType::kQ5_0, TensorType::kQ4_1, TensorType::kQ5_1, TensorType::kIQ4_NL,
+        TensorType::kIQ4_XS, TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
+        TensorType::kQ5_K, TensorType::kQ6_K}) {
+    TestMatrix m = MakeMatrix(type, 37, 512, 41);
+    ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
+    for (int64_t n : {1, 5, 13}) {
+      const std::vector<float> x = RandomActivations(n, m.w.cols, 43);
+      std::vector<float> vnni(n * m.w.rows, NAN), avx512(n * m.w.rows, NAN);
+      RunPath({KernelIsa::kAvx512Vnni, true}, m, x.data(), n, vnni.data(), pool);
+      RunPath({KernelIsa::kAvx512, true}, m, x.data(), n, avx512.data(), pool);
+      EXPECT_EQ(0, std::memcmp(vnni.data(), avx512.data(), 4 * vnni.size()))
+          << TensorTypeName(type) << " n=" << n;
+    }
+  }
+}
+
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {
   const KernelIsa isa = DetectKernelIsa();
   EXPECT_THAT(std::string(KernelIsaName(isa)),

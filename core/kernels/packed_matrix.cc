@@ -106,8 +106,6 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
 
 bool PacksOnThisCpu(TensorType type) {
   const KernelIsa isa = DetectKernelIsa();
-  // The Q5_0 / K-quant panels are read only by the VNNI kernel.
-  if (internal::IsKQuantPanelType(type)) return isa == KernelIsa::kAvx512Vnni;
   return (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) && HasPanelLayout(type);
 }
 
