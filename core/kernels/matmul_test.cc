@@ -317,16 +317,20 @@ TEST(MatMulSharedTest, EachOutputEqualsItsOwnMatMul) {
   const std::vector<std::vector<TensorType>> sets = {
       {TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0},
       {TensorType::kF16, TensorType::kF16},
-      {TensorType::kF32, TensorType::kQ8_0}};
+      {TensorType::kF32, TensorType::kQ8_0},
+      {TensorType::kQ4_K, TensorType::kQ4_K, TensorType::kQ6_K},  // a Q4_K_M layer's q, k, v
+      {TensorType::kQ5_0, TensorType::kQ8_0, TensorType::kQ2_K}};
   ThreadPool pool(2);
   for (const std::vector<TensorType>& types : sets) {
     std::vector<TestMatrix> matrices;
     const int64_t rows[] = {35, 16, 70};
+    const int64_t cols =
+        types.back() == TensorType::kQ6_K || types.back() == TensorType::kQ2_K ? 256 : 96;
     for (size_t i = 0; i < types.size(); ++i) {
-      matrices.push_back(MakeMatrix(types[i], rows[i], 96, static_cast<uint32_t>(20 + i)));
+      matrices.push_back(MakeMatrix(types[i], rows[i], cols, static_cast<uint32_t>(20 + i)));
     }
     for (int64_t n : {1, 5, 13}) {
-      const std::vector<float> x = RandomActivations(n, 96, 23);
+      const std::vector<float> x = RandomActivations(n, cols, 23);
       std::vector<std::vector<float>> shared(types.size()), alone(types.size());
       std::vector<MatMulOutput> outputs;
       for (size_t i = 0; i < types.size(); ++i) {
@@ -351,6 +355,10 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
   EXPECT_EQ(PanelBytes(TensorType::kQ8_0, 960), 16 * 960 / 32 * 34);
   EXPECT_EQ(PanelBytes(TensorType::kQ4_0, 960), 16 * 960 / 32 * 18);
   EXPECT_EQ(PanelBytes(TensorType::kF16, 75), 16 * 75 * 2);
+  EXPECT_EQ(PanelBytes(TensorType::kQ4_K, 512), 16 * 2 * 144);
+  EXPECT_EQ(PanelBytes(TensorType::kQ6_K, 256), 16 * 210);
+  EXPECT_EQ(PanelBytes(TensorType::kQ5_0, 960), 16 * 960 / 32 * 22);
+  EXPECT_EQ(PanelBytes(TensorType::kIQ4_XS, 256), 16 * 136);
   EXPECT_EQ(PanelCount(33), 3);
   EXPECT_FALSE(HasPanelLayout(TensorType::kF32));
 }
