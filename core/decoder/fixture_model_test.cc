@@ -113,7 +113,14 @@ INSTANTIATE_TEST_SUITE_P(
         FixtureCase{"llama_q8_0", {"--type", "q8_0", "--dim", "64", "--ffn", "96"}, 0.15f},
         FixtureCase{"qwen2_q4_0",
                     {"--arch", "qwen2", "--type", "q4_0", "--dim", "64", "--ffn", "96"},
-                    2.0f}),
+                    2.0f},
+        // llama-quantize's mixes as make_fixture_model writes them (dim 256: K-quants apply;
+        // ffn_down rows of 320 fall back to Q5_0 / Q5_1 / Q8_0 as llama-quantize does).
+        FixtureCase{"llama_q4_k_m", {"--type", "q4_k_m", "--dim", "256", "--ffn", "320"}, 2.0f},
+        FixtureCase{"llama_q5_k_m", {"--type", "q5_k_m", "--dim", "256", "--ffn", "320"}, 1.0f},
+        FixtureCase{"qwen2_q6_k",
+                    {"--arch", "qwen2", "--type", "q6_k", "--dim", "256", "--ffn", "320"},
+                    1.0f}),
     [](const ::testing::TestParamInfo<FixtureCase>& info) { return info.param.name; });
 
 }  // namespace

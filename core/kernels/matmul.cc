@@ -9,6 +9,7 @@
 #include "absl/types/span.h"
 #include "core/base/check.h"
 #include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_kquant.h"
 #include "core/kernels/packed_matrix.h"
 
 namespace tandem {
@@ -61,12 +62,19 @@ bool IsaAvailable(KernelIsa isa) {
 constexpr size_t kMaxSharedOutputs = 4;
 
 // Whether `w` takes a panel path with `isa`, and which one.
-enum class PanelPath { kNone, kFloat, kVnni };
+// kInt16: the K-quant panel kernel on plain AVX-512 (the VNNI kernel's int16 activations and
+// arithmetic, vpdpwssd emulated exactly).
+enum class PanelPath { kNone, kFloat, kVnni, kInt16 };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
   if (isa == KernelIsa::kAvx512Vnni &&
-      (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0)) {
+      (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
+       internal::IsKQuantPanelType(w.type))) {
     return PanelPath::kVnni;
+  }
+  // The K-quant panels have only the integer kernel; AVX2 and scalar read their rows.
+  if (internal::IsKQuantPanelType(w.type)) {
+    return isa == KernelIsa::kAvx512 ? PanelPath::kInt16 : PanelPath::kNone;
   }
   if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return PanelPath::kFloat;
   return PanelPath::kNone;
@@ -86,7 +94,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
   TANDEM_CHECK(outputs.size() <= kMaxSharedOutputs);
   const int64_t cols = outputs[0].w->cols;
   internal::Int16Rows xq{};
-  if (path == PanelPath::kVnni) {
+  if (path == PanelPath::kVnni || path == PanelPath::kInt16) {
     thread_local MatMulScratch thread_scratch;
     MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
@@ -98,7 +106,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     internal::QuantizeRowsInt16(x, n, cols, b.q.data(), b.scales.data(), b.sums.data());
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data()};  // read by all threads
   }
-  const int64_t panels_per_unit = path == PanelPath::kVnni ? 2 : 1;
+  const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;
   int64_t first_unit[kMaxSharedOutputs + 1] = {0};
   int64_t work = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -121,11 +129,14 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
           for (int64_t r = 0; r < n; r += internal::kMaxPanelGroup) {
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
-            if (path == PanelPath::kVnni) {
-              internal::PanelsVnni(w, first_panel, count,
-                                   internal::Int16Rows{xq.q + r * cols, xq.scales + r * cols / 32,
-                                                       xq.sums + r * cols / 32},
-                                   group, y);
+            const internal::Int16Rows rows{xq.q + r * cols, xq.scales + r * cols / 32,
+                                           xq.sums + r * cols / 32};
+            if (path == PanelPath::kInt16) {
+              internal::PanelsAvx512KQuant(w, first_panel, count, rows, group, y);
+            } else if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
+              internal::PanelsVnniKQuant(w, first_panel, count, rows, group, y);
+            } else if (path == PanelPath::kVnni) {
+              internal::PanelsVnni(w, first_panel, count, rows, group, y);
             } else {
               internal::PanelGroupAvx512(w, first_panel, x + r * cols, group, y);
             }
@@ -136,6 +147,32 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
 }
 
 }  // namespace
+
+namespace internal {
+
+bool DotTileDecodes(TensorType type) {
+  switch (type) {
+    case TensorType::kF32:
+    case TensorType::kF16:
+    case TensorType::kBF16:
+    case TensorType::kQ8_0:
+    case TensorType::kQ4_0:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void DecodeRows(const WeightMatrix& w, int64_t begin, int64_t end, float* out) {
+  for (int64_t r = begin; r < end; ++r) {
+    const absl::Status status =
+        DequantizeRow(w.type, absl::MakeConstSpan(w.data + r * w.row_bytes, w.row_bytes),
+                      absl::MakeSpan(out + (r - begin) * w.cols, w.cols));
+    TANDEM_CHECK(status.ok());  // the loader admits only supported types and sizes
+  }
+}
+
+}  // namespace internal
 
 KernelIsa DetectKernelIsa() {
   static const KernelIsa isa = [] {
@@ -170,17 +207,32 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
     return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool, scratch);
   }
   const DotTileFn dot = DotTileFor(isa);
+  // Types the row kernels do not decode themselves (the K-quants, Q4_1, ...) are decoded to
+  // floats a block of rows at a time (exactly, with the scalar reference dequantisation) and
+  // multiplied as F32: the same operations for a row whatever the batch or thread.
+  const bool decode = !internal::DotTileDecodes(w.type);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
   pool.ParallelFor(
       w.rows,
       [&](int64_t row_begin, int64_t row_end) {
         float out[kMaxTile];
+        thread_local std::vector<float> decoded;
+        if (decode && static_cast<int64_t>(decoded.size()) < kRowBlock * w.cols) {
+          decoded.resize(kRowBlock * w.cols);
+        }
         for (int64_t block = row_begin; block < row_end; block += kRowBlock) {
           const int64_t block_end = std::min(row_end, block + kRowBlock);
+          if (decode) internal::DecodeRows(w, block, block_end, decoded.data());
           for (int64_t i = 0; i < n; i += kMaxTile) {
             const int tile = static_cast<int>(std::min<int64_t>(kMaxTile, n - i));
             for (int64_t r = block; r < block_end; ++r) {
-              dot(w.type, w.data + r * w.row_bytes, x + i * w.cols, w.cols, tile, w.cols, out);
+              if (decode) {
+                const float* row = decoded.data() + (r - block) * w.cols;
+                dot(TensorType::kF32, reinterpret_cast<const uint8_t*>(row), x + i * w.cols, w.cols,
+                    tile, w.cols, out);
+              } else {
+                dot(w.type, w.data + r * w.row_bytes, x + i * w.cols, w.cols, tile, w.cols, out);
+              }
               for (int t = 0; t < tile; ++t) y[(i + t) * w.rows + r] = out[t];
             }
           }

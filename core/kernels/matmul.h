@@ -40,7 +40,10 @@ struct WeightMatrix {
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.
 // kAvx512Vnni is kAvx512 plus integer dot products for Q8_0 and Q4_0 panels (activations quantized
-// to int16 per 32-column block; matmul_panel_vnni.cc), the other types as kAvx512.
+// to int16 per 32-column block; matmul_panel_vnni.cc), the other types as kAvx512. The other block
+// types (Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q2_K..Q6_K) take one integer panel kernel on both
+// AVX-512 paths (matmul_panel_kquant.cc, bit-identical with and without VNNI); AVX2 and scalar
+// decode their rows to floats.
 enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 KernelIsa DetectKernelIsa();
 absl::string_view KernelIsaName(KernelIsa isa);

@@ -24,6 +24,12 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
 void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
                  int64_t cols, float* out);
 
+// Whether the row kernels above read `type` directly (F32, F16, BF16, Q8_0, Q4_0); other
+// supported types are first decoded to F32 rows with DecodeRows.
+bool DotTileDecodes(TensorType type);
+// Rows [begin, end) of `w` as floats, (end - begin) · w.cols of them, by DequantizeRow.
+void DecodeRows(const WeightMatrix& w, int64_t begin, int64_t end, float* out);
+
 // Most x rows one tile computes: 12 rows × 2 accumulators plus a block's two columns and
 // its scales fit the 32 zmm registers.
 inline constexpr int kMaxPanelTile = 12;
@@ -51,6 +57,13 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
 // share each activation load.
 void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x, int n,
                 float* y);
+
+// The same for a matrix of a packed_kquant.h type (matmul_panel_kquant.cc), and its exact
+// equal for AVX-512 CPUs without VNNI (matmul_panel_kquant_avx512.cc).
+void PanelsVnniKQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
+                      int n, float* y);
+void PanelsAvx512KQuant(const WeightMatrix& w, int64_t first_panel, int panels, const Int16Rows& x,
+                        int n, float* y);
 
 }  // namespace tandem::internal
 

@@ -28,6 +28,54 @@ struct TestMatrix {
 
 void PutU16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
+bool HasTestQuantizer(TensorType type) {
+  return type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kBF16 ||
+         type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
+}
+
+// The other quantized types: every bit pattern of their quants and sub-block scales is a valid
+// block, so blocks are random bytes with their f16 super-block scales replaced by random
+// values that keep weights within about ±1 (`max_scale` each, at these byte offsets).
+struct RandomBlockLayout {
+  TensorType type;
+  std::vector<std::pair<int, float>> scales;  // (offset of an f16, its largest magnitude)
+  bool signed_scales;                         // false: the f16s are >= 0 (d, dmin)
+};
+
+const RandomBlockLayout* RandomLayoutFor(TensorType type) {
+  static const std::vector<RandomBlockLayout> layouts = {
+      {TensorType::kQ4_1, {{0, 1.0f / 15}, {2, 1.0f}}, true},
+      {TensorType::kQ5_0, {{0, 1.0f / 16}}, true},
+      {TensorType::kQ5_1, {{0, 1.0f / 31}, {2, 1.0f}}, true},
+      {TensorType::kIQ4_NL, {{0, 1.0f / 127}}, true},
+      {TensorType::kQ2_K, {{80, 1.0f / 45}, {82, 1.0f / 15}}, false},
+      {TensorType::kQ3_K, {{108, 1.0f / 128}}, true},
+      {TensorType::kQ4_K, {{0, 1.0f / 945}, {2, 1.0f / 63}}, false},
+      {TensorType::kQ5_K, {{0, 1.0f / 1953}, {2, 1.0f / 63}}, false},
+      {TensorType::kQ6_K, {{208, 1.0f / 4096}}, true},
+      {TensorType::kIQ4_XS, {{0, 1.0f / 4064}}, true},
+  };
+  for (const RandomBlockLayout& layout : layouts) {
+    if (layout.type == type) return &layout;
+  }
+  return nullptr;
+}
+
+void FillRandomBlocks(const RandomBlockLayout& layout, int64_t blocks, std::mt19937& rng,
+                      uint8_t* out) {
+  const int64_t block_bytes = GetTraits(layout.type).bytes_per_block;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> unit(layout.signed_scales ? -1.0f : 0.0f, 1.0f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* block = out + b * block_bytes;
+    for (int64_t i = 0; i < block_bytes; ++i) block[i] = static_cast<uint8_t>(byte(rng));
+    for (const auto& [offset, max_scale] : layout.scales) {
+      const uint16_t h = F32ToFp16(unit(rng) * max_scale);
+      std::memcpy(block + offset, &h, 2);
+    }
+  }
+}
+
 TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -48,7 +96,7 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
       row_bytes = cols / 32 * 18;
       break;
     default:
-      ADD_FAILURE() << "no test quantizer";
+      row_bytes = cols / GetTraits(type).block_size * GetTraits(type).bytes_per_block;
   }
   m.bytes.assign(rows * row_bytes, 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -83,6 +131,12 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
         }
       }
     }
+  }
+  if (const RandomBlockLayout* layout = RandomLayoutFor(type)) {
+    FillRandomBlocks(*layout, rows * row_bytes / GetTraits(type).bytes_per_block, rng,
+                     m.bytes.data());
+  } else if (!HasTestQuantizer(type)) {
+    ADD_FAILURE() << "no test quantizer for " << TensorTypeName(type);
   }
   m.w = WeightMatrix{type, rows, cols, m.bytes.data(), row_bytes};
   if (HasPanelLayout(type)) {
@@ -194,15 +248,52 @@ INSTANTIATE_TEST_SUITE_P(
         MatMulCase{TensorType::kQ8_0, 35, 96, 7}, MatMulCase{TensorType::kQ8_0, 3, 32, 1},
         MatMulCase{TensorType::kQ8_0, 64, 160, 16}, MatMulCase{TensorType::kQ8_0, 7, 64, 17},
         MatMulCase{TensorType::kQ4_0, 29, 160, 9}, MatMulCase{TensorType::kQ4_0, 64, 64, 2},
-        MatMulCase{TensorType::kQ4_0, 50, 96, 13}),
+        MatMulCase{TensorType::kQ4_0, 50, 96, 13}, MatMulCase{TensorType::kQ4_1, 37, 96, 9},
+        MatMulCase{TensorType::kQ5_0, 37, 64, 9}, MatMulCase{TensorType::kQ5_1, 21, 96, 3},
+        MatMulCase{TensorType::kIQ4_NL, 37, 64, 9}, MatMulCase{TensorType::kQ2_K, 37, 512, 9},
+        MatMulCase{TensorType::kQ3_K, 37, 256, 9}, MatMulCase{TensorType::kQ4_K, 37, 512, 9},
+        MatMulCase{TensorType::kQ4_K, 64, 256, 1}, MatMulCase{TensorType::kQ4_K, 35, 768, 70},
+        MatMulCase{TensorType::kQ5_K, 37, 512, 9}, MatMulCase{TensorType::kQ5_K, 16, 256, 13},
+        MatMulCase{TensorType::kQ6_K, 37, 512, 9}, MatMulCase{TensorType::kQ6_K, 64, 256, 1},
+        MatMulCase{TensorType::kQ6_K, 35, 768, 70}, MatMulCase{TensorType::kIQ4_XS, 37, 256, 9}),
     CaseName);
+
+// The types added with the K-quants (every path this CPU has, packed or not): a row's output is
+// bit-identical for every batch size 1..9 and at 1, 2 or 3 threads.
+TEST(MatMulBatchInvarianceTest, EveryTypeGivesTheSameRowsForAnyBatchAndThreadCount) {
+  const TensorType types[] = {TensorType::kQ4_1,   TensorType::kQ5_0, TensorType::kQ5_1,
+                              TensorType::kIQ4_NL, TensorType::kQ2_K, TensorType::kQ3_K,
+                              TensorType::kQ4_K,   TensorType::kQ5_K, TensorType::kQ6_K,
+                              TensorType::kIQ4_XS};
+  ThreadPool one(1), two(2), three(3);
+  for (TensorType type : types) {
+    TestMatrix m = MakeMatrix(type, 41, 512, 31);
+    const int64_t max_n = 9;
+    const std::vector<float> x = RandomActivations(max_n, m.w.cols, 37);
+    for (const Path& path : PathsFor(m)) {
+      std::vector<float> full(max_n * m.w.rows);
+      RunPath(path, m, x.data(), max_n, full.data(), one);
+      for (ThreadPool* pool : {&one, &two, &three}) {
+        for (int64_t n = 1; n <= max_n; ++n) {
+          std::vector<float> part(n * m.w.rows, NAN);
+          RunPath(path, m, x.data(), n, part.data(), *pool);
+          ASSERT_EQ(0, std::memcmp(part.data(), full.data(), 4 * part.size()))
+              << TensorTypeName(type) << " " << PathName(path) << " n=" << n;
+        }
+      }
+    }
+  }
+}
 
 // The packed path splits n rows into tiles by n (13 rows run as 7 + 6) and groups of 64:
 // every prefix of a 70-row batch, i.e. every tiling, gives each row bit-identical results.
 TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
   for (TensorType type :
-       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16}) {
-    TestMatrix m = MakeMatrix(type, 37, 96, 13);
+       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF16, TensorType::kBF16,
+        TensorType::kQ5_0, TensorType::kQ4_1, TensorType::kQ5_1, TensorType::kIQ4_NL,
+        TensorType::kIQ4_XS, TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
+        TensorType::kQ5_K, TensorType::kQ6_K}) {
+    TestMatrix m = MakeMatrix(type, 37, GetTraits(type).block_size == 256 ? 512 : 96, 13);
     ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
     const int64_t max_n = 70;
     const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);
@@ -226,16 +317,20 @@ TEST(MatMulSharedTest, EachOutputEqualsItsOwnMatMul) {
   const std::vector<std::vector<TensorType>> sets = {
       {TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0},
       {TensorType::kF16, TensorType::kF16},
-      {TensorType::kF32, TensorType::kQ8_0}};
+      {TensorType::kF32, TensorType::kQ8_0},
+      {TensorType::kQ4_K, TensorType::kQ4_K, TensorType::kQ6_K},  // a Q4_K_M layer's q, k, v
+      {TensorType::kQ5_0, TensorType::kQ8_0, TensorType::kQ2_K}};
   ThreadPool pool(2);
   for (const std::vector<TensorType>& types : sets) {
     std::vector<TestMatrix> matrices;
     const int64_t rows[] = {35, 16, 70};
+    const int64_t cols =
+        types.back() == TensorType::kQ6_K || types.back() == TensorType::kQ2_K ? 256 : 96;
     for (size_t i = 0; i < types.size(); ++i) {
-      matrices.push_back(MakeMatrix(types[i], rows[i], 96, static_cast<uint32_t>(20 + i)));
+      matrices.push_back(MakeMatrix(types[i], rows[i], cols, static_cast<uint32_t>(20 + i)));
     }
     for (int64_t n : {1, 5, 13}) {
-      const std::vector<float> x = RandomActivations(n, 96, 23);
+      const std::vector<float> x = RandomActivations(n, cols, 23);
       std::vector<std::vector<float>> shared(types.size()), alone(types.size());
       std::vector<MatMulOutput> outputs;
       for (size_t i = 0; i < types.size(); ++i) {
@@ -260,6 +355,10 @@ TEST(MatMulPackedTest, PanelsKeepTheRowLayoutsSize) {
   EXPECT_EQ(PanelBytes(TensorType::kQ8_0, 960), 16 * 960 / 32 * 34);
   EXPECT_EQ(PanelBytes(TensorType::kQ4_0, 960), 16 * 960 / 32 * 18);
   EXPECT_EQ(PanelBytes(TensorType::kF16, 75), 16 * 75 * 2);
+  EXPECT_EQ(PanelBytes(TensorType::kQ4_K, 512), 16 * 2 * 144);
+  EXPECT_EQ(PanelBytes(TensorType::kQ6_K, 256), 16 * 210);
+  EXPECT_EQ(PanelBytes(TensorType::kQ5_0, 960), 16 * 960 / 32 * 22);
+  EXPECT_EQ(PanelBytes(TensorType::kIQ4_XS, 256), 16 * 136);
   EXPECT_EQ(PanelCount(33), 3);
   EXPECT_FALSE(HasPanelLayout(TensorType::kF32));
 }
@@ -389,6 +488,28 @@ TEST(VnniEmulationTest, TheKernelEqualsTheEmulationBitForBit) {
     vnni_emulation::MatMul(w, x.data(), s.n, emulated.data());
     EXPECT_EQ(0, std::memcmp(kernel.data(), emulated.data(), 4 * kernel.size()))
         << TensorTypeName(s.type) << " " << s.rows << "x" << s.cols << " n=" << s.n;
+  }
+}
+
+// The block types' integer panel kernel exists twice, for VNNI (vpdpwssd) and for plain
+// AVX-512 (vpmaddwd + vpaddd): the same exact integer sums and float steps, so the same bits.
+TEST(KQuantPanelTest, TheAvx512KernelEqualsTheVnniKernelBitForBit) {
+  if (!HasVnni()) return NoteKernelNotRun("the VNNI K-quant panel kernel");
+  ThreadPool pool(2);
+  for (TensorType type :
+       {TensorType::kQ5_0, TensorType::kQ4_1, TensorType::kQ5_1, TensorType::kIQ4_NL,
+        TensorType::kIQ4_XS, TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
+        TensorType::kQ5_K, TensorType::kQ6_K}) {
+    TestMatrix m = MakeMatrix(type, 37, 512, 41);
+    ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
+    for (int64_t n : {1, 5, 13}) {
+      const std::vector<float> x = RandomActivations(n, m.w.cols, 43);
+      std::vector<float> vnni(n * m.w.rows, NAN), avx512(n * m.w.rows, NAN);
+      RunPath({KernelIsa::kAvx512Vnni, true}, m, x.data(), n, vnni.data(), pool);
+      RunPath({KernelIsa::kAvx512, true}, m, x.data(), n, avx512.data(), pool);
+      EXPECT_EQ(0, std::memcmp(vnni.data(), avx512.data(), 4 * vnni.size()))
+          << TensorTypeName(type) << " n=" << n;
+    }
   }
 }
 

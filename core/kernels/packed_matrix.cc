@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/check.h"
+#include "core/kernels/packed_kquant.h"
 
 namespace tandem {
 namespace {
@@ -34,8 +35,7 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
       const uint8_t* src = row + b * block_bytes;
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
-      for (int64_t k = 0; k < quant_bytes; ++k)
-        dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
+      for (int64_t k = 0; k < quant_bytes; ++k) dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
     }
   }
 }
@@ -55,10 +55,13 @@ void PackHalfPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
 
 bool HasPanelLayout(TensorType type) {
   return type == TensorType::kQ8_0 || type == TensorType::kQ4_0 || type == TensorType::kF16 ||
-         type == TensorType::kBF16;
+         type == TensorType::kBF16 || internal::IsKQuantPanelType(type);
 }
 
 int64_t PanelBytes(TensorType type, int64_t cols) {
+  if (internal::IsKQuantPanelType(type)) {
+    return cols / GetTraits(type).block_size * GetTraits(type).bytes_per_block * kPanelRows;
+  }
   switch (type) {
     case TensorType::kQ8_0:
       return cols / kBlock * (kScaleBytes + 32 * kPanelRows);
@@ -83,6 +86,10 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
   std::memset(out, 0, PackedBytes(w));
   for (int64_t p = 0; p < PanelCount(w.rows); ++p) {
     uint8_t* panel = out + p * panel_bytes;
+    if (internal::IsKQuantPanelType(w.type)) {
+      internal::PackKQuantPanel(w, p, panel);
+      continue;
+    }
     switch (w.type) {
       case TensorType::kQ8_0:
         PackQuantPanel(w, p, 32, panel);

@@ -13,6 +13,7 @@
 //         rows' bytes 2j, 2j + 1 of the original block (byte k: low nibble = column k, high
 //         nibble = column k + 16)                                  (32 + 16 * 16 = 288 bytes)
 //   F16, BF16  per column: the 16 rows' values                                   (32 bytes)
+//   Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q5_K, Q6_K  see packed_kquant.h (AVX-512 only)
 // The sizes equal the row layout's, so a packed matrix streams the same number of bytes.
 #ifndef TANDEM_CORE_KERNELS_PACKED_MATRIX_H_
 #define TANDEM_CORE_KERNELS_PACKED_MATRIX_H_
@@ -27,7 +28,7 @@ namespace tandem {
 
 inline constexpr int64_t kPanelRows = 16;
 
-// Whether `type` has a panel layout (Q8_0, Q4_0, F16, BF16).
+// Whether `type` has a panel layout (Q8_0, Q4_0, F16, BF16 and packed_kquant.h's types).
 bool HasPanelLayout(TensorType type);
 
 // Number of panels of a matrix with `rows` rows.

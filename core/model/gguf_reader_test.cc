@@ -310,19 +310,29 @@ TEST(GgufReaderTest, TensorsFromBuilderPointIntoTheBuffer) {
   EXPECT_EQ(value, 7.0f);
 }
 
-TEST(GgufReaderTest, UnsupportedTensorTypeParsesButIsRefusedNamingFileAndTensor) {
-  const std::vector<uint8_t> bytes =
-      GgufBuilder()
-          .AddTensor("blk.0.ffn_up.weight", TensorType::kQ4_K, {256, 2}, std::string(288, '\0'))
-          .Build();
-  ASSERT_OK_AND_ASSIGN(GgufFile gguf,
-                       GgufFile::Parse(MappedFile::FromBuffer(bytes, "/models/q4k.gguf")));
-  ASSERT_EQ(gguf.tensors().size(), 1u);
-  EXPECT_EQ(gguf.tensors()[0].num_bytes, 288u);
-  EXPECT_THAT(gguf.GetTensor("blk.0.ffn_up.weight"),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr("/models/q4k.gguf: "), HasSubstr("blk.0.ffn_up.weight"),
-                             HasSubstr("Q4_K"))));
+TEST(GgufReaderTest, UnsupportedTensorTypesParseButAreRefusedNamingFileTensorAndType) {
+  // The types ggml defines that Tandem cannot compute with yet (two blocks of each).
+  const TensorType unsupported[] = {TensorType::kIQ1_S,  TensorType::kIQ1_M, TensorType::kIQ2_XXS,
+                                    TensorType::kIQ2_XS, TensorType::kIQ2_S, TensorType::kIQ3_XXS,
+                                    TensorType::kIQ3_S,  TensorType::kTQ1_0, TensorType::kTQ2_0,
+                                    TensorType::kMXFP4,  TensorType::kQ8_1,  TensorType::kQ8_K};
+  for (TensorType type : unsupported) {
+    const TensorTypeTraits& traits = GetTraits(type);
+    SCOPED_TRACE(traits.name);
+    const std::vector<uint8_t> bytes =
+        GgufBuilder()
+            .AddTensor("blk.0.ffn_up.weight", type, {traits.block_size, 2},
+                       std::string(2 * traits.bytes_per_block, '\0'))
+            .Build();
+    ASSERT_OK_AND_ASSIGN(GgufFile gguf,
+                         GgufFile::Parse(MappedFile::FromBuffer(bytes, "/models/iq.gguf")));
+    ASSERT_EQ(gguf.tensors().size(), 1u);
+    EXPECT_EQ(gguf.tensors()[0].num_bytes, static_cast<uint64_t>(2 * traits.bytes_per_block));
+    EXPECT_THAT(gguf.GetTensor("blk.0.ffn_up.weight"),
+                StatusIs(absl::StatusCode::kUnimplemented,
+                         AllOf(HasSubstr("/models/iq.gguf: "), HasSubstr("'blk.0.ffn_up.weight'"),
+                               HasSubstr(std::string(" ") + std::string(traits.name) + ","))));
+  }
 }
 
 TEST(GgufReaderTest, Version2ParsesLikeVersion3) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/model/quant_blocks.h"
 
 namespace tandem {
 namespace {
@@ -15,37 +16,22 @@ using T = TensorType;
 
 // Block layouts as ggml defines them (ggml-common.h); QK_K = 256 for the K/IQ families.
 constexpr TensorTypeTraits kTraits[] = {
-    {T::kF32, "F32", 1, 4, true},
-    {T::kF16, "F16", 1, 2, true},
+    {T::kF32, "F32", 1, 4, true},           {T::kF16, "F16", 1, 2, true},
     {T::kQ4_0, "Q4_0", 32, 18, true},  // fp16 d + 16 bytes of nibbles
-    {T::kQ4_1, "Q4_1", 32, 20, false},
-    {T::kQ5_0, "Q5_0", 32, 22, false},
-    {T::kQ5_1, "Q5_1", 32, 24, false},
-    {T::kQ8_0, "Q8_0", 32, 34, true},  // fp16 d + 32 int8
-    {T::kQ8_1, "Q8_1", 32, 36, false},
-    {T::kQ2_K, "Q2_K", 256, 84, false},
-    {T::kQ3_K, "Q3_K", 256, 110, false},
-    {T::kQ4_K, "Q4_K", 256, 144, false},
-    {T::kQ5_K, "Q5_K", 256, 176, false},
-    {T::kQ6_K, "Q6_K", 256, 210, false},
-    {T::kQ8_K, "Q8_K", 256, 292, false},
-    {T::kIQ2_XXS, "IQ2_XXS", 256, 66, false},
-    {T::kIQ2_XS, "IQ2_XS", 256, 74, false},
-    {T::kIQ3_XXS, "IQ3_XXS", 256, 98, false},
-    {T::kIQ1_S, "IQ1_S", 256, 50, false},
-    {T::kIQ4_NL, "IQ4_NL", 32, 18, false},
-    {T::kIQ3_S, "IQ3_S", 256, 110, false},
-    {T::kIQ2_S, "IQ2_S", 256, 82, false},
-    {T::kIQ4_XS, "IQ4_XS", 256, 136, false},
-    {T::kI8, "I8", 1, 1, false},
-    {T::kI16, "I16", 1, 2, false},
-    {T::kI32, "I32", 1, 4, false},
-    {T::kI64, "I64", 1, 8, false},
-    {T::kF64, "F64", 1, 8, false},
-    {T::kIQ1_M, "IQ1_M", 256, 56, false},
-    {T::kBF16, "BF16", 1, 2, true},
-    {T::kTQ1_0, "TQ1_0", 256, 54, false},
-    {T::kTQ2_0, "TQ2_0", 256, 66, false},
+    {T::kQ4_1, "Q4_1", 32, 20, true},       {T::kQ5_0, "Q5_0", 32, 22, true},
+    {T::kQ5_1, "Q5_1", 32, 24, true},       {T::kQ8_0, "Q8_0", 32, 34, true},  // fp16 d + 32 int8
+    {T::kQ8_1, "Q8_1", 32, 36, false},      {T::kQ2_K, "Q2_K", 256, 84, true},
+    {T::kQ3_K, "Q3_K", 256, 110, true},     {T::kQ4_K, "Q4_K", 256, 144, true},
+    {T::kQ5_K, "Q5_K", 256, 176, true},     {T::kQ6_K, "Q6_K", 256, 210, true},
+    {T::kQ8_K, "Q8_K", 256, 292, false},    {T::kIQ2_XXS, "IQ2_XXS", 256, 66, false},
+    {T::kIQ2_XS, "IQ2_XS", 256, 74, false}, {T::kIQ3_XXS, "IQ3_XXS", 256, 98, false},
+    {T::kIQ1_S, "IQ1_S", 256, 50, false},   {T::kIQ4_NL, "IQ4_NL", 32, 18, true},
+    {T::kIQ3_S, "IQ3_S", 256, 110, false},  {T::kIQ2_S, "IQ2_S", 256, 82, false},
+    {T::kIQ4_XS, "IQ4_XS", 256, 136, true}, {T::kI8, "I8", 1, 1, false},
+    {T::kI16, "I16", 1, 2, false},          {T::kI32, "I32", 1, 4, false},
+    {T::kI64, "I64", 1, 8, false},          {T::kF64, "F64", 1, 8, false},
+    {T::kIQ1_M, "IQ1_M", 256, 56, false},   {T::kBF16, "BF16", 1, 2, true},
+    {T::kTQ1_0, "TQ1_0", 256, 54, false},   {T::kTQ2_0, "TQ2_0", 256, 66, false},
     {T::kMXFP4, "MXFP4", 32, 17, false},
 };
 
@@ -197,6 +183,7 @@ absl::Status DequantizeRow(TensorType type, absl::Span<const uint8_t> src, absl:
       DequantizeQ4_0(p, n, out);
       break;
     default:
+      if (DequantizeQuantBlocks(type, p, n / GetTraits(type).block_size, out)) break;
       return absl::UnimplementedError(
           absl::StrCat("cannot dequantise type ", TensorTypeName(type), " yet"));
   }

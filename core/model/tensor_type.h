@@ -2,9 +2,10 @@
 // conversions to f32.
 //
 // Every type ggml has defined is known by id and name, so a file using one we cannot compute
-// with yet (e.g. Q4_K) parses and is then refused with kUnimplemented naming the type. A type
-// is "supported" when DequantizeRow() handles it; adding a K-quant means filling in its
-// dequantisation and flipping its `supported` bit in the table in tensor_type.cc.
+// with yet (e.g. IQ2_XXS) parses and is then refused with kUnimplemented naming the type. A
+// type is "supported" when DequantizeRow() handles it (the block-quantized types beyond Q8_0 /
+// Q4_0 are decoded in quant_blocks.cc); adding one means filling in its dequantisation and
+// flipping its `supported` bit in the table in tensor_type.cc.
 //
 // All functions are pure and thread-safe.
 #ifndef TANDEM_CORE_MODEL_TENSOR_TYPE_H_

@@ -30,10 +30,10 @@ struct LayoutCase {
 
 TEST(TensorTypeTest, KnowsGgmlIdsNamesAndBlockLayouts) {
   const LayoutCase cases[] = {
-      {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},        {2, "Q4_0", 32, 18, true},
-      {8, "Q8_0", 32, 34, true},       {30, "BF16", 1, 2, true},      {3, "Q4_1", 32, 20, false},
-      {12, "Q4_K", 256, 144, false},   {14, "Q6_K", 256, 210, false}, {15, "Q8_K", 256, 292, false},
-      {23, "IQ4_XS", 256, 136, false}, {28, "F64", 1, 8, false},      {39, "MXFP4", 32, 17, false},
+      {0, "F32", 1, 4, true},         {1, "F16", 1, 2, true},       {2, "Q4_0", 32, 18, true},
+      {8, "Q8_0", 32, 34, true},      {30, "BF16", 1, 2, true},     {3, "Q4_1", 32, 20, true},
+      {12, "Q4_K", 256, 144, true},   {14, "Q6_K", 256, 210, true}, {15, "Q8_K", 256, 292, false},
+      {23, "IQ4_XS", 256, 136, true}, {28, "F64", 1, 8, false},     {39, "MXFP4", 32, 17, false},
   };
   for (const LayoutCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -54,9 +54,9 @@ TEST(TensorTypeTest, RemovedAndUndefinedIdsAreUnknown) {
 }
 
 TEST(TensorTypeTest, UnsupportedTypeIsUnimplementedNamingTensorAndType) {
-  EXPECT_THAT(CheckSupported(TensorType::kQ4_K, "blk.0.ffn_down.weight"),
+  EXPECT_THAT(CheckSupported(TensorType::kIQ2_XXS, "blk.0.ffn_down.weight"),
               StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr("blk.0.ffn_down.weight"), HasSubstr("Q4_K"))));
+                       AllOf(HasSubstr("blk.0.ffn_down.weight"), HasSubstr("IQ2_XXS"))));
   EXPECT_OK(CheckSupported(TensorType::kQ8_0, "x"));
 }
 
@@ -212,8 +212,8 @@ TEST(DequantizeRowTest, RefusesWrongSizesAndUnsupportedTypes) {
   EXPECT_THAT(DequantizeRow(TensorType::kQ8_0, std::vector<uint8_t>(34), absl::MakeSpan(odd)),
               StatusIs(absl::StatusCode::kInvalidArgument));
   std::vector<float> k_row(256);
-  EXPECT_THAT(DequantizeRow(TensorType::kQ4_K, std::vector<uint8_t>(144), absl::MakeSpan(k_row)),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Q4_K")));
+  EXPECT_THAT(DequantizeRow(TensorType::kIQ2_XXS, std::vector<uint8_t>(66), absl::MakeSpan(k_row)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("IQ2_XXS")));
 }
 
 TEST(DequantizeRowTest, SupportedBitMatchesTheDequantiser) {

@@ -1,0 +1,57 @@
+// The AVX-512 VNNI kernel for Q5_0, Q4_K, Q5_K and Q6_K panels (packed_kquant.h), on the
+// int16 activations of the Q8_0 / Q4_0 kernel (matmul_panel_vnni.cc: x ≈ s · xq per
+// 32-column block, with the block's Σ xq). Per group of columns and x row t:
+//   A[t, r], B[t, r] = Σ q[r, c] · xq[t, c] over the group's two halves   exact, int32
+// then, per row lane r, once per group:
+//   Q5_0        y += float(A + B - 16 Σxq) · (d · s)               (q = 5-bit value, 0..31)
+//   Q4_K, Q5_K  y += float(A) · (d·sc_a · s_a) - dmin·m_a · (s_a Σxq_a), the same for B
+//               (halves = the 32-column sub-blocks 2g, 2g + 1, each its own x block)
+//   Q6_K        y += (float(A) · d·sc_a + float(B) · d·sc_b) · s   (q - 32 in -32..31;
+//               halves = the 16-column sub-blocks of one x block)
+// Batch invariance: the integer sums are exact and the float steps per (x row, group) are
+// fixed, so y[t, r] does not depend on n, the tiling, the pairing of panels or the thread.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/kernels/matmul_internal.h"
+#include "core/kernels/packed_kquant.h"
+#include "core/kernels/packed_matrix.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push( \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")
+#endif
+
+namespace tandem::internal {
+namespace {
+// acc + a0·b0 + a1·b1 per 32-bit lane of int16 pairs, wrapping: vpdpwssd.
+inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) { return _mm512_dpwssd_epi32(acc, a, b); }
+}  // namespace
+
+#define TANDEM_KQ_ENTRY PanelsVnniKQuant
+#include "core/kernels/matmul_panel_kquant.inc"
+#undef TANDEM_KQ_ENTRY
+
+}  // namespace tandem::internal
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else  // not x86-64: never selected (VNNI is never detected), kept linkable.
+namespace tandem::internal {
+void PanelsVnniKQuant(const WeightMatrix&, int64_t, int, const Int16Rows&, int, float*) {}
+}  // namespace tandem::internal
+#endif

@@ -1,0 +1,53 @@
+// Panel layouts (16 interleaved rows, see packed_matrix.h) of the types whose VNNI kernel is
+// matmul_panel_kquant.cc: Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and Q2_K..Q6_K. Each panel
+// super-block (32 columns for the legacy types and IQ4_NL, 256 for the others) takes exactly
+// the bytes of its 16 rows' blocks, rearranged so that one 32-byte load gives the 16 rows'
+// quants of two adjacent columns:
+//
+//   Q5_0  (352)  [0, 32) 16 f16 d; [32, 96) 16 fifth-bit masks (pair step s = 0..7, half h:
+//                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c);
+//                [96, 352) 8 steps × 16 rows × bytes (2s, 2s + 1) of the row's nibbles.
+//   Q4_1  (320)  [0, 32) d; [32, 64) m; [64, 320) nibbles as Q5_0's.
+//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's; [128, 384) nibbles.
+//   IQ4_NL (288) [0, 32) d; [32, 288) nibbles (code book indices) as Q5_0's.
+//   IQ4_XS (2176) [0, 32) d; [32, 64) the u16 scale highs; [64, 128) the u32 scale lows;
+//                [128, 2176) 8 groups of 32 columns, each as IQ4_NL's nibbles.
+//   Q4_K  (2304) [0, 32) d; [32, 64) dmin; [64, 256) the 12 scale bytes as 3 words × 16
+//                rows (word w of row r at 64 + 64w + 4r); [256, 2304) 4 groups of 64
+//                columns × 16 steps × 16 rows × bytes (32g + 2s, 32g + 2s + 1) of qs.
+//   Q5_K  (2816) as Q4_K, with [256, 768) fifth-bit masks (group g, step s, half h: mask
+//                (16g + s)·2 + h, bit 2r + c = row r's column 64g + 32h + 2s + c), quants
+//                from 768.
+//   Q6_K  (3360) [0, 32) d; [32, 288) 16 sub-blocks × 16 rows' int8 scales; [288, 2336) 8
+//                groups of 32 columns × 8 steps × 16 rows × 2 bytes of low nibbles (byte k
+//                of a group: column k's low 4 bits | column k + 16's << 4); [2336, 3360) 8
+//                groups × 4 × 16 rows × 2 bytes of high bits (HighBitsByte).
+//   Q2_K  (1344) [0, 32) d; [32, 64) dmin; [64, 320) 16 sub-blocks × 16 rows' scale bytes;
+//                [320, 1344) the 2-bit fields: 8 groups of 32 columns × 4 loads × 16 rows ×
+//                2 bytes, load L's bit pair i holding column pair P = 4L + i (columns
+//                16 (P / 8) + 2 (P % 8) in byte a, the next in byte b).
+//   Q3_K  (1760) [0, 32) d; [32, 224) the 12 scale bytes as 3 words × 16 rows; [224, 1248)
+//                the 2-bit fields as Q2_K's; [1248, 1760) the high bits as masks (group g,
+//                pair P: 1248 + 64g + 4P, bit 2r + c).
+//
+// The dequantized values are exactly those of DequantizeRow (tensor_type.h).
+#ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
+#define TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
+
+#include <cstdint>
+
+#include "core/kernels/matmul.h"
+#include "core/model/tensor_type.h"
+
+namespace tandem::internal {
+
+// Whether `type` is one of the layouts above.
+bool IsKQuantPanelType(TensorType type);
+
+// Packs panel `p` of `w` (one of the types above) into `out`, PanelBytes() of it, which the
+// caller zeroed (padding rows stay zero: scales 0, so they contribute exact zeros).
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out);
+
+}  // namespace tandem::internal
+
+#endif  // TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
