@@ -234,6 +234,8 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
     }
   }
   stats.seconds = SecondsBetween(begin, Clock::now());
+  // The sessions' threads now sample, answer and send the next requests: leave them the cores.
+  decoder_.pool().Rest();
   // Publish the full blocks the step wrote, for other sessions' prefixes.
   for (size_t c = 0; c < chunks.size(); ++c) {
     Pending& pending = *chunks[c].pending;

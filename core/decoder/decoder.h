@@ -55,6 +55,7 @@ class Decoder : public ForwardRunner {
   Decoder(const Model& model, ThreadPool& pool);
 
   const Model& model() const { return model_; }
+  ThreadPool& pool() const { return pool_; }
 
   // A cache shaped for this model with `context_size` positions (0: the model's context).
   absl::StatusOr<std::unique_ptr<KvCache>> NewCache(int64_t context_size, KvType type) const;

@@ -63,7 +63,10 @@ void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
   while (true) {
     uint64_t now = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; now == seen && spin < kSpinsBeforeSleep; ++spin) {
+    const uint64_t rests = rests_.load(std::memory_order_acquire);
+    for (int spin = 0; now == seen && spin < kSpinsBeforeSleep &&
+                       rests_.load(std::memory_order_relaxed) == rests;
+         ++spin) {
       TANDEM_CPU_RELAX();
       now = generation_.load(std::memory_order_acquire);
     }
@@ -78,6 +81,8 @@ void ThreadPool::WorkerLoop(int index) {
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
+
+void ThreadPool::Rest() { rests_.fetch_add(1, std::memory_order_release); }
 
 void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn,
                              int64_t grain) {

@@ -45,6 +45,11 @@ class ThreadPool {
   // work units (e.g. a SIMD tile) whole. A thread may run several chunks.
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t grain = 1);
 
+  // Lets the workers sleep now instead of spinning for a next job: for a caller that knows
+  // the next ParallelFor is a while away (a worker's scheduler between steps, when the
+  // cores are wanted by the threads that answer the requests). The next ParallelFor wakes them.
+  void Rest();
+
   // The index (0 .. num_threads() - 1) of the calling thread within the pool running it: 0
   // for the thread calling ParallelFor, 1.. for the workers.
   static int ThreadIndex();
@@ -65,6 +70,7 @@ class ThreadPool {
   int64_t job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> rests_{0};  // bumped by Rest(): spinning workers go to sleep
   std::atomic<int> pending_{0};
   std::atomic<bool> stopping_{false};
 };
