@@ -11,6 +11,7 @@
 #include "core/base/test_data.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -115,6 +116,27 @@ INSTANTIATE_TEST_SUITE_P(
                     {"--arch", "qwen2", "--type", "q4_0", "--dim", "64", "--ffn", "96"},
                     2.0f}),
     [](const ::testing::TestParamInfo<FixtureCase>& info) { return info.param.name; });
+
+TEST(FixtureModelTest, ATensorTheLoaderDoesNotUseIsRefusedNamingFileAndTensor) {
+  ASSERT_OK_AND_ASSIGN(std::string vocab,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(
+      std::string dir,
+      testing::MakeFixtureModel({"--vocab-from", vocab, "--extra-tensor", "rope_freqs.weight",
+                                 "--extra-tensor", "model.layers.0.self_attn.rotary_emb.scale"}));
+  struct Case {
+    std::string load, file, tensor;
+  };
+  for (const Case& c :
+       {Case{dir + "/model.gguf", dir + "/model.gguf", "rope_freqs.weight"},
+        Case{dir + "/hf", dir + "/hf/model.safetensors", "model.layers.0.self_attn.rotary_emb"}}) {
+    absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(c.load);
+    ASSERT_FALSE(model.ok()) << c.load << " loads with a tensor it does not use";
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();
+    EXPECT_THAT(std::string(model.status().message()),
+                ::testing::AllOf(::testing::HasSubstr(c.file), ::testing::HasSubstr(c.tensor)));
+  }
+}
 
 }  // namespace
 }  // namespace tandem

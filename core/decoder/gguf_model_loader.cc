@@ -99,6 +99,7 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
         }
         return file.GetTensor(name);
       }));
+  for (const GgufTensorInfo& t : file.tensors()) RETURN_IF_ERROR(model->CheckUsed(path, t.name));
   return model;
 }
 

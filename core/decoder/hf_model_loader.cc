@@ -142,6 +142,11 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
         }
         return files.GetTensor(name);
       }));
+  for (const SafetensorsFile& file : files.files()) {
+    for (const SafetensorsTensorInfo& t : file.tensors()) {
+      RETURN_IF_ERROR(model->CheckUsed(file.path(), t.name));
+    }
+  }
   return model;
 }
 

@@ -106,8 +106,19 @@ absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup, const
   return v.data();
 }
 
-absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lookup) {
+absl::Status Model::CheckUsed(const std::string& file, absl::string_view tensor) const {
+  if (used_.find(tensor) != used_.end()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(file, ": tensor '", tensor,
+                                               "' is not used by Tandem's '", config_.architecture,
+                                               "' model (refused rather than ignored)"));
+}
+
+absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& file_lookup) {
   const ModelConfig& c = config_;
+  const TensorLookup lookup = [&](absl::string_view name) {
+    used_.insert(std::string(name));
+    return file_lookup(name);
+  };
   ASSIGN_OR_RETURN(token_embedding_,
                    BindMatrix(lookup, names.token_embedding, c.vocab_size, c.dim));
   if (c.tied_output) {

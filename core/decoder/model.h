@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ class Model {
   struct TensorNames;
   using TensorLookup = std::function<absl::StatusOr<TensorView>(absl::string_view)>;
   absl::Status BindWeights(const TensorNames& names, const TensorLookup& lookup);
+  // After BindWeights: kUnimplemented naming `file` and `tensor` when no weight was bound
+  // to it (a tensor Tandem does not use would otherwise change nothing, silently).
+  absl::Status CheckUsed(const std::string& file, absl::string_view tensor) const;
 
  private:
   friend absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);
@@ -92,6 +96,7 @@ class Model {
   std::vector<float> output_norm_;
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
+  std::set<std::string, std::less<>> used_;  // names of the tensors bound
   PackedArena packed_;                       // the matrices' packed copies
   int64_t packed_bytes_ = 0;
   int64_t parameter_count_ = 0;
