@@ -74,7 +74,7 @@ const std::vector<FixtureCase>& Cases() {
       Matches("llama-F16.gguf", kF32MaxAbs),
       Matches("qwen2-F16.gguf", kF32MaxAbs),
       Matches("llama-Q8_0.gguf", kQuantMaxAbs),
-      Unsupported("llama3-F16.gguf", {"tensor 'rope_freqs.weight'"}),
+      Matches("llama3-F16.gguf", kF32MaxAbs),
       // The types each file holds that Tandem may lack (README's per-file mixture).
       Unsupported("llama-Q4_0.gguf", {"Q6_K"}),
       Unsupported("llama-Q4_1.gguf", {"Q4_1", "Q6_K"}),

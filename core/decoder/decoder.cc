@@ -17,7 +17,8 @@ Decoder::Decoder(const Model& model, ThreadPool& pool)
     : model_(model),
       config_(model.config()),
       pool_(pool),
-      rope_(config_.rope_dim, config_.rope_base, config_.rope_scale, config_.context_length) {}
+      rope_(config_.rope_dim, config_.rope_base, config_.rope_scale, config_.context_length,
+            model.rope_factors()) {}
 
 absl::StatusOr<std::unique_ptr<KvCache>> Decoder::NewCache(int64_t context_size,
                                                            KvType type) const {

@@ -100,6 +100,13 @@ INSTANTIATE_TEST_SUITE_P(
                     {"--arch", "llama", "--dim", "96", "--heads", "6", "--kv-heads", "2", "--ffn",
                      "160", "--layers", "3"},
                     1e-4f},
+        // Llama 3 RoPE factors: GGUF's rope_freqs.weight (the converter's formula in numpy)
+        // against the factors Tandem computes from the HF rope_scaling; an original context of
+        // 512 puts the blended band inside head_dim 16's frequencies at base 1e4.
+        FixtureCase{"llama3_rope_factors",
+                    {"--arch", "llama", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--llama3-rope", "--llama3-original-context", "512"},
+                    1e-4f},
         FixtureCase{"qwen2_f32_bias_tied",
                     {"--arch", "qwen2", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
                      "128", "--tied"},
@@ -122,14 +129,12 @@ TEST(FixtureModelTest, ATensorTheLoaderDoesNotUseIsRefusedNamingFileAndTensor) {
                        testing::SharedFile("models/stories260K/stories260K.gguf"));
   ASSERT_OK_AND_ASSIGN(
       std::string dir,
-      testing::MakeFixtureModel({"--vocab-from", vocab, "--extra-tensor", "rope_freqs.weight",
-                                 "--extra-tensor", "model.layers.0.self_attn.rotary_emb.scale"}));
+      testing::MakeFixtureModel({"--vocab-from", vocab, "--extra-tensor", "cls.weight"}));
   struct Case {
     std::string load, file, tensor;
   };
-  for (const Case& c :
-       {Case{dir + "/model.gguf", dir + "/model.gguf", "rope_freqs.weight"},
-        Case{dir + "/hf", dir + "/hf/model.safetensors", "model.layers.0.self_attn.rotary_emb"}}) {
+  for (const Case& c : {Case{dir + "/model.gguf", dir + "/model.gguf", "cls.weight"},
+                        Case{dir + "/hf", dir + "/hf/model.safetensors", "cls.weight"}}) {
     absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(c.load);
     ASSERT_FALSE(model.ok()) << c.load << " loads with a tensor it does not use";
     EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();

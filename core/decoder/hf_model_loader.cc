@@ -50,6 +50,37 @@ absl::StatusOr<double> Number(const json::Object& config, const std::string& pat
   return v->as_double();
 }
 
+// rope_scaling: "linear" (positions divided by factor) or "llama3" (per-pair factors).
+absl::Status ReadRopeScaling(const json::Object& s, const std::string& path, ModelConfig* c) {
+  const json::Value* kind = s.Find("rope_type");
+  if (kind == nullptr) kind = s.Find("type");
+  const std::string type = kind != nullptr && kind->is_string() ? kind->as_string() : "";
+  if (type == "linear") {
+    ASSIGN_OR_RETURN(double factor, Number(s, path, "factor", 1.0));
+    c->rope_scale = static_cast<float>(factor);
+    return absl::OkStatus();
+  }
+  if (type != "llama3") {
+    return absl::UnimplementedError(
+        absl::StrCat(path, ": rope_scaling type '", type, "' is not supported (linear, llama3)"));
+  }
+  Llama3RopeScaling& l = c->llama3_rope;
+  ASSIGN_OR_RETURN(l.factor, Number(s, path, "factor", l.factor));
+  ASSIGN_OR_RETURN(l.low_freq_factor, Number(s, path, "low_freq_factor", l.low_freq_factor));
+  ASSIGN_OR_RETURN(l.high_freq_factor, Number(s, path, "high_freq_factor", l.high_freq_factor));
+  ASSIGN_OR_RETURN(l.original_context,
+                   Int(s, path, "original_max_position_embeddings", l.original_context));
+  if (!(l.factor >= 1) || !(l.low_freq_factor > 0) || !(l.high_freq_factor > l.low_freq_factor) ||
+      l.original_context <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        ": rope_scaling llama3 needs factor >= 1 and 0 < low_freq_factor < high_freq_factor"
+        " and original_max_position_embeddings > 0"));
+  }
+  c->rope_freq_factors = true;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::string& path) {
   ModelConfig c;
   const json::Value* type = j.Find("model_type");
@@ -87,14 +118,7 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
   if (const json::Value* scaling = j.Find("rope_scaling");
       scaling != nullptr && scaling->is_object()) {
     const json::Object& s = scaling->as_object();
-    const json::Value* kind = s.Find("rope_type");
-    if (kind == nullptr) kind = s.Find("type");
-    if (kind == nullptr || !kind->is_string() || kind->as_string() != "linear") {
-      return absl::UnimplementedError(
-          absl::StrCat(path, ": rope_scaling other than 'linear' is not supported"));
-    }
-    ASSIGN_OR_RETURN(double factor, Number(s, path, "factor", 1.0));
-    c.rope_scale = static_cast<float>(factor);
+    RETURN_IF_ERROR(ReadRopeScaling(s, path, &c));
   }
   const json::Value* tied = j.Find("tie_word_embeddings");
   c.tied_output = tied != nullptr && tied->is_bool() && tied->as_bool();
@@ -123,6 +147,7 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
   Model::TensorNames names{"model.embed_tokens.weight",
                            "model.norm.weight",
                            "lm_head.weight",
+                           "",
                            "model.layers.{}.input_layernorm.weight",
                            "model.layers.{}.self_attn.q_proj.weight",
                            "model.layers.{}.self_attn.k_proj.weight",

@@ -1,5 +1,6 @@
 #include "core/decoder/model.h"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -127,6 +128,20 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
     ASSIGN_OR_RETURN(output_, BindMatrix(lookup, names.output, c.vocab_size, c.dim));
   }
   ASSIGN_OR_RETURN(const float* norm, BindVector(lookup, names.output_norm, c.dim));
+  if (c.rope_freq_factors && !names.rope_freqs.empty()) {
+    ASSIGN_OR_RETURN(const float* f, BindVector(lookup, names.rope_freqs, c.rope_dim / 2));
+    rope_factors_.assign(f, f + c.rope_dim / 2);
+    parameter_count_ -= c.rope_dim / 2;  // derived from the config, not learned
+  } else if (c.rope_freq_factors) {
+    rope_factors_ = Llama3RopeFactors(c.rope_dim, c.rope_base, c.llama3_rope);
+  }
+  for (size_t i = 0; i < rope_factors_.size(); ++i) {
+    if (!(rope_factors_[i] > 0) || !std::isfinite(rope_factors_[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": RoPE frequency factor ", i, " is ",
+                                                     rope_factors_[i], " (", names.rope_freqs,
+                                                     ")"));
+    }
+  }
   output_norm_.assign(norm, norm + c.dim);
   layers_.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {

@@ -56,6 +56,8 @@ class Model {
   const float* output_norm() const { return output_norm_.data(); }          // [dim]
   const WeightMatrix& output() const { return output_; }                    // [vocab, dim]
   const LayerWeights& layer(int64_t i) const { return layers_[i]; }
+  // [rope_dim / 2] RoPE frequency divisors, empty when the model has none.
+  const std::vector<float>& rope_factors() const { return rope_factors_; }
 
   // The GGUF file for its tokenizer metadata, or null for a Hugging Face folder.
   const GgufFile* gguf() const { return gguf_ ? &*gguf_ : nullptr; }
@@ -94,6 +96,7 @@ class Model {
   WeightMatrix token_embedding_;
   WeightMatrix output_;
   std::vector<float> output_norm_;
+  std::vector<float> rope_factors_;
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
   std::set<std::string, std::less<>> used_;  // names of the tensors bound
@@ -106,6 +109,7 @@ class Model {
 // How a file format names the tensors; {} stands for the layer number.
 struct Model::TensorNames {
   std::string token_embedding, output_norm, output;
+  std::string rope_freqs;  // "" when the format has no such tensor (computed from the config)
   std::string attn_norm, wq, wk, wv, wo, bq, bk, bv, ffn_norm, w_gate, w_up, w_down;
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/decoder/rope_factors.h"
 #include "core/kernels/rope.h"
 
 namespace tandem {
@@ -26,6 +27,10 @@ struct ModelConfig {
   float rope_scale = 1.0f;  // linear scaling: positions are divided by it
   int64_t rope_dim = 0;     // rotated elements per head (<= head_dim)
   RopeLayout rope_layout = RopeLayout::kInterleaved;
+  // Llama 3 per-pair frequency factors: GGUF's rope_freqs.weight, or computed from
+  // `llama3_rope` (HF rope_scaling) when the file has no such tensor.
+  bool rope_freq_factors = false;
+  Llama3RopeScaling llama3_rope;
   int64_t context_length = 0;  // trained context
   bool qkv_bias = false;       // qwen2
   bool tied_output = false;    // output projection shares the embedding

@@ -52,6 +52,27 @@ TEST(RopeTest, MatchesReferenceForBothLayouts) {
   }
 }
 
+TEST(RopeTest, FrequencyFactorsDivideEachPairsFrequency) {
+  // Pair i with factor f turns as pair i under linear scaling by f (positions divided by f).
+  const std::vector<float> factors = {1, 4, 4, 2, 8, 1};
+  RopeTable scaled(12, 10000.0f, 1.0f, 16, factors);
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kHalf}) {
+    const std::vector<float> x = Random(12, 4);
+    std::vector<float> fast = x, ref = x;
+    ApplyRope(scaled, layout, 8, 1, 12, fast.data());
+    ApplyRopeReference(12, 10000.0f, 1.0f, layout, 8, 1, 12, ref.data(), factors.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 2e-6f) << i;
+    for (int64_t pair = 0; pair < 6; ++pair) {
+      std::vector<float> plain = x;
+      ApplyRopeReference(12, 10000.0f, factors[pair], layout, 8, 1, 12, plain.data());
+      const int64_t a = layout == RopeLayout::kInterleaved ? 2 * pair : pair;
+      const int64_t b = layout == RopeLayout::kInterleaved ? 2 * pair + 1 : pair + 6;
+      EXPECT_NEAR(fast[a], plain[a], 2e-6f) << pair;
+      EXPECT_NEAR(fast[b], plain[b], 2e-6f) << pair;
+    }
+  }
+}
+
 TEST(RopeTest, PositionZeroIsIdentityAndUnrotatedTailIsKept) {
   RopeTable table(4, 10000.0f, 1.0f, 4);
   std::vector<float> x = {1, 2, 3, 4, 5, 6};
