@@ -75,6 +75,7 @@ const std::vector<FixtureCase>& Cases() {
       Matches("qwen2-F16.gguf", kF32MaxAbs),
       Matches("llama-Q8_0.gguf", kQuantMaxAbs),
       Matches("llama3-F16.gguf", kF32MaxAbs),
+      Matches("qwen3-F16.gguf", kF32MaxAbs),
       // The types each file holds that Tandem may lack (README's per-file mixture).
       Unsupported("llama-Q4_0.gguf", {"Q6_K"}),
       Unsupported("llama-Q4_1.gguf", {"Q4_1", "Q6_K"}),
@@ -92,7 +93,7 @@ const std::vector<FixtureCase>& Cases() {
       Unsupported("llama-pure-Q4_K.gguf", {"Q4_K"}),
       Unsupported("llama-pure-Q5_K.gguf", {"Q5_K"}),
       Unsupported("llama-pure-Q6_K.gguf", {"Q6_K"}),
-      Unsupported("qwen3-F16.gguf", {"architecture 'qwen3'"}),
+
       Unsupported("qwen3-Q4_K_M.gguf", {"architecture 'qwen3'", "Q4_K", "Q6_K"}),
       Unsupported("phi3-F16.gguf", {"architecture 'phi3'"}),
       Unsupported("gemma2-F16.gguf", {"architecture 'gemma2'"}),

@@ -205,6 +205,10 @@ void Decoder::RunLayers() {
         for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
         for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
       }
+      if (c.qk_norm) {  // each head's q and k RMS-normalised on their own
+        RmsNorm(q, w.q_norm, c.n_heads, c.head_dim, c.rms_eps, q);
+        RmsNorm(k, w.k_norm, c.n_kv_heads, c.head_dim, c.rms_eps, k);
+      }
       ApplyRope(rope_, c.rope_layout, position, c.n_heads, c.head_dim, q);
       ApplyRope(rope_, c.rope_layout, position, c.n_kv_heads, c.head_dim, k);
       for (int64_t h = 0; h < c.n_kv_heads; ++h) {

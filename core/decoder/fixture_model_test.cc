@@ -111,6 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
                     {"--arch", "qwen2", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
                      "128", "--tied"},
                     1e-4f},
+        FixtureCase{"qwen3_f32_qk_norm_tied",
+                    {"--arch", "qwen3", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--head-dim", "32", "--tied"},
+                    1e-4f},
         FixtureCase{
             "llama_f16",
             {"--type", "f16", "--dim", "64", "--heads", "2", "--kv-heads", "2", "--ffn", "64"},

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/decoder/architecture.h"
 #include "core/decoder/model.h"
 
 namespace tandem {
@@ -32,10 +33,7 @@ absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
   ModelConfig c;
   ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
   c.architecture = std::string(arch);
-  if (c.architecture != "llama" && c.architecture != "qwen2") {
-    return absl::UnimplementedError(
-        absl::StrCat(gguf.path(), ": architecture '", arch, "' is not supported (llama, qwen2)"));
-  }
+  RETURN_IF_ERROR(ApplyArchitecture(gguf.path(), &c));
   if (gguf.HasKey("general.name")) {
     ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
     c.name = std::string(name);
@@ -63,9 +61,6 @@ absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
           absl::StrCat(gguf.path(), ": RoPE scaling '", type, "' is not supported (linear)"));
     }
   }
-  // llama.cpp runs llama with interleaved pairs and qwen2 with NEOX (half) pairs.
-  c.rope_layout = c.architecture == "qwen2" ? RopeLayout::kHalf : RopeLayout::kInterleaved;
-  c.qkv_bias = c.architecture == "qwen2";
   c.rope_freq_factors = gguf.FindTensorInfo("rope_freqs.weight") != nullptr;
   ASSIGN_OR_RETURN(TensorView embedding, gguf.GetTensor("token_embd.weight"));
   if (embedding.ne.size() != 2) {
@@ -88,12 +83,12 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
   model->gguf_.emplace(std::move(gguf));
   const GgufFile& file = *model->gguf_;
   Model::TensorNames names{
-      "token_embd.weight",      "output_norm.weight",      "output.weight",
-      "rope_freqs.weight",      "blk.{}.attn_norm.weight", "blk.{}.attn_q.weight",
-      "blk.{}.attn_k.weight",   "blk.{}.attn_v.weight",    "blk.{}.attn_output.weight",
-      "blk.{}.attn_q.bias",     "blk.{}.attn_k.bias",      "blk.{}.attn_v.bias",
-      "blk.{}.ffn_norm.weight", "blk.{}.ffn_gate.weight",  "blk.{}.ffn_up.weight",
-      "blk.{}.ffn_down.weight"};
+      "token_embd.weight",      "output_norm.weight",        "output.weight",
+      "rope_freqs.weight",      "blk.{}.attn_norm.weight",   "blk.{}.attn_q.weight",
+      "blk.{}.attn_k.weight",   "blk.{}.attn_v.weight",      "blk.{}.attn_output.weight",
+      "blk.{}.attn_q.bias",     "blk.{}.attn_k.bias",        "blk.{}.attn_v.bias",
+      "blk.{}.ffn_norm.weight", "blk.{}.ffn_gate.weight",    "blk.{}.ffn_up.weight",
+      "blk.{}.ffn_down.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_k_norm.weight"};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (file.FindTensorInfo(name) == nullptr) {

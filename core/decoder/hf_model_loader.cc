@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
+#include "core/decoder/architecture.h"
 #include "core/decoder/model.h"
 
 namespace tandem {
@@ -90,13 +91,14 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
   const std::string& model_type = type->as_string();
   if (model_type == "llama" || model_type == "mistral") {
     c.architecture = "llama";
-  } else if (model_type == "qwen2") {
-    c.architecture = "qwen2";
-    c.qkv_bias = true;
+  } else if (model_type == "qwen2" || model_type == "qwen3") {
+    c.architecture = model_type;
   } else {
     return absl::UnimplementedError(absl::StrCat(path, ": model_type '", model_type,
-                                                 "' is not supported (llama, mistral, qwen2)"));
+                                                 "' is not supported (llama, mistral, qwen2, "
+                                                 "qwen3)"));
   }
+  RETURN_IF_ERROR(ApplyArchitecture(path, &c));
   c.name = std::filesystem::path(path).parent_path().filename().string();
   ASSIGN_OR_RETURN(c.vocab_size, Int(j, path, "vocab_size", -1));
   ASSIGN_OR_RETURN(c.dim, Int(j, path, "hidden_size", -1));
@@ -114,7 +116,7 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
   ASSIGN_OR_RETURN(double theta, Number(j, path, "rope_theta", 10000.0));
   c.rms_eps = static_cast<float>(eps);
   c.rope_base = static_cast<float>(theta);
-  c.rope_layout = RopeLayout::kHalf;
+  c.rope_layout = RopeLayout::kHalf;  // HF q/k rows are in rotate_half order
   if (const json::Value* scaling = j.Find("rope_scaling");
       scaling != nullptr && scaling->is_object()) {
     const json::Object& s = scaling->as_object();
@@ -159,7 +161,9 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
                            "model.layers.{}.post_attention_layernorm.weight",
                            "model.layers.{}.mlp.gate_proj.weight",
                            "model.layers.{}.mlp.up_proj.weight",
-                           "model.layers.{}.mlp.down_proj.weight"};
+                           "model.layers.{}.mlp.down_proj.weight",
+                           "model.layers.{}.self_attn.q_norm.weight",
+                           "model.layers.{}.self_attn.k_norm.weight"};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (files.FindTensorInfo(name) == nullptr) {

@@ -157,6 +157,10 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
       ASSIGN_OR_RETURN(l.bk, BindVector(lookup, name(names.bk), c.kv_dim()));
       ASSIGN_OR_RETURN(l.bv, BindVector(lookup, name(names.bv), c.kv_dim()));
     }
+    if (c.qk_norm) {
+      ASSIGN_OR_RETURN(l.q_norm, BindVector(lookup, name(names.q_norm), c.head_dim));
+      ASSIGN_OR_RETURN(l.k_norm, BindVector(lookup, name(names.k_norm), c.head_dim));
+    }
     ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
     ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
     ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));

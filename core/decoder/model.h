@@ -37,6 +37,8 @@ struct LayerWeights {
   const float* bq = nullptr;         // [q_dim], qwen2 only
   const float* bk = nullptr;         // [kv_dim]
   const float* bv = nullptr;         // [kv_dim]
+  const float* q_norm = nullptr;     // [head_dim], qwen3 only
+  const float* k_norm = nullptr;     // [head_dim]
   const float* ffn_norm = nullptr;   // [dim]
   WeightMatrix w_gate;               // [ffn_dim, dim]
   WeightMatrix w_up;                 // [ffn_dim, dim]
@@ -111,6 +113,7 @@ struct Model::TensorNames {
   std::string token_embedding, output_norm, output;
   std::string rope_freqs;  // "" when the format has no such tensor (computed from the config)
   std::string attn_norm, wq, wk, wv, wo, bq, bk, bv, ffn_norm, w_gate, w_up, w_down;
+  std::string q_norm, k_norm;
 };
 
 absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/decoder/architecture.h"
 
 namespace tandem {
 namespace {
@@ -23,10 +24,8 @@ absl::Status CheckRange(const char* field, int64_t value, int64_t max) {
 }  // namespace
 
 absl::Status ModelConfig::Validate() const {
-  if (architecture != "llama" && architecture != "qwen2") {
-    return absl::UnimplementedError(absl::StrCat("model config: architecture '", architecture,
-                                                 "' is not supported (llama, qwen2)"));
-  }
+  ModelConfig copy = *this;
+  if (absl::Status known = ApplyArchitecture("model config", &copy); !known.ok()) return known;
   for (auto [field, value, max] :
        {std::tuple<const char*, int64_t, int64_t>{"vocab_size", vocab_size, kMaxVocab},
         {"dim", dim, kMaxDim},

@@ -13,7 +13,7 @@
 namespace tandem {
 
 struct ModelConfig {
-  std::string architecture;  // "llama" or "qwen2"
+  std::string architecture;  // GGUF name: "llama", "qwen2", "qwen3" (architecture.h)
   std::string name;          // general.name or the folder name
   int64_t vocab_size = 0;
   int64_t dim = 0;  // hidden size
@@ -33,6 +33,7 @@ struct ModelConfig {
   Llama3RopeScaling llama3_rope;
   int64_t context_length = 0;  // trained context
   bool qkv_bias = false;       // qwen2
+  bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
   bool tied_output = false;    // output projection shares the embedding
 
   int64_t q_dim() const { return n_heads * head_dim; }
