@@ -76,6 +76,7 @@ const std::vector<FixtureCase>& Cases() {
       Matches("llama-Q8_0.gguf", kQuantMaxAbs),
       Matches("llama3-F16.gguf", kF32MaxAbs),
       Matches("qwen3-F16.gguf", kF32MaxAbs),
+      Matches("phi3-F16.gguf", kF32MaxAbs),
       // The types each file holds that Tandem may lack (README's per-file mixture).
       Unsupported("llama-Q4_0.gguf", {"Q6_K"}),
       Unsupported("llama-Q4_1.gguf", {"Q4_1", "Q6_K"}),
@@ -95,7 +96,6 @@ const std::vector<FixtureCase>& Cases() {
       Unsupported("llama-pure-Q6_K.gguf", {"Q6_K"}),
 
       Unsupported("qwen3-Q4_K_M.gguf", {"architecture 'qwen3'", "Q4_K", "Q6_K"}),
-      Unsupported("phi3-F16.gguf", {"architecture 'phi3'"}),
       Unsupported("gemma2-F16.gguf", {"architecture 'gemma2'"}),
       Unsupported("gemma3-F16.gguf", {"architecture 'gemma3'"}),
   };

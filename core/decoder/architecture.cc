@@ -13,15 +13,17 @@ struct Traits {
   RopeLayout rope_layout;
   bool qkv_bias;
   bool qk_norm;
+  bool fused;  // one q|k|v matrix and one gate|up matrix
 };
 
 // llama.cpp runs llama with interleaved pairs (the converter permutes its q/k rows) and the
 // others with NEOX (half) pairs.
 const std::vector<Traits>& All() {
   static const auto* all = new std::vector<Traits>{
-      {"llama", RopeLayout::kInterleaved, false, false},
-      {"qwen2", RopeLayout::kHalf, true, false},
-      {"qwen3", RopeLayout::kHalf, false, true},
+      {"llama", RopeLayout::kInterleaved, false, false, false},
+      {"qwen2", RopeLayout::kHalf, true, false, false},
+      {"qwen3", RopeLayout::kHalf, false, true, false},
+      {"phi3", RopeLayout::kHalf, false, false, true},
   };
   return *all;
 }
@@ -40,6 +42,7 @@ absl::Status ApplyArchitecture(const std::string& file, ModelConfig* config) {
     config->rope_layout = t.rope_layout;
     config->qkv_bias = t.qkv_bias;
     config->qk_norm = t.qk_norm;
+    config->fused_projections = t.fused;
     return absl::OkStatus();
   }
   return absl::UnimplementedError(absl::StrCat(file, ": architecture '", config->architecture,

@@ -13,8 +13,9 @@ namespace tandem {
 // The supported GGUF architecture names, for messages: "llama, qwen2, ...".
 const std::string& SupportedArchitectures();
 
-// Sets config->rope_layout (as llama.cpp pairs the GGUF rows), qkv_bias and qk_norm from
-// config->architecture. kUnimplemented naming `file` and the architecture when unknown.
+// Sets config->rope_layout (as llama.cpp pairs the GGUF rows), qkv_bias, qk_norm and
+// fused_projections from config->architecture. kUnimplemented naming `file` and the architecture
+// when unknown.
 absl::Status ApplyArchitecture(const std::string& file, ModelConfig* config);
 
 }  // namespace tandem

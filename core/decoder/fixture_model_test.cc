@@ -116,6 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                      "96", "--head-dim", "32", "--tied"},
                     1e-4f},
         FixtureCase{
+            "phi3_f32_fused_qkv_gate_up",
+            {"--arch", "phi3", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "96"},
+            1e-4f},
+        FixtureCase{
             "llama_f16",
             {"--type", "f16", "--dim", "64", "--heads", "2", "--kv-heads", "2", "--ffn", "64"},
             1e-4f},

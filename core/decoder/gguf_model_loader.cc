@@ -88,7 +88,8 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
       "blk.{}.attn_k.weight",   "blk.{}.attn_v.weight",      "blk.{}.attn_output.weight",
       "blk.{}.attn_q.bias",     "blk.{}.attn_k.bias",        "blk.{}.attn_v.bias",
       "blk.{}.ffn_norm.weight", "blk.{}.ffn_gate.weight",    "blk.{}.ffn_up.weight",
-      "blk.{}.ffn_down.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_k_norm.weight"};
+      "blk.{}.ffn_down.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_k_norm.weight",
+      "blk.{}.attn_qkv.weight", "blk.{}.ffn_up.weight"};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (file.FindTensorInfo(name) == nullptr) {

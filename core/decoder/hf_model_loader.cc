@@ -91,12 +91,12 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
   const std::string& model_type = type->as_string();
   if (model_type == "llama" || model_type == "mistral") {
     c.architecture = "llama";
-  } else if (model_type == "qwen2" || model_type == "qwen3") {
+  } else if (model_type == "qwen2" || model_type == "qwen3" || model_type == "phi3") {
     c.architecture = model_type;
   } else {
     return absl::UnimplementedError(absl::StrCat(path, ": model_type '", model_type,
                                                  "' is not supported (llama, mistral, qwen2, "
-                                                 "qwen3)"));
+                                                 "qwen3, phi3)"));
   }
   RETURN_IF_ERROR(ApplyArchitecture(path, &c));
   c.name = std::filesystem::path(path).parent_path().filename().string();
@@ -163,7 +163,9 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
                            "model.layers.{}.mlp.up_proj.weight",
                            "model.layers.{}.mlp.down_proj.weight",
                            "model.layers.{}.self_attn.q_norm.weight",
-                           "model.layers.{}.self_attn.k_norm.weight"};
+                           "model.layers.{}.self_attn.k_norm.weight",
+                           "model.layers.{}.self_attn.qkv_proj.weight",
+                           "model.layers.{}.mlp.gate_up_proj.weight"};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (files.FindTensorInfo(name) == nullptr) {

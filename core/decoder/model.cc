@@ -17,6 +17,11 @@ std::string ForLayer(const std::string& pattern, int64_t layer) {
   return absl::StrReplaceAll(pattern, {{"{}", absl::StrCat(layer)}});
 }
 
+// Rows [first, first + rows) of `m` as a matrix of their own.
+WeightMatrix RowSlice(const WeightMatrix& m, int64_t first, int64_t rows) {
+  return WeightMatrix{m.type, rows, m.cols, m.data + first * m.row_bytes, m.row_bytes};
+}
+
 std::string ShapeString(int64_t rows, int64_t cols) {
   return absl::StrCat("[", rows, ", ", cols, "]");
 }
@@ -114,6 +119,21 @@ absl::Status Model::CheckUsed(const std::string& file, absl::string_view tensor)
                                                "' model (refused rather than ignored)"));
 }
 
+absl::Status Model::BindFused(const TensorNames& names, const TensorLookup& lookup, int64_t layer,
+                              LayerWeights* l) {
+  const ModelConfig& c = config_;
+  ASSIGN_OR_RETURN(WeightMatrix qkv, BindMatrix(lookup, ForLayer(names.wqkv, layer),
+                                                c.q_dim() + 2 * c.kv_dim(), c.dim));
+  l->wq = RowSlice(qkv, 0, c.q_dim());
+  l->wk = RowSlice(qkv, c.q_dim(), c.kv_dim());
+  l->wv = RowSlice(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
+  ASSIGN_OR_RETURN(WeightMatrix gate_up,
+                   BindMatrix(lookup, ForLayer(names.w_gate_up, layer), 2 * c.ffn_dim, c.dim));
+  l->w_gate = RowSlice(gate_up, 0, c.ffn_dim);
+  l->w_up = RowSlice(gate_up, c.ffn_dim, c.ffn_dim);
+  return absl::OkStatus();
+}
+
 absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& file_lookup) {
   const ModelConfig& c = config_;
   const TensorLookup lookup = [&](absl::string_view name) {
@@ -148,9 +168,15 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
     LayerWeights& l = layers_[i];
     auto name = [&](const std::string& pattern) { return ForLayer(pattern, i); };
     ASSIGN_OR_RETURN(l.attn_norm, BindVector(lookup, name(names.attn_norm), c.dim));
-    ASSIGN_OR_RETURN(l.wq, BindMatrix(lookup, name(names.wq), c.q_dim(), c.dim));
-    ASSIGN_OR_RETURN(l.wk, BindMatrix(lookup, name(names.wk), c.kv_dim(), c.dim));
-    ASSIGN_OR_RETURN(l.wv, BindMatrix(lookup, name(names.wv), c.kv_dim(), c.dim));
+    if (c.fused_projections) {
+      RETURN_IF_ERROR(BindFused(names, lookup, i, &l));
+    } else {
+      ASSIGN_OR_RETURN(l.wq, BindMatrix(lookup, name(names.wq), c.q_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.wk, BindMatrix(lookup, name(names.wk), c.kv_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.wv, BindMatrix(lookup, name(names.wv), c.kv_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
+      ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
+    }
     ASSIGN_OR_RETURN(l.wo, BindMatrix(lookup, name(names.wo), c.dim, c.q_dim()));
     if (c.qkv_bias) {
       ASSIGN_OR_RETURN(l.bq, BindVector(lookup, name(names.bq), c.q_dim()));
@@ -162,8 +188,6 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
       ASSIGN_OR_RETURN(l.k_norm, BindVector(lookup, name(names.k_norm), c.head_dim));
     }
     ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
-    ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
-    ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }
   RETURN_IF_ERROR(PackMatrices());

@@ -85,6 +85,9 @@ class Model {
 
   absl::StatusOr<WeightMatrix> BindMatrix(const TensorLookup& lookup, const std::string& name,
                                           int64_t rows, int64_t cols);
+  // The fused matrices, split into views of their row ranges.
+  absl::Status BindFused(const TensorNames& names, const TensorLookup& lookup, int64_t layer,
+                         LayerWeights* l);
   absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
                                           int64_t size);
   // Gives the output projection and the layer matrices packed copies in one arena, for the
@@ -114,6 +117,7 @@ struct Model::TensorNames {
   std::string rope_freqs;  // "" when the format has no such tensor (computed from the config)
   std::string attn_norm, wq, wk, wv, wo, bq, bk, bv, ffn_norm, w_gate, w_up, w_down;
   std::string q_norm, k_norm;
+  std::string wqkv, w_gate_up;  // fused_projections
 };
 
 absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);

@@ -34,7 +34,9 @@ struct ModelConfig {
   int64_t context_length = 0;  // trained context
   bool qkv_bias = false;       // qwen2
   bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
-  bool tied_output = false;    // output projection shares the embedding
+  // phi3: the file holds one [q; k; v] matrix and one [gate; up] matrix (split on loading).
+  bool fused_projections = false;
+  bool tied_output = false;  // output projection shares the embedding
 
   int64_t q_dim() const { return n_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
