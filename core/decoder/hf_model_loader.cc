@@ -165,7 +165,9 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
                            "model.layers.{}.self_attn.q_norm.weight",
                            "model.layers.{}.self_attn.k_norm.weight",
                            "model.layers.{}.self_attn.qkv_proj.weight",
-                           "model.layers.{}.mlp.gate_up_proj.weight"};
+                           "model.layers.{}.mlp.gate_up_proj.weight",
+                           "",
+                           ""};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (files.FindTensorInfo(name) == nullptr) {

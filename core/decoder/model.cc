@@ -188,6 +188,10 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
       ASSIGN_OR_RETURN(l.k_norm, BindVector(lookup, name(names.k_norm), c.head_dim));
     }
     ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
+    if (c.gemma) {
+      ASSIGN_OR_RETURN(l.post_attn_norm, BindVector(lookup, name(names.post_attn_norm), c.dim));
+      ASSIGN_OR_RETURN(l.post_ffn_norm, BindVector(lookup, name(names.post_ffn_norm), c.dim));
+    }
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }
   RETURN_IF_ERROR(PackMatrices());

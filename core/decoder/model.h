@@ -29,20 +29,22 @@ namespace tandem {
 // the mapped file, plus a packed copy owned by the Model when this CPU's kernels use one.
 // Matrix shapes are [out, in] (one output feature per row).
 struct LayerWeights {
-  const float* attn_norm = nullptr;  // [dim]
-  WeightMatrix wq;                   // [q_dim, dim]
-  WeightMatrix wk;                   // [kv_dim, dim]
-  WeightMatrix wv;                   // [kv_dim, dim]
-  WeightMatrix wo;                   // [dim, q_dim]
-  const float* bq = nullptr;         // [q_dim], qwen2 only
-  const float* bk = nullptr;         // [kv_dim]
-  const float* bv = nullptr;         // [kv_dim]
-  const float* q_norm = nullptr;     // [head_dim], qwen3 only
-  const float* k_norm = nullptr;     // [head_dim]
-  const float* ffn_norm = nullptr;   // [dim]
-  WeightMatrix w_gate;               // [ffn_dim, dim]
-  WeightMatrix w_up;                 // [ffn_dim, dim]
-  WeightMatrix w_down;               // [dim, ffn_dim]
+  const float* attn_norm = nullptr;       // [dim]
+  WeightMatrix wq;                        // [q_dim, dim]
+  WeightMatrix wk;                        // [kv_dim, dim]
+  WeightMatrix wv;                        // [kv_dim, dim]
+  WeightMatrix wo;                        // [dim, q_dim]
+  const float* bq = nullptr;              // [q_dim], qwen2 only
+  const float* bk = nullptr;              // [kv_dim]
+  const float* bv = nullptr;              // [kv_dim]
+  const float* q_norm = nullptr;          // [head_dim], qwen3 only
+  const float* k_norm = nullptr;          // [head_dim]
+  const float* post_attn_norm = nullptr;  // [dim], gemma only
+  const float* ffn_norm = nullptr;        // [dim]
+  const float* post_ffn_norm = nullptr;   // [dim], gemma only
+  WeightMatrix w_gate;                    // [ffn_dim, dim]
+  WeightMatrix w_up;                      // [ffn_dim, dim]
+  WeightMatrix w_down;                    // [dim, ffn_dim]
 };
 
 class Model {
@@ -117,7 +119,8 @@ struct Model::TensorNames {
   std::string rope_freqs;  // "" when the format has no such tensor (computed from the config)
   std::string attn_norm, wq, wk, wv, wo, bq, bk, bv, ffn_norm, w_gate, w_up, w_down;
   std::string q_norm, k_norm;
-  std::string wqkv, w_gate_up;  // fused_projections
+  std::string wqkv, w_gate_up;                // fused_projections
+  std::string post_attn_norm, post_ffn_norm;  // gemma
 };
 
 absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);

@@ -54,6 +54,12 @@ absl::Status ModelConfig::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("model config: rope base ", rope_base, " / scale ", rope_scale));
   }
+  if (attn_softcap < 0 || final_softcap < 0 || sliding_window < 0 || sliding_pattern < 0 ||
+      !(rope_base_swa >= 0) || !std::isfinite(attn_softcap) || !std::isfinite(final_softcap)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config: soft-caps ", attn_softcap, " / ", final_softcap, ", sliding window ",
+        sliding_window, " pattern ", sliding_pattern, ", sliding RoPE base ", rope_base_swa));
+  }
   return absl::OkStatus();
 }
 

@@ -37,6 +37,21 @@ struct ModelConfig {
   // phi3: the file holds one [q; k; v] matrix and one [gate; up] matrix (split on loading).
   bool fused_projections = false;
   bool tied_output = false;  // output projection shares the embedding
+  // Gemma 2/3: embeddings × sqrt(dim), RMSNorm of the attention and FFN outputs before each
+  // residual add (post_norms), FFN down(gelu_tanh(gate) · up).
+  bool gemma = false;
+  float attn_softcap = 0;   // gemma2: attention scores = cap · tanh(s / cap); 0: none
+  float final_softcap = 0;  // gemma2: logits likewise
+  // Sliding-window attention: on a sliding layer query i sees key j iff 0 <= i - j < window.
+  // Layer l slides iff l % sliding_pattern < sliding_pattern - 1 (llama.cpp's rule).
+  int64_t sliding_window = 0;  // 0: none
+  int64_t sliding_pattern = 0;
+  float rope_base_swa = 0;  // gemma3: the sliding layers' RoPE base (0: rope_base)
+
+  bool IsSlidingLayer(int64_t layer) const {
+    return sliding_window > 0 && sliding_pattern > 0 &&
+           layer % sliding_pattern < sliding_pattern - 1;
+  }
 
   int64_t q_dim() const { return n_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/kernels/activations.h"
+#include "core/kernels/gelu_softcap.h"
 #include "core/kernels/rms_norm.h"
 #include "core/kernels/rope.h"
 #include "gtest/gtest.h"
@@ -125,6 +126,35 @@ TEST(SwiGluTest, MatchesReferenceOverTheFloatRange) {
   for (size_t i = 0; i < gate.size(); ++i) {
     ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i]))) << "element " << i;
   }
+}
+
+TEST(GeluTanhGluTest, MatchesReferenceAndKnownValues) {
+  std::vector<float> gate = Random(257, 11, 3.0f), up = Random(257, 12);
+  gate.push_back(0.0f);
+  up.push_back(1.0f);
+  gate.push_back(1.0f);  // gelu_tanh(1) = 0.841192 (tanh approximation)
+  up.push_back(1.0f);
+  std::vector<float> ref = gate;
+  const int64_t n = static_cast<int64_t>(gate.size());
+  GeluTanhGlu(gate.data(), up.data(), n);
+  GeluTanhGluReference(ref.data(), up.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(gate[i], ref[i], 2e-6f * (1 + std::fabs(ref[i])));
+  EXPECT_EQ(gate[n - 2], 0.0f);
+  EXPECT_NEAR(gate[n - 1], 0.841192f, 1e-6f);
+}
+
+TEST(SoftcapTest, MatchesReferenceAndBoundsByTheCap) {
+  std::vector<float> x = Random(300, 13, 40.0f);
+  x.push_back(1e6f);
+  std::vector<float> ref = x;
+  const int64_t n = static_cast<int64_t>(x.size());
+  Softcap(x.data(), n, 30.0f);
+  SoftcapReference(ref.data(), n, 30.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(x[i], ref[i], 4e-6f * 30.0f) << i;
+    ASSERT_LE(std::fabs(x[i]), 30.0f) << i;
+  }
+  EXPECT_EQ(x[n - 1], 30.0f);
 }
 
 TEST(SwiGluTest, MatchesReference) {
