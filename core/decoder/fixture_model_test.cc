@@ -3,8 +3,11 @@
 // GGUF and as a Hugging Face folder of the same weights; both must give the same logits.
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/status_matchers.h"
@@ -148,6 +151,34 @@ TEST(FixtureModelTest, ATensorTheLoaderDoesNotUseIsRefusedNamingFileAndTensor) {
     EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();
     EXPECT_THAT(std::string(model.status().message()),
                 ::testing::AllOf(::testing::HasSubstr(c.file), ::testing::HasSubstr(c.tensor)));
+  }
+}
+
+// Replaces the first `from` at or after `after` in the file at `path` by `to` (same length).
+void PatchFile(const std::string& path, const std::string& after, const std::string& from,
+               const std::string& to) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = bytes.find(from, bytes.find(after));
+  ASSERT_NE(at, std::string::npos) << path;
+  bytes.replace(at, from.size(), to);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(FixtureModelTest, AnArchitectureTandemDoesNotKnowIsRefusedNamingFileAndArchitecture) {
+  ASSERT_OK_AND_ASSIGN(std::string vocab,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string dir, testing::MakeFixtureModel({"--vocab-from", vocab}));
+  PatchFile(dir + "/model.gguf", "general.architecture", "llama", "mamba");
+  PatchFile(dir + "/hf/config.json", "\"model_type\"", "\"llama\"", "\"mamba\"");
+  for (const auto& [load, file] :
+       {std::pair<std::string, std::string>{dir + "/model.gguf", dir + "/model.gguf"},
+        {dir + "/hf", dir + "/hf/config.json"}}) {
+    absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(load);
+    ASSERT_FALSE(model.ok()) << load;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();
+    EXPECT_THAT(std::string(model.status().message()),
+                ::testing::AllOf(::testing::HasSubstr(file), ::testing::HasSubstr("'mamba'")));
   }
 }
 
