@@ -267,7 +267,8 @@ void Decoder::FeedForwardBlock(int64_t layer) {
 void Decoder::Attention(int64_t layer) {
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float scale =
+      c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const bool sliding = c.IsSlidingLayer(layer);
   const int64_t window = c.sliding_window;
   const int64_t stride = scores_stride_;

@@ -122,6 +122,16 @@ INSTANTIATE_TEST_SUITE_P(
             "phi3_f32_fused_qkv_gate_up",
             {"--arch", "phi3", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "96"},
             1e-4f},
+        // Gemma: the HF folder holds its norms as w - 1; soft-caps small enough to bite and a
+        // window of 4 inside the 19-token prompt.
+        FixtureCase{"gemma2_softcap_window",
+                    {"--arch", "gemma2", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--layers", "3", "--attn-softcap", "2", "--final-softcap", "3"},
+                    1e-4f},
+        FixtureCase{"gemma3_qk_norm_window_pattern",
+                    {"--arch", "gemma3", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
+                     "96", "--layers", "3", "--head-dim", "32", "--rope-base", "1000000"},
+                    1e-4f},
         FixtureCase{
             "llama_f16",
             {"--type", "f16", "--dim", "64", "--heads", "2", "--kv-heads", "2", "--ffn", "64"},

@@ -1,5 +1,6 @@
 // Loads a Llama-family model from a GGUF file: config from `{arch}.*` metadata, weights by
 // llama.cpp's tensor names, read in place from the mapping.
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,12 @@ absl::Status ReadGemmaKeys(const GgufFile& gguf, const std::string& p, ModelConf
     ASSIGN_OR_RETURN(c->sliding_pattern, gguf.GetInt64(p + "attention.sliding_window_pattern"));
   }
   ASSIGN_OR_RETURN(c->rope_base_swa, FloatOr(gguf, p + "rope.freq_base_swa", 0.0f));
+  // llama.cpp scales the 27B models' queries by 1/sqrt(dim / heads) (their
+  // query_pre_attn_scalar), the others' by 1/sqrt(head_dim); it knows the 27B by its layers.
+  const int64_t layers_27b = c->architecture == "gemma2" ? 46 : 62;
+  if (c->n_layers == layers_27b && c->n_heads > 0) {
+    c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->dim / c->n_heads));
+  }
   return absl::OkStatus();
 }
 

@@ -1,6 +1,7 @@
 // Loads a Llama-family model from a Hugging Face folder: config.json for the shape,
 // *.safetensors (one file or shards with an index) for the weights, read in place.
 // HF stores q/k rows for rotate_half RoPE, so the model runs with the half-pair layout.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +83,50 @@ absl::Status ReadRopeScaling(const json::Object& s, const std::string& path, Mod
   return absl::OkStatus();
 }
 
+// The sliding period from `layer_types` ("sliding_attention" / "full_attention" per layer),
+// which must follow llama.cpp's rule (every period-th layer global).
+absl::Status ReadLayerTypes(const json::Array& types, const std::string& path, ModelConfig* c) {
+  int64_t period = 0;
+  for (size_t i = 0; i < types.size() && period == 0; ++i) {
+    if (types[i].is_string() && types[i].as_string() == "full_attention") period = i + 1;
+  }
+  c->sliding_pattern = period == 0 ? static_cast<int64_t>(types.size()) + 1 : period;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const bool sliding = types[i].is_string() && types[i].as_string() == "sliding_attention";
+    if (sliding != c->IsSlidingLayer(static_cast<int64_t>(i))) {
+      return absl::UnimplementedError(absl::StrCat(
+          path, ": layer_types[", i, "] breaks the period-", c->sliding_pattern, " pattern"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Gemma 2/3: query scale, soft-caps, sliding window and its pattern, the sliding RoPE base.
+absl::Status ReadGemmaConfig(const json::Object& j, const std::string& path, ModelConfig* c) {
+  ASSIGN_OR_RETURN(double scalar, Number(j, path, "query_pre_attn_scalar", c->head_dim));
+  c->attn_scale = 1.0f / std::sqrt(static_cast<float>(scalar));
+  ASSIGN_OR_RETURN(double attn_cap, Number(j, path, "attn_logit_softcapping", 0));
+  ASSIGN_OR_RETURN(double final_cap, Number(j, path, "final_logit_softcapping", 0));
+  c->attn_softcap = static_cast<float>(attn_cap);
+  c->final_softcap = static_cast<float>(final_cap);
+  ASSIGN_OR_RETURN(c->sliding_window, Int(j, path, "sliding_window", 0));
+  ASSIGN_OR_RETURN(c->sliding_pattern, Int(j, path, "sliding_window_pattern", c->sliding_pattern));
+  if (const json::Value* types = j.Find("layer_types"); types != nullptr && types->is_array()) {
+    RETURN_IF_ERROR(ReadLayerTypes(types->as_array(), path, c));
+  }
+  if (c->architecture == "gemma3") {
+    ASSIGN_OR_RETURN(double local_base, Number(j, path, "rope_local_base_freq", 10000.0));
+    c->rope_base_swa = static_cast<float>(local_base);
+  }
+  const json::Value* act = j.Find("hidden_activation");
+  if (act == nullptr || act->is_null()) act = j.Find("hidden_act");
+  if (act != nullptr && act->is_string() && act->as_string() != "gelu_pytorch_tanh") {
+    return absl::UnimplementedError(absl::StrCat(path, ": hidden_activation '", act->as_string(),
+                                                 "' is not supported (gelu_pytorch_tanh)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::string& path) {
   ModelConfig c;
   const json::Value* type = j.Find("model_type");
@@ -91,12 +136,15 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
   const std::string& model_type = type->as_string();
   if (model_type == "llama" || model_type == "mistral") {
     c.architecture = "llama";
-  } else if (model_type == "qwen2" || model_type == "qwen3" || model_type == "phi3") {
+  } else if (model_type == "qwen2" || model_type == "qwen3" || model_type == "phi3" ||
+             model_type == "gemma2") {
     c.architecture = model_type;
+  } else if (model_type == "gemma3_text") {
+    c.architecture = "gemma3";
   } else {
     return absl::UnimplementedError(absl::StrCat(path, ": model_type '", model_type,
                                                  "' is not supported (llama, mistral, qwen2, "
-                                                 "qwen3, phi3)"));
+                                                 "qwen3, phi3, gemma2, gemma3_text)"));
   }
   RETURN_IF_ERROR(ApplyArchitecture(path, &c));
   c.name = std::filesystem::path(path).parent_path().filename().string();
@@ -122,6 +170,7 @@ absl::StatusOr<ModelConfig> ConfigFromJson(const json::Object& j, const std::str
     const json::Object& s = scaling->as_object();
     RETURN_IF_ERROR(ReadRopeScaling(s, path, &c));
   }
+  if (c.gemma) RETURN_IF_ERROR(ReadGemmaConfig(j, path, &c));
   const json::Value* tied = j.Find("tie_word_embeddings");
   c.tied_output = tied != nullptr && tied->is_bool() && tied->as_bool();
   RETURN_IF_ERROR(c.Validate());
@@ -168,6 +217,12 @@ absl::StatusOr<std::unique_ptr<Model>> LoadHfModel(const std::string& path) {
                            "model.layers.{}.mlp.gate_up_proj.weight",
                            "",
                            ""};
+  if (model->config_.gemma) {  // Gemma names its four norms differently and stores w - 1
+    names.ffn_norm = "model.layers.{}.pre_feedforward_layernorm.weight";
+    names.post_attn_norm = "model.layers.{}.post_attention_layernorm.weight";
+    names.post_ffn_norm = "model.layers.{}.post_feedforward_layernorm.weight";
+    names.norm_offset = 1.0f;
+  }
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (files.FindTensorInfo(name) == nullptr) {

@@ -119,6 +119,15 @@ absl::Status Model::CheckUsed(const std::string& file, absl::string_view tensor)
                                                "' model (refused rather than ignored)"));
 }
 
+absl::StatusOr<const float*> Model::BindNorm(const TensorLookup& lookup, const std::string& name,
+                                             int64_t size) {
+  ASSIGN_OR_RETURN(const float* weight, BindVector(lookup, name, size));
+  if (names_norm_offset_ != 0) {
+    for (float& w : vectors_.back()) w += names_norm_offset_;
+  }
+  return weight;
+}
+
 absl::Status Model::BindFused(const TensorNames& names, const TensorLookup& lookup, int64_t layer,
                               LayerWeights* l) {
   const ModelConfig& c = config_;
@@ -136,6 +145,7 @@ absl::Status Model::BindFused(const TensorNames& names, const TensorLookup& look
 
 absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& file_lookup) {
   const ModelConfig& c = config_;
+  names_norm_offset_ = names.norm_offset;
   const TensorLookup lookup = [&](absl::string_view name) {
     used_.insert(std::string(name));
     return file_lookup(name);
@@ -147,7 +157,7 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
   } else {
     ASSIGN_OR_RETURN(output_, BindMatrix(lookup, names.output, c.vocab_size, c.dim));
   }
-  ASSIGN_OR_RETURN(const float* norm, BindVector(lookup, names.output_norm, c.dim));
+  ASSIGN_OR_RETURN(const float* norm, BindNorm(lookup, names.output_norm, c.dim));
   if (c.rope_freq_factors && !names.rope_freqs.empty()) {
     ASSIGN_OR_RETURN(const float* f, BindVector(lookup, names.rope_freqs, c.rope_dim / 2));
     rope_factors_.assign(f, f + c.rope_dim / 2);
@@ -167,7 +177,7 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
   for (int64_t i = 0; i < c.n_layers; ++i) {
     LayerWeights& l = layers_[i];
     auto name = [&](const std::string& pattern) { return ForLayer(pattern, i); };
-    ASSIGN_OR_RETURN(l.attn_norm, BindVector(lookup, name(names.attn_norm), c.dim));
+    ASSIGN_OR_RETURN(l.attn_norm, BindNorm(lookup, name(names.attn_norm), c.dim));
     if (c.fused_projections) {
       RETURN_IF_ERROR(BindFused(names, lookup, i, &l));
     } else {
@@ -184,13 +194,13 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
       ASSIGN_OR_RETURN(l.bv, BindVector(lookup, name(names.bv), c.kv_dim()));
     }
     if (c.qk_norm) {
-      ASSIGN_OR_RETURN(l.q_norm, BindVector(lookup, name(names.q_norm), c.head_dim));
-      ASSIGN_OR_RETURN(l.k_norm, BindVector(lookup, name(names.k_norm), c.head_dim));
+      ASSIGN_OR_RETURN(l.q_norm, BindNorm(lookup, name(names.q_norm), c.head_dim));
+      ASSIGN_OR_RETURN(l.k_norm, BindNorm(lookup, name(names.k_norm), c.head_dim));
     }
-    ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
+    ASSIGN_OR_RETURN(l.ffn_norm, BindNorm(lookup, name(names.ffn_norm), c.dim));
     if (c.gemma) {
-      ASSIGN_OR_RETURN(l.post_attn_norm, BindVector(lookup, name(names.post_attn_norm), c.dim));
-      ASSIGN_OR_RETURN(l.post_ffn_norm, BindVector(lookup, name(names.post_ffn_norm), c.dim));
+      ASSIGN_OR_RETURN(l.post_attn_norm, BindNorm(lookup, name(names.post_attn_norm), c.dim));
+      ASSIGN_OR_RETURN(l.post_ffn_norm, BindNorm(lookup, name(names.post_ffn_norm), c.dim));
     }
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }

@@ -90,6 +90,9 @@ class Model {
   // The fused matrices, split into views of their row ranges.
   absl::Status BindFused(const TensorNames& names, const TensorLookup& lookup, int64_t layer,
                          LayerWeights* l);
+  // BindVector plus the naming scheme's norm_offset.
+  absl::StatusOr<const float*> BindNorm(const TensorLookup& lookup, const std::string& name,
+                                        int64_t size);
   absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
                                           int64_t size);
   // Gives the output projection and the layer matrices packed copies in one arena, for the
@@ -107,7 +110,8 @@ class Model {
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> vectors_;  // owned f32 norms and biases
   std::set<std::string, std::less<>> used_;  // names of the tensors bound
-  PackedArena packed_;                       // the matrices' packed copies
+  float names_norm_offset_ = 0;
+  PackedArena packed_;  // the matrices' packed copies
   int64_t packed_bytes_ = 0;
   int64_t parameter_count_ = 0;
   std::string weight_type_;
@@ -121,6 +125,9 @@ struct Model::TensorNames {
   std::string q_norm, k_norm;
   std::string wqkv, w_gate_up;                // fused_projections
   std::string post_attn_norm, post_ffn_norm;  // gemma
+  // Added to every norm weight on loading: 1 for Hugging Face Gemma files, which store
+  // w - 1 (GGUF files have the 1 folded in).
+  float norm_offset = 0;
 };
 
 absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path);

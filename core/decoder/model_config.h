@@ -47,6 +47,7 @@ struct ModelConfig {
   int64_t sliding_window = 0;  // 0: none
   int64_t sliding_pattern = 0;
   float rope_base_swa = 0;  // gemma3: the sliding layers' RoPE base (0: rope_base)
+  float attn_scale = 0;     // scores = q·k × attn_scale; 0: 1 / sqrt(head_dim)
 
   bool IsSlidingLayer(int64_t layer) const {
     return sliding_window > 0 && sliding_pattern > 0 &&
