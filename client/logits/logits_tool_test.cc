@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,16 @@ std::string Temp(const std::string& name) { return ::testing::TempDir() + "/" + 
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+// A copy of the llama fixture whose general.architecture says "mamba" (every shipped
+// fixture's architecture is supported).
+std::string UnknownArchitectureCopy() {
+  std::ifstream in(*SharedFile("models/fixtures/llama-F16.gguf"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes.replace(bytes.find("llama", bytes.find("general.architecture")), 5, "mamba");
+  WriteFile(Temp("mamba.gguf"), bytes);
+  return Temp("mamba.gguf");
 }
 
 // A short run: 8 of the fixture's token ids (the full 64 are the fixture tests' job).
@@ -174,8 +185,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInputCase{"kl_base_of_another_shape", [](auto& o) { o.kl_base = Temp("short.npy"); },
                      "short.npy: shape (7, 512)"},
         BadInputCase{"unsupported_architecture",
-                     [](auto& o) { o.model = *SharedFile("models/fixtures/phi3-F16.gguf"); },
-                     "architecture 'phi3' is not supported"},
+                     [](auto& o) { o.model = UnknownArchitectureCopy(); },
+                     "architecture 'mamba' is not supported"},
         BadInputCase{"negative_atol", [](auto& o) { o.atol = -1; }, "--atol -1"},
         BadInputCase{"zero_threads", [](auto& o) { o.threads = 0; }, "--threads 0"},
         BadInputCase{"unwritable_out", [](auto& o) { o.out = "/nonexistent/dir/o.npy"; },

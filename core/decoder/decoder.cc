@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/kernels/activations.h"
+#include "core/kernels/gelu_softcap.h"
 #include "core/kernels/matmul.h"
 #include "core/kernels/rms_norm.h"
 
@@ -17,7 +18,12 @@ Decoder::Decoder(const Model& model, ThreadPool& pool)
     : model_(model),
       config_(model.config()),
       pool_(pool),
-      rope_(config_.rope_dim, config_.rope_base, config_.rope_scale, config_.context_length) {}
+      rope_(config_.rope_dim, config_.rope_base, config_.rope_scale, config_.context_length,
+            model.rope_factors()) {
+  if (config_.rope_base_swa > 0 && config_.sliding_window > 0) {
+    rope_swa_.emplace(config_.rope_dim, config_.rope_base_swa, 1.0f, config_.context_length);
+  }
+}
 
 absl::StatusOr<std::unique_ptr<KvCache>> Decoder::NewCache(int64_t context_size,
                                                            KvType type) const {
@@ -171,64 +177,100 @@ void Decoder::RunBatch(float* logits) {
   }
   MatMul(model_.output(), xn_.data(), static_cast<int64_t>(logit_rows_.size()), logits, pool_,
          &matmul_scratch_);
+  if (config_.final_softcap > 0) {
+    Softcap(logits, static_cast<int64_t>(logit_rows_.size()) * config_.vocab_size,
+            config_.final_softcap);
+  }
 }
 
 void Decoder::RunLayers() {
   const ModelConfig& c = config_;
   const int64_t dim = c.dim;
   const int64_t n = rows_;
-  // x[n, dim] = embedding rows of the tokens.
+  // x[n, dim] = embedding rows of the tokens (gemma: × sqrt(dim), in float as llama.cpp).
   const WeightMatrix& embedding = model_.token_embedding();
+  const float embed_scale = std::sqrt(static_cast<float>(dim));
   for (int64_t i = 0; i < n; ++i) {
+    float* x = x_.data() + i * dim;
     const absl::Status ok = DequantizeRow(
         embedding.type,
         absl::MakeConstSpan(embedding.data + tokens_[i] * embedding.row_bytes, embedding.row_bytes),
-        absl::MakeSpan(x_.data() + i * dim, dim));
+        absl::MakeSpan(x, dim));
     (void)ok;  // the loader checked the type and row size
+    if (c.gemma) {
+      for (int64_t j = 0; j < dim; ++j) x[j] *= embed_scale;
+    }
   }
   for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-    const LayerWeights& w = model_.layer(layer);
-    // Attention block: x += Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn).
-    RmsNorm(x_.data(), w.attn_norm, n, dim, c.rms_eps, xn_.data());
-    // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
-    const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
-    MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
-    for (int64_t i = 0; i < n; ++i) {
-      const SegmentRows& segment = segments_[row_segment_[i]];
-      const int64_t position = segment.start + (i - segment.first);
-      float* q = q_.data() + i * c.q_dim();
-      float* k = k_.data() + i * c.kv_dim();
-      float* v = v_.data() + i * c.kv_dim();
-      if (c.qkv_bias) {
-        for (int64_t j = 0; j < c.q_dim(); ++j) q[j] += w.bq[j];
-        for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
-        for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
-      }
-      ApplyRope(rope_, c.rope_layout, position, c.n_heads, c.head_dim, q);
-      ApplyRope(rope_, c.rope_layout, position, c.n_kv_heads, c.head_dim, k);
-      for (int64_t h = 0; h < c.n_kv_heads; ++h) {
-        segment.cache->WriteK(layer, h, position, k + h * c.head_dim);
-        segment.cache->WriteV(layer, h, position, v + h * c.head_dim);
-      }
-    }
-    Attention(layer);
-    MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
-    for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
-    // Feed-forward block: x += W_down · (silu(W_gate·xn) ⊙ (W_up·xn)).
-    RmsNorm(x_.data(), w.ffn_norm, n, dim, c.rms_eps, xn_.data());
-    // gate[n, ffn_dim], up[n, ffn_dim]
-    const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
-    MatMulShared(gate_up, xn_.data(), n, pool_, &matmul_scratch_);
-    SwiGlu(gate_.data(), up_.data(), n * c.ffn_dim);
-    MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
-    for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
+    AttentionBlock(layer);
+    FeedForwardBlock(layer);
   }
+}
+
+void Decoder::AttentionBlock(int64_t layer) {
+  const ModelConfig& c = config_;
+  const LayerWeights& w = model_.layer(layer);
+  const int64_t dim = c.dim, n = rows_;
+  const RopeTable& rope = c.IsSlidingLayer(layer) && rope_swa_ ? *rope_swa_ : rope_;
+  // x += [post_norm](Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn)).
+  RmsNorm(x_.data(), w.attn_norm, n, dim, c.rms_eps, xn_.data());
+  // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
+  const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
+  MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
+  for (int64_t i = 0; i < n; ++i) {
+    const SegmentRows& segment = segments_[row_segment_[i]];
+    const int64_t position = segment.start + (i - segment.first);
+    float* q = q_.data() + i * c.q_dim();
+    float* k = k_.data() + i * c.kv_dim();
+    float* v = v_.data() + i * c.kv_dim();
+    if (c.qkv_bias) {
+      for (int64_t j = 0; j < c.q_dim(); ++j) q[j] += w.bq[j];
+      for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
+      for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
+    }
+    if (c.qk_norm) {  // each head's q and k RMS-normalised on their own
+      RmsNorm(q, w.q_norm, c.n_heads, c.head_dim, c.rms_eps, q);
+      RmsNorm(k, w.k_norm, c.n_kv_heads, c.head_dim, c.rms_eps, k);
+    }
+    ApplyRope(rope, c.rope_layout, position, c.n_heads, c.head_dim, q);
+    ApplyRope(rope, c.rope_layout, position, c.n_kv_heads, c.head_dim, k);
+    for (int64_t h = 0; h < c.n_kv_heads; ++h) {
+      segment.cache->WriteK(layer, h, position, k + h * c.head_dim);
+      segment.cache->WriteV(layer, h, position, v + h * c.head_dim);
+    }
+  }
+  Attention(layer);
+  MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
+  if (c.gemma) RmsNorm(proj_.data(), w.post_attn_norm, n, dim, c.rms_eps, proj_.data());
+  for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
+}
+
+void Decoder::FeedForwardBlock(int64_t layer) {
+  const ModelConfig& c = config_;
+  const LayerWeights& w = model_.layer(layer);
+  const int64_t dim = c.dim, n = rows_;
+  // x += [post_norm](W_down · (act(W_gate·xn) ⊙ (W_up·xn))), act = silu or gelu_tanh (gemma).
+  RmsNorm(x_.data(), w.ffn_norm, n, dim, c.rms_eps, xn_.data());
+  // gate[n, ffn_dim], up[n, ffn_dim]
+  const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
+  MatMulShared(gate_up, xn_.data(), n, pool_, &matmul_scratch_);
+  if (c.gemma) {
+    GeluTanhGlu(gate_.data(), up_.data(), n * c.ffn_dim);
+  } else {
+    SwiGlu(gate_.data(), up_.data(), n * c.ffn_dim);
+  }
+  MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
+  if (c.gemma) RmsNorm(proj_.data(), w.post_ffn_norm, n, dim, c.rms_eps, proj_.data());
+  for (int64_t j = 0; j < n * dim; ++j) x_[j] += proj_[j];
 }
 
 void Decoder::Attention(int64_t layer) {
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float scale =
+      c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const bool sliding = c.IsSlidingLayer(layer);
+  const int64_t window = c.sliding_window;
   const int64_t stride = scores_stride_;
   // One task per (row, head), ordered by segment, then KV head, then row, then head: each row
   // attends causally to its own session's positions [0, position]: scores, a softmax, then
@@ -263,7 +305,17 @@ void Decoder::Attention(int64_t layer) {
           const int64_t positions = segment.start + i + 1;
           segment.cache->KeyScores(layer, kv_head, q, c.head_dim, heads, positions, scale, scores,
                                    stride);
-          for (int j = 0; j < heads; ++j) Softmax(scores + j * stride, positions);
+          for (int j = 0; j < heads; ++j) {
+            float* row_scores = scores + j * stride;
+            // A sliding layer sees the last `window` positions: the older ones get weight 0,
+            // which adds nothing to the value sum.
+            const int64_t first = sliding ? std::max<int64_t>(0, positions - window) : 0;
+            if (c.attn_softcap > 0) {
+              Softcap(row_scores + first, positions - first, c.attn_softcap);
+            }
+            Softmax(row_scores + first, positions - first);
+            std::fill(row_scores, row_scores + first, 0.0f);
+          }
           segment.cache->ValueSum(layer, kv_head, scores, stride, heads, positions, out,
                                   c.head_dim);
           task += heads;

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -89,12 +90,15 @@ class Decoder : public ForwardRunner {
   // from `logits` on.
   void RunBatch(float* logits);
   void RunLayers();
+  void AttentionBlock(int64_t layer);
+  void FeedForwardBlock(int64_t layer);
   void Attention(int64_t layer);
 
   const Model& model_;
   const ModelConfig& config_;
   ThreadPool& pool_;
   RopeTable rope_;
+  std::optional<RopeTable> rope_swa_;  // the sliding layers' own base (gemma3), if any
   int64_t capacity_ = 0;               // rows the scratch holds
   int64_t rows_ = 0;                   // rows of the batch being run
   std::vector<SegmentRows> segments_;  // of the batch being run

@@ -3,14 +3,18 @@
 // GGUF and as a Hugging Face folder of the same weights; both must give the same logits.
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -99,9 +103,34 @@ INSTANTIATE_TEST_SUITE_P(
                     {"--arch", "llama", "--dim", "96", "--heads", "6", "--kv-heads", "2", "--ffn",
                      "160", "--layers", "3"},
                     1e-4f},
+        // Llama 3 RoPE factors: GGUF's rope_freqs.weight (the converter's formula in numpy)
+        // against the factors Tandem computes from the HF rope_scaling; an original context of
+        // 512 puts the blended band inside head_dim 16's frequencies at base 1e4.
+        FixtureCase{"llama3_rope_factors",
+                    {"--arch", "llama", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--llama3-rope", "--llama3-original-context", "512"},
+                    1e-4f},
         FixtureCase{"qwen2_f32_bias_tied",
                     {"--arch", "qwen2", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
                      "128", "--tied"},
+                    1e-4f},
+        FixtureCase{"qwen3_f32_qk_norm_tied",
+                    {"--arch", "qwen3", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--head-dim", "32", "--tied"},
+                    1e-4f},
+        FixtureCase{
+            "phi3_f32_fused_qkv_gate_up",
+            {"--arch", "phi3", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "96"},
+            1e-4f},
+        // Gemma: the HF folder holds its norms as w - 1; soft-caps small enough to bite and a
+        // window of 4 inside the 19-token prompt.
+        FixtureCase{"gemma2_softcap_window",
+                    {"--arch", "gemma2", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                     "96", "--layers", "3", "--attn-softcap", "2", "--final-softcap", "3"},
+                    1e-4f},
+        FixtureCase{"gemma3_qk_norm_window_pattern",
+                    {"--arch", "gemma3", "--dim", "64", "--heads", "4", "--kv-heads", "1", "--ffn",
+                     "96", "--layers", "3", "--head-dim", "32", "--rope-base", "1000000"},
                     1e-4f},
         FixtureCase{
             "llama_f16",
@@ -122,6 +151,53 @@ INSTANTIATE_TEST_SUITE_P(
                     {"--arch", "qwen2", "--type", "q6_k", "--dim", "256", "--ffn", "320"},
                     1.0f}),
     [](const ::testing::TestParamInfo<FixtureCase>& info) { return info.param.name; });
+
+TEST(FixtureModelTest, ATensorTheLoaderDoesNotUseIsRefusedNamingFileAndTensor) {
+  ASSERT_OK_AND_ASSIGN(std::string vocab,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(
+      std::string dir,
+      testing::MakeFixtureModel({"--vocab-from", vocab, "--extra-tensor", "cls.weight"}));
+  struct Case {
+    std::string load, file, tensor;
+  };
+  for (const Case& c : {Case{dir + "/model.gguf", dir + "/model.gguf", "cls.weight"},
+                        Case{dir + "/hf", dir + "/hf/model.safetensors", "cls.weight"}}) {
+    absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(c.load);
+    ASSERT_FALSE(model.ok()) << c.load << " loads with a tensor it does not use";
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();
+    EXPECT_THAT(std::string(model.status().message()),
+                ::testing::AllOf(::testing::HasSubstr(c.file), ::testing::HasSubstr(c.tensor)));
+  }
+}
+
+// Replaces the first `from` at or after `after` in the file at `path` by `to` (same length).
+void PatchFile(const std::string& path, const std::string& after, const std::string& from,
+               const std::string& to) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = bytes.find(from, bytes.find(after));
+  ASSERT_NE(at, std::string::npos) << path;
+  bytes.replace(at, from.size(), to);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(FixtureModelTest, AnArchitectureTandemDoesNotKnowIsRefusedNamingFileAndArchitecture) {
+  ASSERT_OK_AND_ASSIGN(std::string vocab,
+                       testing::SharedFile("models/stories260K/stories260K.gguf"));
+  ASSERT_OK_AND_ASSIGN(std::string dir, testing::MakeFixtureModel({"--vocab-from", vocab}));
+  PatchFile(dir + "/model.gguf", "general.architecture", "llama", "mamba");
+  PatchFile(dir + "/hf/config.json", "\"model_type\"", "\"llama\"", "\"mamba\"");
+  for (const auto& [load, file] :
+       {std::pair<std::string, std::string>{dir + "/model.gguf", dir + "/model.gguf"},
+        {dir + "/hf", dir + "/hf/config.json"}}) {
+    absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(load);
+    ASSERT_FALSE(model.ok()) << load;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented) << model.status();
+    EXPECT_THAT(std::string(model.status().message()),
+                ::testing::AllOf(::testing::HasSubstr(file), ::testing::HasSubstr("'mamba'")));
+  }
+}
 
 }  // namespace
 }  // namespace tandem

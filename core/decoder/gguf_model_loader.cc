@@ -1,9 +1,11 @@
 // Loads a Llama-family model from a GGUF file: config from `{arch}.*` metadata, weights by
 // llama.cpp's tensor names, read in place from the mapping.
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/decoder/architecture.h"
 #include "core/decoder/model.h"
 
 namespace tandem {
@@ -28,14 +30,31 @@ absl::StatusOr<int64_t> RequiredInt(const GgufFile& gguf, const std::string& key
   return gguf.GetInt64(key);
 }
 
+// Gemma's keys under `p` ("gemma2."): soft-caps, sliding window and pattern, sliding RoPE base.
+absl::Status ReadGemmaKeys(const GgufFile& gguf, const std::string& p, ModelConfig* c) {
+  ASSIGN_OR_RETURN(c->attn_softcap, FloatOr(gguf, p + "attn_logit_softcapping", 0.0f));
+  ASSIGN_OR_RETURN(c->final_softcap, FloatOr(gguf, p + "final_logit_softcapping", 0.0f));
+  ASSIGN_OR_RETURN(c->sliding_window, IntOr(gguf, p + "attention.sliding_window", 0));
+  // llama.cpp reads the pattern as one integer; an array value leaves its default.
+  const GgufValue* pattern = gguf.FindValue(p + "attention.sliding_window_pattern");
+  if (pattern != nullptr && pattern->type != GgufValueType::kArray) {
+    ASSIGN_OR_RETURN(c->sliding_pattern, gguf.GetInt64(p + "attention.sliding_window_pattern"));
+  }
+  ASSIGN_OR_RETURN(c->rope_base_swa, FloatOr(gguf, p + "rope.freq_base_swa", 0.0f));
+  // llama.cpp scales the 27B models' queries by 1/sqrt(dim / heads) (their
+  // query_pre_attn_scalar), the others' by 1/sqrt(head_dim); it knows the 27B by its layers.
+  const int64_t layers_27b = c->architecture == "gemma2" ? 46 : 62;
+  if (c->n_layers == layers_27b && c->n_heads > 0) {
+    c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->dim / c->n_heads));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
   ModelConfig c;
   ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
   c.architecture = std::string(arch);
-  if (c.architecture != "llama" && c.architecture != "qwen2") {
-    return absl::UnimplementedError(
-        absl::StrCat(gguf.path(), ": architecture '", arch, "' is not supported (llama, qwen2)"));
-  }
+  RETURN_IF_ERROR(ApplyArchitecture(gguf.path(), &c));
   if (gguf.HasKey("general.name")) {
     ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
     c.name = std::string(name);
@@ -63,9 +82,8 @@ absl::StatusOr<ModelConfig> ConfigFromGguf(const GgufFile& gguf) {
           absl::StrCat(gguf.path(), ": RoPE scaling '", type, "' is not supported (linear)"));
     }
   }
-  // llama.cpp runs llama with interleaved pairs and qwen2 with NEOX (half) pairs.
-  c.rope_layout = c.architecture == "qwen2" ? RopeLayout::kHalf : RopeLayout::kInterleaved;
-  c.qkv_bias = c.architecture == "qwen2";
+  c.rope_freq_factors = gguf.FindTensorInfo("rope_freqs.weight") != nullptr;
+  if (c.gemma) RETURN_IF_ERROR(ReadGemmaKeys(gguf, p, &c));
   ASSIGN_OR_RETURN(TensorView embedding, gguf.GetTensor("token_embd.weight"));
   if (embedding.ne.size() != 2) {
     return absl::InvalidArgumentError(
@@ -86,12 +104,28 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
   ASSIGN_OR_RETURN(model->config_, ConfigFromGguf(gguf));
   model->gguf_.emplace(std::move(gguf));
   const GgufFile& file = *model->gguf_;
-  Model::TensorNames names{
-      "token_embd.weight",       "output_norm.weight",        "output.weight",
-      "blk.{}.attn_norm.weight", "blk.{}.attn_q.weight",      "blk.{}.attn_k.weight",
-      "blk.{}.attn_v.weight",    "blk.{}.attn_output.weight", "blk.{}.attn_q.bias",
-      "blk.{}.attn_k.bias",      "blk.{}.attn_v.bias",        "blk.{}.ffn_norm.weight",
-      "blk.{}.ffn_gate.weight",  "blk.{}.ffn_up.weight",      "blk.{}.ffn_down.weight"};
+  Model::TensorNames names{"token_embd.weight",
+                           "output_norm.weight",
+                           "output.weight",
+                           "rope_freqs.weight",
+                           "blk.{}.attn_norm.weight",
+                           "blk.{}.attn_q.weight",
+                           "blk.{}.attn_k.weight",
+                           "blk.{}.attn_v.weight",
+                           "blk.{}.attn_output.weight",
+                           "blk.{}.attn_q.bias",
+                           "blk.{}.attn_k.bias",
+                           "blk.{}.attn_v.bias",
+                           "blk.{}.ffn_norm.weight",
+                           "blk.{}.ffn_gate.weight",
+                           "blk.{}.ffn_up.weight",
+                           "blk.{}.ffn_down.weight",
+                           "blk.{}.attn_q_norm.weight",
+                           "blk.{}.attn_k_norm.weight",
+                           "blk.{}.attn_qkv.weight",
+                           "blk.{}.ffn_up.weight",
+                           "blk.{}.post_attention_norm.weight",
+                           "blk.{}.post_ffw_norm.weight"};
   RETURN_IF_ERROR(
       model->BindWeights(names, [&](absl::string_view name) -> absl::StatusOr<TensorView> {
         if (file.FindTensorInfo(name) == nullptr) {
@@ -99,6 +133,7 @@ absl::StatusOr<std::unique_ptr<Model>> LoadGgufModel(const std::string& path) {
         }
         return file.GetTensor(name);
       }));
+  for (const GgufTensorInfo& t : file.tensors()) RETURN_IF_ERROR(model->CheckUsed(path, t.name));
   return model;
 }
 

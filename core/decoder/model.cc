@@ -1,5 +1,6 @@
 #include "core/decoder/model.h"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -14,6 +15,11 @@ namespace {
 
 std::string ForLayer(const std::string& pattern, int64_t layer) {
   return absl::StrReplaceAll(pattern, {{"{}", absl::StrCat(layer)}});
+}
+
+// Rows [first, first + rows) of `m` as a matrix of their own.
+WeightMatrix RowSlice(const WeightMatrix& m, int64_t first, int64_t rows) {
+  return WeightMatrix{m.type, rows, m.cols, m.data + first * m.row_bytes, m.row_bytes};
 }
 
 std::string ShapeString(int64_t rows, int64_t cols) {
@@ -106,8 +112,44 @@ absl::StatusOr<const float*> Model::BindVector(const TensorLookup& lookup, const
   return v.data();
 }
 
-absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lookup) {
+absl::Status Model::CheckUsed(const std::string& file, absl::string_view tensor) const {
+  if (used_.find(tensor) != used_.end()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(file, ": tensor '", tensor,
+                                               "' is not used by Tandem's '", config_.architecture,
+                                               "' model (refused rather than ignored)"));
+}
+
+absl::StatusOr<const float*> Model::BindNorm(const TensorLookup& lookup, const std::string& name,
+                                             int64_t size) {
+  ASSIGN_OR_RETURN(const float* weight, BindVector(lookup, name, size));
+  if (names_norm_offset_ != 0) {
+    for (float& w : vectors_.back()) w += names_norm_offset_;
+  }
+  return weight;
+}
+
+absl::Status Model::BindFused(const TensorNames& names, const TensorLookup& lookup, int64_t layer,
+                              LayerWeights* l) {
   const ModelConfig& c = config_;
+  ASSIGN_OR_RETURN(WeightMatrix qkv, BindMatrix(lookup, ForLayer(names.wqkv, layer),
+                                                c.q_dim() + 2 * c.kv_dim(), c.dim));
+  l->wq = RowSlice(qkv, 0, c.q_dim());
+  l->wk = RowSlice(qkv, c.q_dim(), c.kv_dim());
+  l->wv = RowSlice(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
+  ASSIGN_OR_RETURN(WeightMatrix gate_up,
+                   BindMatrix(lookup, ForLayer(names.w_gate_up, layer), 2 * c.ffn_dim, c.dim));
+  l->w_gate = RowSlice(gate_up, 0, c.ffn_dim);
+  l->w_up = RowSlice(gate_up, c.ffn_dim, c.ffn_dim);
+  return absl::OkStatus();
+}
+
+absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& file_lookup) {
+  const ModelConfig& c = config_;
+  names_norm_offset_ = names.norm_offset;
+  const TensorLookup lookup = [&](absl::string_view name) {
+    used_.insert(std::string(name));
+    return file_lookup(name);
+  };
   ASSIGN_OR_RETURN(token_embedding_,
                    BindMatrix(lookup, names.token_embedding, c.vocab_size, c.dim));
   if (c.tied_output) {
@@ -115,25 +157,51 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& lo
   } else {
     ASSIGN_OR_RETURN(output_, BindMatrix(lookup, names.output, c.vocab_size, c.dim));
   }
-  ASSIGN_OR_RETURN(const float* norm, BindVector(lookup, names.output_norm, c.dim));
+  ASSIGN_OR_RETURN(const float* norm, BindNorm(lookup, names.output_norm, c.dim));
+  if (c.rope_freq_factors && !names.rope_freqs.empty()) {
+    ASSIGN_OR_RETURN(const float* f, BindVector(lookup, names.rope_freqs, c.rope_dim / 2));
+    rope_factors_.assign(f, f + c.rope_dim / 2);
+    parameter_count_ -= c.rope_dim / 2;  // derived from the config, not learned
+  } else if (c.rope_freq_factors) {
+    rope_factors_ = Llama3RopeFactors(c.rope_dim, c.rope_base, c.llama3_rope);
+  }
+  for (size_t i = 0; i < rope_factors_.size(); ++i) {
+    if (!(rope_factors_[i] > 0) || !std::isfinite(rope_factors_[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": RoPE frequency factor ", i, " is ",
+                                                     rope_factors_[i], " (", names.rope_freqs,
+                                                     ")"));
+    }
+  }
   output_norm_.assign(norm, norm + c.dim);
   layers_.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     LayerWeights& l = layers_[i];
     auto name = [&](const std::string& pattern) { return ForLayer(pattern, i); };
-    ASSIGN_OR_RETURN(l.attn_norm, BindVector(lookup, name(names.attn_norm), c.dim));
-    ASSIGN_OR_RETURN(l.wq, BindMatrix(lookup, name(names.wq), c.q_dim(), c.dim));
-    ASSIGN_OR_RETURN(l.wk, BindMatrix(lookup, name(names.wk), c.kv_dim(), c.dim));
-    ASSIGN_OR_RETURN(l.wv, BindMatrix(lookup, name(names.wv), c.kv_dim(), c.dim));
+    ASSIGN_OR_RETURN(l.attn_norm, BindNorm(lookup, name(names.attn_norm), c.dim));
+    if (c.fused_projections) {
+      RETURN_IF_ERROR(BindFused(names, lookup, i, &l));
+    } else {
+      ASSIGN_OR_RETURN(l.wq, BindMatrix(lookup, name(names.wq), c.q_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.wk, BindMatrix(lookup, name(names.wk), c.kv_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.wv, BindMatrix(lookup, name(names.wv), c.kv_dim(), c.dim));
+      ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
+      ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
+    }
     ASSIGN_OR_RETURN(l.wo, BindMatrix(lookup, name(names.wo), c.dim, c.q_dim()));
     if (c.qkv_bias) {
       ASSIGN_OR_RETURN(l.bq, BindVector(lookup, name(names.bq), c.q_dim()));
       ASSIGN_OR_RETURN(l.bk, BindVector(lookup, name(names.bk), c.kv_dim()));
       ASSIGN_OR_RETURN(l.bv, BindVector(lookup, name(names.bv), c.kv_dim()));
     }
-    ASSIGN_OR_RETURN(l.ffn_norm, BindVector(lookup, name(names.ffn_norm), c.dim));
-    ASSIGN_OR_RETURN(l.w_gate, BindMatrix(lookup, name(names.w_gate), c.ffn_dim, c.dim));
-    ASSIGN_OR_RETURN(l.w_up, BindMatrix(lookup, name(names.w_up), c.ffn_dim, c.dim));
+    if (c.qk_norm) {
+      ASSIGN_OR_RETURN(l.q_norm, BindNorm(lookup, name(names.q_norm), c.head_dim));
+      ASSIGN_OR_RETURN(l.k_norm, BindNorm(lookup, name(names.k_norm), c.head_dim));
+    }
+    ASSIGN_OR_RETURN(l.ffn_norm, BindNorm(lookup, name(names.ffn_norm), c.dim));
+    if (c.gemma) {
+      ASSIGN_OR_RETURN(l.post_attn_norm, BindNorm(lookup, name(names.post_attn_norm), c.dim));
+      ASSIGN_OR_RETURN(l.post_ffn_norm, BindNorm(lookup, name(names.post_ffn_norm), c.dim));
+    }
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }
   RETURN_IF_ERROR(PackMatrices());

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/decoder/architecture.h"
 
 namespace tandem {
 namespace {
@@ -23,10 +24,8 @@ absl::Status CheckRange(const char* field, int64_t value, int64_t max) {
 }  // namespace
 
 absl::Status ModelConfig::Validate() const {
-  if (architecture != "llama" && architecture != "qwen2") {
-    return absl::UnimplementedError(absl::StrCat("model config: architecture '", architecture,
-                                                 "' is not supported (llama, qwen2)"));
-  }
+  ModelConfig copy = *this;
+  if (absl::Status known = ApplyArchitecture("model config", &copy); !known.ok()) return known;
   for (auto [field, value, max] :
        {std::tuple<const char*, int64_t, int64_t>{"vocab_size", vocab_size, kMaxVocab},
         {"dim", dim, kMaxDim},
@@ -54,6 +53,12 @@ absl::Status ModelConfig::Validate() const {
       !std::isfinite(rope_scale)) {
     return absl::InvalidArgumentError(
         absl::StrCat("model config: rope base ", rope_base, " / scale ", rope_scale));
+  }
+  if (attn_softcap < 0 || final_softcap < 0 || sliding_window < 0 || sliding_pattern < 0 ||
+      !(rope_base_swa >= 0) || !std::isfinite(attn_softcap) || !std::isfinite(final_softcap)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config: soft-caps ", attn_softcap, " / ", final_softcap, ", sliding window ",
+        sliding_window, " pattern ", sliding_pattern, ", sliding RoPE base ", rope_base_swa));
   }
   return absl::OkStatus();
 }

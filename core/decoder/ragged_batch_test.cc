@@ -130,7 +130,12 @@ INSTANTIATE_TEST_SUITE_P(
                       RaggedCase{"stories260K/stories260K.gguf", KvType::kI8, 3},
                       RaggedCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2},
                       RaggedCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF16, 2},
-                      RaggedCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2}),
+                      RaggedCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2},
+                      RaggedCase{"fixtures/llama3-F16.gguf", KvType::kF32, 2},
+                      RaggedCase{"fixtures/qwen3-F16.gguf", KvType::kF16, 2},
+                      RaggedCase{"fixtures/phi3-F16.gguf", KvType::kF32, 2},
+                      RaggedCase{"fixtures/gemma2-F16.gguf", KvType::kF32, 2},
+                      RaggedCase{"fixtures/gemma3-F16.gguf", KvType::kF16, 2}),
     [](const ::testing::TestParamInfo<RaggedCase>& info) {
       std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
                          std::to_string(info.param.threads);

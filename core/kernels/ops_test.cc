@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/kernels/activations.h"
+#include "core/kernels/gelu_softcap.h"
 #include "core/kernels/rms_norm.h"
 #include "core/kernels/rope.h"
 #include "gtest/gtest.h"
@@ -48,6 +49,27 @@ TEST(RopeTest, MatchesReferenceForBothLayouts) {
       ApplyRope(table, layout, position, heads, head_dim, fast.data());
       ApplyRopeReference(12, 10000.0f, 1.0f, layout, position, heads, head_dim, ref.data());
       for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 2e-6f) << i;
+    }
+  }
+}
+
+TEST(RopeTest, FrequencyFactorsDivideEachPairsFrequency) {
+  // Pair i with factor f turns as pair i under linear scaling by f (positions divided by f).
+  const std::vector<float> factors = {1, 4, 4, 2, 8, 1};
+  RopeTable scaled(12, 10000.0f, 1.0f, 16, factors);
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kHalf}) {
+    const std::vector<float> x = Random(12, 4);
+    std::vector<float> fast = x, ref = x;
+    ApplyRope(scaled, layout, 8, 1, 12, fast.data());
+    ApplyRopeReference(12, 10000.0f, 1.0f, layout, 8, 1, 12, ref.data(), factors.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 2e-6f) << i;
+    for (int64_t pair = 0; pair < 6; ++pair) {
+      std::vector<float> plain = x;
+      ApplyRopeReference(12, 10000.0f, factors[pair], layout, 8, 1, 12, plain.data());
+      const int64_t a = layout == RopeLayout::kInterleaved ? 2 * pair : pair;
+      const int64_t b = layout == RopeLayout::kInterleaved ? 2 * pair + 1 : pair + 6;
+      EXPECT_NEAR(fast[a], plain[a], 2e-6f) << pair;
+      EXPECT_NEAR(fast[b], plain[b], 2e-6f) << pair;
     }
   }
 }
@@ -104,6 +126,35 @@ TEST(SwiGluTest, MatchesReferenceOverTheFloatRange) {
   for (size_t i = 0; i < gate.size(); ++i) {
     ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i]))) << "element " << i;
   }
+}
+
+TEST(GeluTanhGluTest, MatchesReferenceAndKnownValues) {
+  std::vector<float> gate = Random(257, 11, 3.0f), up = Random(257, 12);
+  gate.push_back(0.0f);
+  up.push_back(1.0f);
+  gate.push_back(1.0f);  // gelu_tanh(1) = 0.841192 (tanh approximation)
+  up.push_back(1.0f);
+  std::vector<float> ref = gate;
+  const int64_t n = static_cast<int64_t>(gate.size());
+  GeluTanhGlu(gate.data(), up.data(), n);
+  GeluTanhGluReference(ref.data(), up.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(gate[i], ref[i], 2e-6f * (1 + std::fabs(ref[i])));
+  EXPECT_EQ(gate[n - 2], 0.0f);
+  EXPECT_NEAR(gate[n - 1], 0.841192f, 1e-6f);
+}
+
+TEST(SoftcapTest, MatchesReferenceAndBoundsByTheCap) {
+  std::vector<float> x = Random(300, 13, 40.0f);
+  x.push_back(1e6f);
+  std::vector<float> ref = x;
+  const int64_t n = static_cast<int64_t>(x.size());
+  Softcap(x.data(), n, 30.0f);
+  SoftcapReference(ref.data(), n, 30.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(x[i], ref[i], 4e-6f * 30.0f) << i;
+    ASSERT_LE(std::fabs(x[i]), 30.0f) << i;
+  }
+  EXPECT_EQ(x[n - 1], 30.0f);
 }
 
 TEST(SwiGluTest, MatchesReference) {

@@ -4,7 +4,8 @@
 
 namespace tandem {
 
-RopeTable::RopeTable(int64_t rot_dim, float base, float scale, int64_t max_positions)
+RopeTable::RopeTable(int64_t rot_dim, float base, float scale, int64_t max_positions,
+                     const std::vector<float>& freq_factors)
     : rot_dim_(rot_dim),
       max_positions_(max_positions),
       cos_(max_positions * (rot_dim / 2)),
@@ -13,7 +14,8 @@ RopeTable::RopeTable(int64_t rot_dim, float base, float scale, int64_t max_posit
   for (int64_t p = 0; p < max_positions; ++p) {
     for (int64_t i = 0; i < pairs; ++i) {
       // Angles in double so long contexts keep their precision; stored as float.
-      const double theta = std::pow(double{base}, -2.0 * i / rot_dim) / scale;
+      const double factor = freq_factors.empty() ? 1.0 : double{freq_factors[i]};
+      const double theta = std::pow(double{base}, -2.0 * i / rot_dim) / scale / factor;
       const double angle = p * theta;
       cos_[p * pairs + i] = static_cast<float>(std::cos(angle));
       sin_[p * pairs + i] = static_cast<float>(std::sin(angle));
@@ -54,11 +56,13 @@ void ApplyRope(const RopeTable& table, RopeLayout layout, int64_t position, int6
 }
 
 void ApplyRopeReference(int64_t rot_dim, float base, float scale, RopeLayout layout,
-                        int64_t position, int64_t n_heads, int64_t head_dim, float* x) {
+                        int64_t position, int64_t n_heads, int64_t head_dim, float* x,
+                        const float* freq_factors) {
   for (int64_t h = 0; h < n_heads; ++h) {
     float* head = x + h * head_dim;
     for (int64_t i = 0; i < rot_dim / 2; ++i) {
-      const double angle = position * std::pow(double{base}, -2.0 * i / rot_dim) / scale;
+      const double factor = freq_factors == nullptr ? 1.0 : double{freq_factors[i]};
+      const double angle = position * std::pow(double{base}, -2.0 * i / rot_dim) / scale / factor;
       int64_t a, b;
       PairIndices(layout, rot_dim, i, &a, &b);
       const double x0 = head[a], x1 = head[b];

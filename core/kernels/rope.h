@@ -19,8 +19,10 @@ enum class RopeLayout { kInterleaved, kHalf };
 class RopeTable {
  public:
   // rot_dim <= head_dim is the number of rotated elements (even). `scale` >= 1 divides
-  // positions (linear RoPE scaling).
-  RopeTable(int64_t rot_dim, float base, float scale, int64_t max_positions);
+  // positions (linear RoPE scaling). `freq_factors`, empty or rot_dim / 2 values, divide
+  // pair i's frequency (Llama 3 RoPE scaling; llama.cpp's rope freq_factors).
+  RopeTable(int64_t rot_dim, float base, float scale, int64_t max_positions,
+            const std::vector<float>& freq_factors = {});
 
   int64_t rot_dim() const { return rot_dim_; }
   int64_t max_positions() const { return max_positions_; }
@@ -38,9 +40,10 @@ class RopeTable {
 void ApplyRope(const RopeTable& table, RopeLayout layout, int64_t position, int64_t n_heads,
                int64_t head_dim, float* x);
 
-// Reference: angles and rotation in double, no table.
+// Reference: angles and rotation in double, no table. `freq_factors`: null or rot_dim / 2.
 void ApplyRopeReference(int64_t rot_dim, float base, float scale, RopeLayout layout,
-                        int64_t position, int64_t n_heads, int64_t head_dim, float* x);
+                        int64_t position, int64_t n_heads, int64_t head_dim, float* x,
+                        const float* freq_factors = nullptr);
 
 }  // namespace tandem
 
