@@ -185,6 +185,19 @@ void BatchScheduler::Select(std::vector<Chunk>* chunks) {
   }
 }
 
+const float* BatchScheduler::Deliver(const Chunk& chunk, const ForwardSegment& segment,
+                                     const float* rows) const {
+  const Work& work = *chunk.pending->work;
+  const int64_t vocab = decoder_.model().config().vocab_size;
+  const int64_t n = static_cast<int64_t>(work.tokens.size());
+  const int64_t count = LogitRows(segment.logits, chunk.rows, chunk.pending->done + chunk.rows, n);
+  // A verify's rows land at their place in the work; a last row at the start.
+  float* out =
+      work.logits->data() + (work.mode == LogitsMode::kAll ? chunk.pending->done : 0) * vocab;
+  if (count > 0) std::memcpy(out, rows, count * vocab * sizeof(float));
+  return rows + count * vocab;
+}
+
 void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
   segments_.clear();
   StepStats stats;
@@ -203,22 +216,11 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
                                                     : stats.prefill_rows) += chunk.rows;
   }
   stats.sessions = static_cast<int64_t>(chunks.size());
-  const int64_t vocab = decoder_.model().config().vocab_size;
   absl::StatusOr<absl::Span<const float>> logits = decoder_.ForwardBatch(segments_);
   std::vector<absl::Status> statuses(chunks.size(), logits.status());
   if (logits.ok()) {
-    const float* row = logits->data();
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      const Chunk& chunk = chunks[c];
-      const Work& work = *chunk.pending->work;
-      const int64_t n = static_cast<int64_t>(work.tokens.size());
-      const int64_t end = chunk.pending->done + chunk.rows;
-      const int64_t rows = LogitRows(segments_[c].logits, chunk.rows, end, n);
-      float* out =
-          work.logits->data() + (work.mode == LogitsMode::kAll ? chunk.pending->done : 0) * vocab;
-      if (rows > 0) std::memcpy(out, row, rows * vocab * sizeof(float));
-      row += rows * vocab;
-    }
+    const float* rows = logits->data();
+    for (size_t c = 0; c < chunks.size(); ++c) rows = Deliver(chunks[c], segments_[c], rows);
   } else if (chunks.size() > 1) {
     // One segment's failure (its cache could not get memory) must not fail the others: run
     // each alone. Their logits are the same either way (batch invariance).
@@ -226,11 +228,7 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
       absl::StatusOr<absl::Span<const float>> alone =
           decoder_.ForwardBatch(absl::MakeConstSpan(&segments_[c], 1));
       statuses[c] = alone.status();
-      if (!alone.ok()) continue;
-      const Work& work = *chunks[c].pending->work;
-      float* out = work.logits->data() +
-                   (work.mode == LogitsMode::kAll ? chunks[c].pending->done : 0) * vocab;
-      std::memcpy(out, alone->data(), alone->size() * sizeof(float));
+      if (alone.ok()) Deliver(chunks[c], segments_[c], alone->data());
     }
   }
   stats.seconds = SecondsBetween(begin, Clock::now());

@@ -132,6 +132,9 @@ class BatchScheduler {
   // reclaiming idle sessions' if needed; adds its blocks to `blocks_taken` if so.
   bool HasMemory(const Chunk& chunk, int64_t* blocks_taken);
   void RunStep(std::vector<Chunk>& chunks);
+  // Copies the logits rows `chunk`'s segment asked for from `rows` into its work's buffer;
+  // returns the end of what it read.
+  const float* Deliver(const Chunk& chunk, const ForwardSegment& segment, const float* rows) const;
   void Finish(Pending& pending, absl::Status status);
 
   Decoder& decoder_;

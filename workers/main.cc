@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   tandem::WorkerMetrics metrics(*registry, role);
   metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
+  options.on_preemption = [&metrics] { metrics.preemptions.Increment(); };
   options.step_observer = [&metrics](const tandem::StepStats& step) {
     metrics.step_seconds.Observe(step.seconds);
     metrics.step_sessions.Observe(static_cast<double>(step.sessions));

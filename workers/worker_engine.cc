@@ -150,6 +150,7 @@ bool WorkerEngine::ReclaimBlocks(int64_t blocks) {
     victim->state.cache->Release();
     victim->state.cached.clear();
     ++preemptions_;
+    if (options_.on_preemption != nullptr) options_.on_preemption();
   }
   return true;
 }

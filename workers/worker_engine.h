@@ -13,6 +13,7 @@
 #define TANDEM_WORKERS_WORKER_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@ struct WorkerOptions {
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
   SchedulerOptions scheduler;
   BatchScheduler::StepObserver step_observer;  // called after every scheduler step; may be null
+  std::function<void()> on_preemption;  // an idle session's blocks were reclaimed; may be null
 };
 
 // Time a request spent, for SessionResponse.

@@ -207,7 +207,6 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
 }
 
 void WorkerService::UpdateGauges(const WorkerEngine& engine) {
-  std::lock_guard<std::mutex> lock(gauges_mutex_);  // the preemption counter's catch-up
   metrics_->active_sessions.Set(engine.active_sessions());
   metrics_->kv_cache_bytes.Set(static_cast<double>(engine.kv_bytes_in_use()));
   const KvBlockPool::Stats blocks = engine.kv_blocks();
@@ -215,8 +214,6 @@ void WorkerService::UpdateGauges(const WorkerEngine& engine) {
   metrics_->KvBlocks("shared").Set(static_cast<double>(blocks.shared));
   metrics_->KvBlocks("cached").Set(static_cast<double>(blocks.cached));
   metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
-  const double preemptions = static_cast<double>(engine.preemptions());
-  metrics_->preemptions.Increment(std::max(0.0, preemptions - metrics_->preemptions.Value()));
 }
 
 grpc::Status WorkerService::Attach(

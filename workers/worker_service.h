@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -61,7 +60,6 @@ class WorkerService final : public v1::Worker::Service {
 
   std::atomic<WorkerEngine*> engine_{nullptr};
   WorkerMetrics* metrics_;
-  std::mutex gauges_mutex_;
   const absl::Duration idle_timeout_;
   const absl::Duration open_timeout_;
   absl::Mutex idle_mutex_;
