@@ -57,6 +57,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 import tandem_stubs  # noqa: E402
+import bench_processes  # noqa: E402
 
 STUBS = tandem_stubs.load()
 import grpc  # noqa: E402
@@ -113,23 +114,12 @@ def health(address):
     return reply.status == STUBS.health_pb2.HealthCheckResponse.SERVING
 
 
-class Stack:
+class Stack(bench_processes.Processes):
     """Target worker, optional draft worker and a coordinator on loopback ports the OS picks."""
 
     def __init__(self, args, target, draft, log_dir):
-        self.args, self.target_model, self.draft_model, self.log_dir = args, target, draft, log_dir
-        self.processes = []
-
-    def _start(self, name, argv):
-        log = open(os.path.join(self.log_dir, name + ".log"), "w")
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
-                             stdin=subprocess.DEVNULL)
-        self.processes.append(p)
-        line = p.stdout.readline()  # "... listening on HOST:PORT (metrics on M)"
-        m = re.search(r"listening on (\S+) \(metrics on (\d+)\)", line)
-        if not m:
-            raise RuntimeError(f"{name} did not start: {line!r}; see {log.name}")
-        return m.group(1), m.group(2)
+        super().__init__(log_dir)
+        self.args, self.target_model, self.draft_model = args, target, draft
 
     def _worker(self, role, model):
         a = self.args
@@ -161,17 +151,6 @@ class Stack:
         self.channel = grpc.insecure_channel(self.address)
         self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
         return self
-
-    def __exit__(self, *exc):
-        for p in reversed(self.processes):
-            p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            p.stdout.close()
 
     def worker_metrics(self):
         """{sample name with labels: value} of the target worker's /metrics."""

@@ -19,7 +19,6 @@ TANDEM_SHARED (or --models: the folder holding stories260K/). Runs on /usr/bin/p
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,6 +30,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 import tandem_stubs  # noqa: E402
+import bench_processes  # noqa: E402
 
 STUBS = tandem_stubs.load()
 import grpc  # noqa: E402
@@ -46,7 +46,7 @@ def percentile(values, q):
     return ordered[int(rank) - 1]
 
 
-class Stack:
+class Stack(bench_processes.Processes):
     """target + draft workers and a coordinator on loopback ports the OS picks."""
 
     def __init__(self, bin_dir, models, max_sessions, log_dir, coordinator_args=(),
@@ -54,24 +54,11 @@ class Stack:
         folder = os.path.join(models, "stories260K")
         self.target_model = os.path.join(folder, "stories260K.gguf")
         self.draft_model = os.path.join(folder, "derived", "stories-draft-distilled.gguf")
+        super().__init__(log_dir, grace_seconds=20)
         self.bin = bin_dir
         self.max_sessions = max_sessions
-        self.log_dir = log_dir
         self.coordinator_args = list(coordinator_args)
         self.worker_args = list(worker_args)
-        self.processes = []
-        self.startup_lines = {}  # name -> its "listening on" line
-
-    def _start(self, name, argv):
-        log = open(os.path.join(self.log_dir, name + ".log"), "w")
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True)
-        self.processes.append(p)
-        line = p.stdout.readline()  # "... listening on HOST:PORT (metrics on M)"
-        self.startup_lines[name] = line
-        m = re.search(r"listening on (\S+) \(metrics on (\d+)\)", line)
-        if not m:
-            raise RuntimeError(f"{name} did not start: {line!r}; see {log.name}")
-        return m.group(1), m.group(2)
 
     def __enter__(self):
         try:
@@ -93,17 +80,6 @@ class Stack:
         self.channel = grpc.insecure_channel(self.address)
         self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
         return self
-
-    def __exit__(self, *exc):
-        for p in reversed(self.processes):
-            p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            p.stdout.close()
 
     def metric(self, name, port=None):
         """Sum of a metric's samples on the coordinator's (or PORT's) /metrics."""
