@@ -45,6 +45,9 @@ struct CoordinatorOptions {
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
   int32_t default_max_tokens = 256;
+  // Without a draft, a verify may let a busy target draw this many more tokens alone
+  // (RoundParams::continue_tokens); 0: one token per verify.
+  int32_t continue_tokens = 3;
   int max_queued_requests = 256;                     // admission queue length
   absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
   absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes
