@@ -330,10 +330,10 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
       }
       metrics_->batch_size.Observe(1 + verify.guesses_size());
       std::vector<int32_t> continued;
-      absl::StatusOr<AcceptanceResult> out = engine.Verify(
-          session, verify.position(), verify.tokens(), verify.pending_token(), std::move(guesses),
-          q, SamplerConfigFromProto(verify.sampling()), &timing, verify.continue_tokens(),
-          &continued);
+      absl::StatusOr<AcceptanceResult> out =
+          engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
+                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing,
+                        verify.continue_tokens(), &continued);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();

@@ -27,8 +27,9 @@ struct ContinueCase {
 class ContinueAloneTest : public ::testing::TestWithParam<ContinueCase> {};
 
 // The first `count` tokens the Session draws after `prompt`.
-std::vector<int32_t> SessionTokens(const Model& model, ThreadPool& pool, const SamplerConfig& config,
-                                   const std::vector<int32_t>& prompt, int64_t count) {
+std::vector<int32_t> SessionTokens(const Model& model, ThreadPool& pool,
+                                   const SamplerConfig& config, const std::vector<int32_t>& prompt,
+                                   int64_t count) {
   SessionOptions options;
   options.sampler = config;
   options.context_size = 256;
@@ -65,13 +66,12 @@ TEST_P(ContinueAloneTest, DrawsTheTokensOfOneTokenRounds) {
   // A verify with no guesses draws the first token; calls of 1, 5 and 17 more draw the rest.
   std::vector<int32_t> sequence = prompt, got, more;
   std::vector<int32_t> none;
-  ASSERT_OK_AND_ASSIGN(AcceptanceResult first,
-                       VerifyGuesses(decoder, state, sampler, sequence, &none, {}, config.seed,
-                                     &scratch));
+  ASSERT_OK_AND_ASSIGN(AcceptanceResult first, VerifyGuesses(decoder, state, sampler, sequence,
+                                                             &none, {}, config.seed, &scratch));
   got.push_back(first.next_token);
   for (int32_t steps : {1, 5, 17}) {
-    ASSERT_OK(ContinueAlone(decoder, state, sampler, got.back(), steps, config.seed, &scratch,
-                            &more));
+    ASSERT_OK(
+        ContinueAlone(decoder, state, sampler, got.back(), steps, config.seed, &scratch, &more));
     ASSERT_EQ(static_cast<int32_t>(more.size()), steps);
     got.insert(got.end(), more.begin(), more.end());
     // Every drawn token but the last is in the cache.

@@ -126,9 +126,9 @@ absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& s
   for (int32_t i = 0; i < steps; ++i) {
     const int64_t position = static_cast<int64_t>(state.cached.size());
     if (position >= state.cache->shape().context_size) break;  // no room to run `token`
-    ASSIGN_OR_RETURN(absl::Span<const float> logits,
-                     decoder.Forward(*state.cache, absl::MakeConstSpan(&token, 1), position,
-                                     LogitsMode::kLast));
+    ASSIGN_OR_RETURN(
+        absl::Span<const float> logits,
+        decoder.Forward(*state.cache, absl::MakeConstSpan(&token, 1), position, LogitsMode::kLast));
     state.cached.push_back(token);
     sampler.Distribution(logits, state.cached, p);
     token = DrawTargetToken(DistributionView::Dense(p), seed, position + 1);
