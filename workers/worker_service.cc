@@ -342,6 +342,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         result->mutable_guess_probabilities()->Assign(out->guess_probabilities.begin(),
                                                       out->guess_probabilities.end());
         result->mutable_continued_tokens()->Assign(continued.begin(), continued.end());
+        metrics_->continued_tokens.Increment(static_cast<double>(continued.size()));
       }
       break;
     }
