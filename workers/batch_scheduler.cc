@@ -265,6 +265,7 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
       Finish(pending, absl::OkStatus());
     }
   }
+  last_step_sessions_.store(static_cast<int64_t>(last_step_.size()), std::memory_order_relaxed);
 }
 
 }  // namespace tandem

@@ -30,6 +30,7 @@
 #ifndef TANDEM_WORKERS_BATCH_SCHEDULER_H_
 #define TANDEM_WORKERS_BATCH_SCHEDULER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -99,6 +100,9 @@ class BatchScheduler {
   // Work queued or running now.
   int64_t depth() const;
 
+  // Sessions whose rows ran in the last step.
+  int64_t last_step_sessions() const { return last_step_sessions_.load(std::memory_order_relaxed); }
+
   // Refuses new work (kUnavailable) and fails queued work; the running step finishes.
   void Close();
 
@@ -149,6 +153,7 @@ class BatchScheduler {
   bool closed_ = false;
   absl::flat_hash_set<const KvCache*> last_step_;  // caches whose rows ran in the last step
   double last_step_seconds_ = 0;
+  std::atomic<int64_t> last_step_sessions_{0};  // last_step_.size(), read without the mutex
   // Scheduler thread only:
   std::vector<ForwardSegment> segments_;
   int64_t adopted_this_step_ = 0;

@@ -303,11 +303,22 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
                                                       int32_t pending, std::vector<int32_t> guesses,
                                                       const std::vector<SparseDistribution>& q,
                                                       const SamplerConfig& config,
-                                                      WorkTiming* timing) {
+                                                      WorkTiming* timing, int32_t continue_tokens,
+                                                      std::vector<int32_t>* continued) {
   const int64_t vocab = model_->config().vocab_size;
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
   }
+  if (continue_tokens < 0 || continue_tokens > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("continue_tokens ", continue_tokens, " is outside [0, 64]"));
+  }
+  if (continued != nullptr) continued->clear();
+  const int32_t more =
+      guesses.empty() && continued != nullptr
+          ? static_cast<int32_t>(std::min<int64_t>(
+                continue_tokens, scheduler_->last_step_sessions() / kSessionsPerContinuedToken))
+          : 0;
   // The draft is not trusted: each q must be a distribution that could have drawn its guess.
   ASSIGN_OR_RETURN(std::vector<SparseDistribution> draft_q,
                    ValidateDraftDistributions(guesses, q, std::max<int64_t>(vocab, 1) + 128));
@@ -324,7 +335,9 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
         ASSIGN_OR_RETURN(result, VerifyGuesses(runner, s.state, sampler, sequence, &guesses,
                                                draft_q, config.seed, &s.verify_scratch));
-        return absl::OkStatus();
+        if (more == 0) return absl::OkStatus();
+        return ContinueAlone(runner, s.state, sampler, result.next_token, more, config.seed,
+                             &s.verify_scratch, continued);
       },
       timing));
   return result;

@@ -106,12 +106,20 @@ class WorkerEngine {
   absl::StatusOr<DraftOutput> Draft(int64_t session, int64_t position,
                                     absl::Span<const int32_t> tokens, int32_t k,
                                     const SamplerConfig& sampler, WorkTiming* timing);
-  // Verifies `guesses` (with their q) after cached[0, position) + tokens + [pending].
+  // Verifies `guesses` (with their q) after cached[0, position) + tokens + [pending]. With no
+  // guesses and `continue_tokens` > 0, the target then continues alone (ContinueAlone) for up
+  // to that many more tokens into `continued` while other sessions share its steps: one
+  // more token per kSessionsPerContinuedToken sessions in the last step, so a lone session
+  // gets one token per call (each token streams at once) and a busy worker's batch does not
+  // wait for every session's round trip between steps.
   absl::StatusOr<AcceptanceResult> Verify(int64_t session, int64_t position,
                                           absl::Span<const int32_t> tokens, int32_t pending,
                                           std::vector<int32_t> guesses,
                                           const std::vector<SparseDistribution>& q,
-                                          const SamplerConfig& sampler, WorkTiming* timing);
+                                          const SamplerConfig& sampler, WorkTiming* timing,
+                                          int32_t continue_tokens = 0,
+                                          std::vector<int32_t>* continued = nullptr);
+  static constexpr int64_t kSessionsPerContinuedToken = 4;
 
  private:
   struct SessionState {

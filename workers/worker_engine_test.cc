@@ -3,9 +3,11 @@
 // in-process speculation (same seed) and with golden.json (greedy).
 #include "workers/worker_engine.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/base/status_matchers.h"
@@ -367,6 +369,89 @@ TEST(WorkerEngineTest, AThreadCountBeyondThePoolLimitIsRefused) {
   options.threads = std::numeric_limits<int>::max();
   EXPECT_THAT(WorkerEngine::Create(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("threads 2147483647")));
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// Rounds without guesses that let the target continue alone (continue_tokens), as the
+// coordinator drives them: the next request starts after the tokens the cache holds.
+std::vector<int32_t> ContinuedRounds(WorkerEngine& engine, int64_t session,
+                                     std::vector<int32_t> seq, size_t length,
+                                     const SamplerConfig& sampler, int64_t* continued_total) {
+  int64_t known = 0;
+  while (seq.size() < length) {
+    std::vector<int32_t> rest(seq.begin() + known, seq.end() - 1), continued;
+    absl::StatusOr<AcceptanceResult> verdict =
+        engine.Verify(session, known, rest, seq.back(), {}, {}, sampler, nullptr,
+                      /*continue_tokens=*/3, &continued);
+    EXPECT_OK(verdict.status());
+    if (!verdict.ok()) break;
+    known = static_cast<int64_t>(seq.size() + continued.size());  // all drawn but the last
+    seq.push_back(verdict->next_token);
+    seq.insert(seq.end(), continued.begin(), continued.end());
+    *continued_total += static_cast<int64_t>(continued.size());
+  }
+  seq.resize(std::min(seq.size(), length));
+  return seq;
+}
+
+TEST(WorkerEngineTest, ABusyTargetContinuesAloneWithTheTokensOfOneTokenRounds) {
+  constexpr int kSessions = 8;
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", kSessions);
+  ASSERT_NE(target, nullptr);
+  std::vector<SamplerConfig> samplers(kSessions);
+  std::vector<std::vector<int32_t>> expected(kSessions), got(kSessions);
+  ThreadPool pool(1);
+  for (int i = 0; i < kSessions; ++i) {
+    samplers[i].temperature = i % 2 == 0 ? 0.0f : 1.1f;
+    samplers[i].seed = 100 + i;
+    SessionOptions options;
+    options.sampler = samplers[i];
+    options.context_size = 256;
+    ASSERT_OK_AND_ASSIGN(auto session, Session::Create(target->model(), pool, options));
+    const std::vector<int32_t> prompt = LongPrompt(i, 12);
+    expected[i] = prompt;
+    ASSERT_OK(session
+                  ->Generate(prompt, 48,
+                             [&](int32_t t) {
+                               expected[i].push_back(t);
+                               return true;
+                             })
+                  .status());
+  }
+  std::vector<int64_t> continued(kSessions, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSessions; ++i) {
+    threads.emplace_back([&, i] {
+      absl::StatusOr<int64_t> s = target->OpenSession(0);
+      ASSERT_OK(s.status());
+      got[i] = ContinuedRounds(*target, *s, LongPrompt(i, 12), expected[i].size(), samplers[i],
+                               &continued[i]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int64_t total = 0;
+  for (int i = 0; i < kSessions; ++i) {
+    EXPECT_EQ(got[i], expected[i]) << "session " << i;
+    total += continued[i];
+  }
+  EXPECT_GT(total, 0) << "eight sessions at once never shared a step with four others";
+
+  // A lone session gets one token per verify: each token streams as soon as it is drawn.
+  ASSERT_OK_AND_ASSIGN(int64_t lone, target->OpenSession(0));
+  ASSERT_OK(target->Sync(lone, 0, {1}, nullptr).status());  // a step of its own
+  int64_t lone_continued = 0;
+  EXPECT_EQ(ContinuedRounds(*target, lone, LongPrompt(0, 12), expected[0].size(), samplers[0],
+                            &lone_continued),
+            expected[0]);
+  EXPECT_EQ(lone_continued, 0);
+  std::vector<int32_t> out;
+  EXPECT_THAT(target->Verify(lone, 0, {1}, 403, {}, {}, samplers[0], nullptr, 65, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue_tokens 65")));
 }
 
 }  // namespace

@@ -329,9 +329,11 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         q.push_back(SparseFromProto(g.distribution()));
       }
       metrics_->batch_size.Observe(1 + verify.guesses_size());
+      std::vector<int32_t> continued;
       absl::StatusOr<AcceptanceResult> out =
           engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
-                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing);
+                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing,
+                        verify.continue_tokens(), &continued);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();
@@ -339,6 +341,8 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         result->set_next_token(out->next_token);
         result->mutable_guess_probabilities()->Assign(out->guess_probabilities.begin(),
                                                       out->guess_probabilities.end());
+        result->mutable_continued_tokens()->Assign(continued.begin(), continued.end());
+        metrics_->continued_tokens.Increment(static_cast<double>(continued.size()));
       }
       break;
     }

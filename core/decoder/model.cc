@@ -89,8 +89,9 @@ absl::Status Model::PackMatrices() {
     next += slice_bytes(*m);
     // The kernels now read only the packed copy: let the file's pages go (they come back
     // from the file if anything reads the rows again), so the weights are not held twice.
-    // The embedding's rows are looked up every token and stay.
-    if (m->data != token_embedding_.data) ReleaseResidentPages(m->data, m->rows * m->row_bytes);
+    // That includes a tied embedding: packing read all of it, but a token's lookup reads one
+    // row, so only the rows of tokens in use come back.
+    ReleaseResidentPages(m->data, m->rows * m->row_bytes);
   }
   packed_bytes_ = total;
   return absl::OkStatus();

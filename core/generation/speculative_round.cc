@@ -115,4 +115,30 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
   return AcceptGuesses(input);
 }
 
+absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
+                           int32_t first, int32_t steps, uint64_t seed, VerifyScratch* scratch,
+                           std::vector<int32_t>* tokens) {
+  tokens->clear();
+  const int64_t vocab = sampler.vocab_size();
+  if (static_cast<int64_t>(scratch->p.size()) < vocab) scratch->p.resize(vocab);
+  const absl::Span<float> p = absl::MakeSpan(scratch->p).first(vocab);
+  int32_t token = first;
+  for (int32_t i = 0; i < steps; ++i) {
+    const int64_t position = static_cast<int64_t>(state.cached.size());
+    if (position >= state.cache->shape().context_size) break;  // no room to run `token`
+    ASSIGN_OR_RETURN(
+        absl::Span<const float> logits,
+        decoder.Forward(*state.cache, absl::MakeConstSpan(&token, 1), position, LogitsMode::kLast));
+    state.cached.push_back(token);
+    sampler.Distribution(logits, state.cached, p);
+    token = DrawTargetToken(DistributionView::Dense(p), seed, position + 1);
+    if (token < 0) {
+      return absl::InternalError(
+          absl::StrCat("the sampler left no candidate for position ", position + 1));
+    }
+    tokens->push_back(token);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tandem

@@ -72,6 +72,16 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
                                                absl::Span<const SparseDistribution> q,
                                                uint64_t seed, VerifyScratch* scratch);
 
+// Target half without a draft, several tokens in one call: `first` was just drawn for position
+// state.cached.size(); runs it, draws the next token, and so on, `steps` more tokens into
+// `tokens` (fewer at the end of the cache). Each is drawn exactly as a verify of its
+// predecessor with no guesses draws it (the sampler over the cache's history, DrawTargetToken
+// at its position), so the tokens equal those of `steps` one-token rounds. The last token is
+// not run: it is the next round's pending token.
+absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
+                           int32_t first, int32_t steps, uint64_t seed, VerifyScratch* scratch,
+                           std::vector<int32_t>* tokens);
+
 }  // namespace tandem
 
 #endif  // TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_

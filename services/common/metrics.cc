@@ -82,6 +82,12 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
                                .Help("Positions taken from shared prefix blocks, not computed")
                                .Register(registry)
                                .Add({{"role", role}})),
+      continued_tokens(prometheus::BuildCounter()
+                           .Name("tandem_worker_continued_tokens_total")
+                           .Help("Tokens a busy target drew alone after a verify without "
+                                 "guesses (VerifyRequest.continue_tokens)")
+                           .Register(registry)
+                           .Add({{"role", role}})),
       role(role) {}
 
 prometheus::Histogram& WorkerMetrics::StepRows(const std::string& kind) {

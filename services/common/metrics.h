@@ -47,6 +47,7 @@ struct WorkerMetrics {
   prometheus::Gauge& KvBlocks(const std::string& state);
   prometheus::Counter& preemptions;           // idle sessions whose blocks were reclaimed
   prometheus::Counter& prefix_cached_tokens;  // prompt positions served from shared blocks
+  prometheus::Counter& continued_tokens;      // tokens a busy target drew alone after a verify's
   const std::string role;
 };
 

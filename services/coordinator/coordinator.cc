@@ -46,6 +46,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
     std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
   if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
+  if (options.continue_tokens < 0 || options.continue_tokens > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--continue-tokens ", options.continue_tokens, " is outside [0, 64]"));
+  }
   if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
     return absl::InvalidArgumentError(
         absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
@@ -350,6 +354,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
     params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
+    params.continue_tokens = options_.continue_tokens;
     params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
     if (!request.ignore_eos()) {
       for (int32_t id : target_info_.special_tokens().end_of_turn_ids())

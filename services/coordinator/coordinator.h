@@ -45,13 +45,16 @@ struct CoordinatorOptions {
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
   int32_t default_max_tokens = 256;
+  // Without a draft, a verify may let a busy target draw this many more tokens alone
+  // (RoundParams::continue_tokens); 0: one token per verify.
+  int32_t continue_tokens = 3;
   int max_queued_requests = 256;                     // admission queue length
   absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
   absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes
   RequestLimits limits;
-  absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
-  WorkerClientOptions worker_client;                // unary and open/close timeouts, keepalive
-  WorkerPoolOptions pool;                           // health probes, draft deadline and backoff
+  absl::Duration worker_wait = absl::Seconds(120);    // how long start-up waits for workers
+  WorkerClientOptions worker_client;                  // unary and open/close timeouts, keepalive
+  WorkerPoolOptions pool;                             // health probes, draft deadline and backoff
   absl::Duration target_timeout = absl::Seconds(30);  // each call on a target stream
   // How long a request (or Tokenize) waits for a ready target after its replica failed.
   absl::Duration failover_wait = absl::Seconds(30);
@@ -92,7 +95,7 @@ class Coordinator {
 
  private:
   struct Session {
-    std::mutex mutex;  // held by the request using the session
+    std::mutex mutex;           // held by the request using the session
     ReplicaLease target_lease;  // the replicas the streams are on (released after them)
     ReplicaLease draft_lease;
     SessionWorkers workers;

@@ -57,6 +57,7 @@ class Runner {
   void DropDraft();
   absl::StatusOr<v1::DraftResult> Draft(int32_t k);
   absl::StatusOr<v1::VerifyResult> Verify(const v1::DraftResult& guesses);
+  int32_t ContinueTokens() const;
   void Adapt(int32_t drafted, int32_t accepted);
 
   SessionWorkers& s_;
@@ -137,6 +138,7 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     verify->mutable_tokens()->Assign(seq_.begin() + from, seq_.begin() + pending);
     verify->set_pending_token(seq_.back());
     *verify->mutable_guesses() = guesses.guesses();
+    if (guesses.guesses_size() == 0) verify->set_continue_tokens(ContinueTokens());
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
     const auto start = Clock::now();
     absl::StatusOr<v1::SessionResponse> response =
@@ -149,6 +151,12 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     s_.target_known = 0;  // the next attempt re-sends everything before the pending token
     if (out_.generated == 0) out_.cached_prompt_tokens = 0;  // a fresh stream has no cache
   }
+}
+
+int32_t Runner::ContinueTokens() const {
+  // Tokens past the request's limit would only be dropped.
+  const int64_t wanted = p_.max_tokens - out_.generated - 1;
+  return static_cast<int32_t>(std::clamp<int64_t>(wanted, 0, p_.continue_tokens));
 }
 
 void Runner::Adapt(int32_t drafted, int32_t accepted) {
@@ -221,7 +229,13 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
       return absl::InternalError(
           absl::StrCat("target accepted ", accepted, " of ", guesses.guesses_size(), " guesses"));
     }
-    s_.target_known = len + accepted;
+    const int32_t continued = verdict.continued_tokens_size();
+    if (continued > (guesses.guesses_size() == 0 ? ContinueTokens() : 0)) {
+      return absl::InternalError(absl::StrCat("target continued ", continued, " tokens unasked"));
+    }
+    // The target's cache holds the sequence, the kept guesses and every token it drew but the
+    // last.
+    s_.target_known = len + accepted + continued;
     if (guesses.guesses_size() > 0) {
       v1::SpeculationStats& st = out_.speculation;
       st.set_rounds(st.rounds() + 1);
@@ -238,8 +252,10 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
     }
     // Report the kept guesses and the target's token under the stop rules.
     emitted.clear();
-    for (int32_t i = 0; i <= accepted; ++i) {
-      const int32_t token = i < accepted ? guesses.guesses(i).token_id() : verdict.next_token();
+    for (int32_t i = 0; i <= accepted + continued; ++i) {
+      const int32_t token = i < accepted    ? guesses.guesses(i).token_id()
+                            : i == accepted ? verdict.next_token()
+                                            : verdict.continued_tokens(i - accepted - 1);
       if (std::find(p_.stop_ids.begin(), p_.stop_ids.end(), token) != p_.stop_ids.end()) {
         out_.finish_reason = v1::FINISH_REASON_STOP_TOKEN;
         break;
