@@ -14,7 +14,7 @@
 namespace tandem {
 namespace {
 
-std::unique_ptr<WorkerEngine> GemmaEngine() {
+std::unique_ptr<WorkerEngine> GemmaEngine(int64_t budget = 0) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/fixtures/gemma2-F16.gguf");
   EXPECT_TRUE(path.ok()) << path.status();
   WorkerOptions options;
@@ -23,6 +23,7 @@ std::unique_ptr<WorkerEngine> GemmaEngine() {
   options.threads = 1;
   options.context_size = 512;
   options.kv_type = KvType::kF32;
+  options.kv_budget_bytes = budget;
   absl::StatusOr<std::unique_ptr<WorkerEngine>> engine = WorkerEngine::Create(options);
   EXPECT_TRUE(engine.ok()) << engine.status();
   return engine.ok() ? std::move(*engine) : nullptr;
@@ -84,6 +85,35 @@ TEST(SlidingWindowSyncTest, SyncingBackBehindTheRingRefillsFromTheHistoryExactly
               testing::IsOkAndHolds(static_cast<int64_t>(third.size()) - 1));
   EXPECT_EQ(reused, 240);
   EXPECT_THAT(NextAfter(*engine, session, third, 240), testing::IsOkAndHolds(expected));
+}
+
+// The budget is split over the global blocks and the rings; when the global pool runs short,
+// an idle session is preempted (both kinds of its blocks freed) and refilled exactly later.
+TEST(SlidingWindowSyncTest, ABudgetOverBothPoolsPreemptsIdleSessionsThatRefillExactly) {
+  // A full session of 512 positions: 32 global blocks of one layer, a ring of 32 blocks of two
+  // layers (f32: 16384 bytes a layer's block); the budget holds one and a half.
+  constexpr int64_t kLayerBlock = 2 * 2 * 16 * 64 * 4;
+  std::unique_ptr<WorkerEngine> budgeted = GemmaEngine(3 * (32 + 64) * kLayerBlock / 2);
+  std::unique_ptr<WorkerEngine> fresh = GemmaEngine();
+  ASSERT_NE(budgeted, nullptr);
+  ASSERT_NE(fresh, nullptr);
+  const std::vector<int32_t> a_prompt = Prompt(4, 480), b_prompt = Prompt(5, 480);
+  ASSERT_OK_AND_ASSIGN(int64_t reference, fresh->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int32_t a_expected, NextAfter(*fresh, reference, a_prompt, 0));
+  ASSERT_OK_AND_ASSIGN(int64_t b_reference, fresh->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int32_t b_expected, NextAfter(*fresh, b_reference, b_prompt, 0));
+
+  ASSERT_OK_AND_ASSIGN(int64_t a, budgeted->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int64_t b, budgeted->OpenSession(0));
+  EXPECT_THAT(NextAfter(*budgeted, a, a_prompt, 0), testing::IsOkAndHolds(a_expected));
+  EXPECT_EQ(budgeted->preemptions(), 0);
+  // B's 30 global blocks do not fit beside A's 30 of 48: A is idle, so it is preempted.
+  EXPECT_THAT(NextAfter(*budgeted, b, b_prompt, 0), testing::IsOkAndHolds(b_expected));
+  EXPECT_EQ(budgeted->preemptions(), 1);
+  EXPECT_LE(budgeted->kv_bytes_in_use(), 3 * (32 + 64) * kLayerBlock / 2);
+  // A comes back where it was: re-run from its history, the same token.
+  EXPECT_THAT(NextAfter(*budgeted, a, a_prompt, 479), testing::IsOkAndHolds(a_expected));
+  EXPECT_EQ(budgeted->preemptions(), 2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // KvCache themselves (bounded, resumable only within their slack, all-or-nothing reserves).
 #include "core/decoder/kv_memory.h"
 
+#include <iostream>
 #include <memory>
 
 #include "core/base/status_matchers.h"
@@ -122,6 +123,33 @@ TEST(KvMemoryTest, AReserveTheRingPoolCannotSupplyTakesNothing) {
   ASSERT_NO_FATAL_FAILURE(Advance(*cache, 4096, 512));
   EXPECT_EQ(memory->global()->stats().used, 256);
   EXPECT_LE(memory->sliding()->stats().used, 39);
+}
+
+// What a full context costs for the shapes of two real models (f16): Gemma 2 2B (26 layers,
+// every other one sliding over 4096, 4 KV heads of 256, context 8192) and Gemma 3 1B (26
+// layers, 5 of every 6 sliding over 512, 1 KV head of 256, context 32768).
+TEST(KvMemoryTest, RealShapesPayForTheWindowOnlyOnSlidingLayers) {
+  struct Case {
+    const char* name;
+    KvCacheShape shape;
+    int64_t ring_bytes;  // whole context, ring
+  };
+  const int64_t gemma2_layer = 2 * 4 * 256 * 2, gemma3_layer = 2 * 1 * 256 * 2;  // per position
+  const Case cases[] = {
+      // Ring: min(512 blocks, ceil((4096 + 64 + 512) / 16) + 2 = 294 blocks).
+      {"gemma-2-2b", {26, 4, 256, 8192, 4096, 2}, (13 * 8192 + 13 * 294 * 16) * gemma2_layer},
+      // Global layers 5, 11, 17, 23; ring: ceil((512 + 64 + 512) / 16) + 2 = 70 blocks.
+      {"gemma-3-1b", {26, 1, 256, 32768, 512, 6}, (4 * 32768 + 22 * 70 * 16) * gemma3_layer},
+  };
+  for (const Case& c : cases) {
+    KvCacheShape every = c.shape;
+    every.sliding_window = 0;
+    const int64_t full = KvCache::BytesFor(every, KvType::kF16);
+    EXPECT_EQ(KvCache::BytesFor(c.shape, KvType::kF16), c.ring_bytes) << c.name;
+    std::cout << c.name << ", f16, " << c.shape.context_size << " positions: every position kept "
+              << full << " bytes, sliding layers in rings " << c.ring_bytes << " bytes ("
+              << 100.0 * c.ring_bytes / full << " %)\n";
+  }
 }
 
 }  // namespace
