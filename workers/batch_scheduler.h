@@ -80,8 +80,9 @@ class BatchScheduler {
     int64_t adopted = 0;       // positions taken from shared prefix blocks, not computed
   };
 
-  // Makes `blocks` KV blocks available (freeing idle sessions' blocks if needed) and returns
-  // whether they are. Null: memory is never short.
+  // Makes `blocks` KV blocks available in each pool (global layers, sliding layers' rings),
+  // freeing idle sessions' blocks if needed, and returns whether they are. Null: memory is
+  // never short.
   using Reclaim = std::function<bool(const KvBlockDemand& blocks)>;
   // Called after every step (on the scheduler's thread).
   using StepObserver = std::function<void(const StepStats&)>;

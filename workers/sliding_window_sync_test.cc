@@ -87,6 +87,33 @@ TEST(SlidingWindowSyncTest, SyncingBackBehindTheRingRefillsFromTheHistoryExactly
   EXPECT_THAT(NextAfter(*engine, session, third, 240), testing::IsOkAndHolds(expected));
 }
 
+// A second session with the same 200-token prefix adopts A's published blocks: the global
+// layer's 12 full blocks before the divergence and the one ring block the window at 192
+// needs (A, at 250, still holds it); its next token is a fresh session's.
+TEST(SlidingWindowSyncTest, ASharedPrefixIsAdoptedWithItsRingBlocks) {
+  std::unique_ptr<WorkerEngine> engine = GemmaEngine(), fresh = GemmaEngine();
+  ASSERT_NE(engine, nullptr);
+  ASSERT_NE(fresh, nullptr);
+  const std::vector<int32_t> shared = Prompt(6, 200);
+  std::vector<int32_t> a_prompt = shared, b_prompt = shared;
+  const std::vector<int32_t> a_tail = Prompt(7, 51), b_tail = Prompt(8, 51);
+  a_prompt.insert(a_prompt.end(), a_tail.begin() + 1, a_tail.end());
+  b_prompt.insert(b_prompt.end(), b_tail.begin() + 1, b_tail.end());
+  ASSERT_OK_AND_ASSIGN(int64_t reference, fresh->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int32_t b_expected, NextAfter(*fresh, reference, b_prompt, 0));
+
+  ASSERT_OK_AND_ASSIGN(int64_t a, engine->OpenSession(0));
+  ASSERT_OK_AND_ASSIGN(int64_t b, engine->OpenSession(0));
+  ASSERT_OK(engine->Sync(a, 0, a_prompt, nullptr).status());
+  int64_t reused = -1;
+  const std::vector<int32_t> b_synced(b_prompt.begin(), b_prompt.end() - 1);
+  EXPECT_THAT(engine->Sync(b, 0, b_synced, nullptr, &reused),
+              testing::IsOkAndHolds(static_cast<int64_t>(b_synced.size())));
+  EXPECT_EQ(reused, 192);
+  EXPECT_THAT(NextAfter(*engine, b, b_prompt, static_cast<int64_t>(b_synced.size())),
+              testing::IsOkAndHolds(b_expected));
+}
+
 // The budget is split over the global blocks and the rings; when the global pool runs short,
 // an idle session is preempted (both kinds of its blocks freed) and refilled exactly later.
 TEST(SlidingWindowSyncTest, ABudgetOverBothPoolsPreemptsIdleSessionsThatRefillExactly) {
