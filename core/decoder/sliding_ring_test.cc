@@ -221,7 +221,14 @@ TEST(SlidingRingTest, SharedPrefixesAdoptTheRingBlocksTheWindowNeeds) {
   EXPECT_EQ(b->length(), 192);
   EXPECT_EQ(b->sliding_blocks_held(), 1);
   EXPECT_EQ(memory->stats().shared, 12 + 1);
+  // A goes back into the shared blocks with other tokens: it writes private copies (of the
+  // ring block too), and B still reads what A had published.
+  std::vector<int32_t> changed(tokens.begin(), tokens.begin() + 201);
+  for (int64_t i = 180; i < 201; ++i) changed[i] = static_cast<int32_t>(changed[i] % 200 + 7);
+  Logits(decoder, *a, absl::MakeConstSpan(changed).subspan(180), 180, LogitsMode::kNone);
+  EXPECT_EQ(memory->stats().shared, 11);  // global blocks 0..10 only
   EXPECT_EQ(Logits(decoder, *b, all.subspan(192, 9), 192, LogitsMode::kLast), expected);
+  Logits(decoder, *a, all.subspan(180, 21), 180, LogitsMode::kNone);  // A back on its tokens
 
   // A and B go on to 400: their ring blocks around 192 drop out and are recycled.
   Logits(decoder, *a, all.subspan(201, 199), 201, LogitsMode::kNone);
@@ -237,7 +244,8 @@ TEST(SlidingRingTest, SharedPrefixesAdoptTheRingBlocksTheWindowNeeds) {
   for (const KvBlockPool::Block& block : taken) ring_pool.Unref({&block.id, 1});
   EXPECT_EQ(c->AdoptCachedPrefix(all.first(201)), 0);
   EXPECT_EQ(c->length(), 0);
-  EXPECT_EQ(memory->global()->stats().shared, 12);  // A's and B's global blocks only
+  // A's and B's global blocks 0..10 only (A's block 11 is its own copy since it went back).
+  EXPECT_EQ(memory->global()->stats().shared, 11);
   EXPECT_EQ(Logits(decoder, *c, all.first(201), 0, LogitsMode::kLast), expected);
 }
 
