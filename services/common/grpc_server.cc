@@ -58,7 +58,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // gRPC turns SO_REUSEPORT on by default: a second process on a busy port would then bind
   // too and take a share of the connections. Off, the bind fails and we say so.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(
+      options.listen,
+      options.credentials != nullptr ? options.credentials : grpc::InsecureServerCredentials(),
+      &server->port_);
   AddReflectionV1(&builder);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);

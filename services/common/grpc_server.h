@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/impl/codegen/service_type.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
@@ -31,6 +32,8 @@ struct GrpcServerOptions {
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   std::string metrics_listen;          // empty: no /metrics endpoint
   int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
+  // TLS or mutual TLS of the gRPC listener (tls_credentials.h); null: plaintext.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
   // How long Drain reports NOT_SERVING before it closes the listener, so that health checkers
   // (a load balancer, a readiness probe) see the drain instead of a refused connection.
   absl::Duration drain_notice = absl::ZeroDuration();
