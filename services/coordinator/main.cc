@@ -229,11 +229,13 @@ int main(int argc, char** argv) {
   }
   if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
   if (absl::GetFlag(FLAGS_http_threads) < 0) return Fail(2, "--http-threads must be >= 0");
+  // Before any thread starts (gRPC's credentials start some): SIGHUP then reaches only the
+  // watcher below instead of ending the process.
+  if (!absl::GetFlag(FLAGS_api_keys_file).empty()) tandem::BlockReloadSignal();
   absl::StatusOr<Security> security = ReadSecurityFlags(options);
   if (!security.ok()) return Fail(2, security.status().ToString());
   std::unique_ptr<tandem::ReloadOnSignal> reload;  // SIGHUP rereads the API keys
   if (security->keys != nullptr) {
-    tandem::BlockReloadSignal();  // before any thread starts
     tandem::ApiKeys* keys = security->keys.get();
     reload = std::make_unique<tandem::ReloadOnSignal>([keys] {
       const absl::Status reloaded = keys->Reload();

@@ -375,7 +375,8 @@ def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
             conn = stacklib.http_connection(host, int(port), timeout=60)
             body = json.dumps({"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 16,
                                "temperature": 0, "ignore_eos": True, "stream": True})
-            conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+            conn.request("POST", "/v1/completions", body,
+                         {"Content-Type": "application/json", **stacklib.auth_headers()})
             reply = conn.getresponse()
             result.update(status=reply.status, body=reply.read().decode())
 
