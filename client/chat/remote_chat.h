@@ -30,8 +30,8 @@ struct RemoteChatOptions {
   absl::Duration connect_timeout = absl::Seconds(10);  // Create's DescribeModel call
   absl::Duration turn_timeout = absl::Seconds(600);    // one whole Generate call
   // TLS to the coordinator (services/common/tls_credentials.h); null: plaintext.
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
-  std::string api_key;  // sent as `authorization: Bearer KEY` on every call; empty: none
+  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
+  std::string api_key = "";  // sent as `authorization: Bearer KEY` on every call; empty: none
 };
 
 class RemoteChat {

@@ -33,7 +33,7 @@ struct GrpcServerOptions {
   std::string metrics_listen;          // empty: no /metrics endpoint
   int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
   // TLS or mutual TLS of the gRPC listener (tls_credentials.h); null: plaintext.
-  std::shared_ptr<grpc::ServerCredentials> credentials;
+  std::shared_ptr<grpc::ServerCredentials> credentials = nullptr;
   // How long Drain reports NOT_SERVING before it closes the listener, so that health checkers
   // (a load balancer, a readiness probe) see the drain instead of a refused connection.
   absl::Duration drain_notice = absl::ZeroDuration();

@@ -43,8 +43,8 @@ struct HttpServerOptions {
   RequestLimits limits;                // the coordinator's (--max-prompt-bytes, ...)
   size_t max_body_bytes = 4 << 20;     // --max-message-bytes
   int threads = 0;                     // 0: the coordinator's concurrent requests + 8
-  std::string tls_cert;                // PEM certificate chain and key files: HTTPS; empty:
-  std::string tls_key;                 // plain HTTP
+  std::string tls_cert = "";           // PEM certificate chain and key files: HTTPS; empty:
+  std::string tls_key = "";            // plain HTTP
   const ApiKeys* api_keys = nullptr;   // null: no authentication; must outlive the server
 };
 

@@ -32,7 +32,7 @@ struct WorkerClientOptions {
   absl::Duration keepalive_time = absl::Seconds(10);
   absl::Duration keepalive_timeout = absl::Seconds(5);
   // TLS or mutual TLS to the workers (tls_credentials.h); null: plaintext.
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
 };
 
 // The channel arguments of a worker channel: message size and keepalive.
