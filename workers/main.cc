@@ -2,7 +2,7 @@
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
 //               [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N] [--drain-seconds S]
 //               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
-//               [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]
+//               [--tls-cert PEM --tls-key PEM [--tls-ca PEM]] [--health-listen HOST:PORT]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
 // evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
@@ -10,7 +10,8 @@
 // in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
 // the port is bound. --tls-cert/--tls-key serve TLS; with --tls-ca the worker requires mutual
 // TLS: a client (the coordinator) without a certificate signed by that CA is refused in the
-// handshake, health checks included.
+// handshake, health checks included; --health-listen then serves grpc.health.v1 alone in
+// plaintext for probes that cannot present one.
 #include <unistd.h>
 
 #include <cstdio>
@@ -58,6 +59,8 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificate(s): require clients to present a certificate signed by it "
           "(mutual TLS; needs --tls-cert)");
+ABSL_FLAG(std::string, health_listen, "",
+          "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 
 namespace {
 
@@ -78,7 +81,7 @@ int main(int argc, char** argv) {
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
        "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
        "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]\n"
-       "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]",
+       "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM]] [--health-listen HOST:PORT]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
   tandem::GrpcServerOptions server_options;
   server_options.listen = absl::GetFlag(FLAGS_listen);
   server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  server_options.health_listen = absl::GetFlag(FLAGS_health_listen);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       tandem::ServerCredentialsFor(*tls);
   if (!credentials.ok()) return Fail(2, credentials.status().ToString());
@@ -147,8 +151,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server =
       tandem::GrpcServer::Start(server_options, {&service}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
-  std::printf("tandem-worker listening on %s (metrics on %d)\n", (*server)->address().c_str(),
-              (*server)->metrics_port());
+  const std::string health_line =
+      (*server)->health_port() == 0
+          ? ""
+          : " (health on " + std::to_string((*server)->health_port()) + ")";
+  std::printf("tandem-worker listening on %s (metrics on %d)%s\n", (*server)->address().c_str(),
+              (*server)->metrics_port(), health_line.c_str());
   std::fflush(stdout);
 
   // Health says NOT_SERVING until the model is loaded; a stop request meanwhile exits at once.

@@ -25,13 +25,17 @@
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "services/common/health_listener.h"
 
 namespace tandem {
 
 struct GrpcServerOptions {
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   std::string metrics_listen;          // empty: no /metrics endpoint
-  int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
+  // A plaintext port serving only grpc.health.v1 (health_listener.h), for probes that cannot
+  // speak TLS; empty: none.
+  std::string health_listen = "";
+  int max_message_bytes = 64 << 20;  // vocabularies travel in Describe
   // TLS or mutual TLS of the gRPC listener (tls_credentials.h); null: plaintext.
   std::shared_ptr<grpc::ServerCredentials> credentials = nullptr;
   // How long Drain reports NOT_SERVING before it closes the listener, so that health checkers
@@ -50,6 +54,7 @@ class GrpcServer {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }  // 0 without metrics
+  int health_port() const;                            // 0 without health_listen
   std::string address() const;                        // host:port actually bound
 
   // The overall health status (service ""), NOT_SERVING until set. Ignored once Drain began
@@ -74,6 +79,7 @@ class GrpcServer {
   int metrics_port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<HealthListener> health_listener_;  // null without health_listen
   absl::Duration drain_notice_;
   std::mutex health_mutex_;  // orders SetServing against the start of Drain
   bool drained_ = false;     // guarded by health_mutex_

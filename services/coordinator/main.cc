@@ -17,6 +17,7 @@
 // verifying the workers' certificates against that CA and presenting --worker-tls-cert/-key
 // to workers that require mutual TLS. --api-keys-file requires `authorization: Bearer KEY`
 // of every client (gRPC metadata or HTTP header; health stays open), reread on SIGHUP.
+// --health-listen serves grpc.health.v1 alone in plaintext, for probes that cannot do TLS.
 // Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound,
 // followed by " (http on HOST:PORT)" when HTTP is on.
 #include <cstdio>
@@ -96,6 +97,8 @@ ABSL_FLAG(std::string, worker_tls_key, "", "PEM private key of --worker-tls-cert
 ABSL_FLAG(std::string, api_keys_file, "",
           "API keys, one per line, reread on SIGHUP: clients must send 'authorization: Bearer "
           "KEY'; empty: no authentication");
+ABSL_FLAG(std::string, health_listen, "",
+          "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each worker call (to stderr)");
 
 namespace {
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
        "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X]\n"
        "       [--draft-backoff-ms MS] [--health-interval-ms MS] [--drain-notice-seconds S]\n"
        "       [--tls-cert PEM --tls-key PEM] [--tls-ca PEM [--worker-tls-cert PEM\n"
-       "       --worker-tls-key PEM]] [--api-keys-file FILE]\n"
+       "       --worker-tls-key PEM]] [--api-keys-file FILE] [--health-listen HOST:PORT]\n"
        "       (--help lists all)",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
@@ -261,7 +264,7 @@ int main(int argc, char** argv) {
   // ones now, not then.
   for (const std::string& address :
        {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen),
-        absl::GetFlag(FLAGS_http_listen)}) {
+        absl::GetFlag(FLAGS_http_listen), absl::GetFlag(FLAGS_health_listen)}) {
     if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
       return Fail(2, free.ToString());
     }
@@ -275,6 +278,7 @@ int main(int argc, char** argv) {
   tandem::GrpcServerOptions server_options;
   server_options.listen = absl::GetFlag(FLAGS_listen);
   server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  server_options.health_listen = absl::GetFlag(FLAGS_health_listen);
   server_options.drain_notice = Sec(FLAGS_drain_notice_seconds);
   server_options.max_message_bytes = max_message;  // clients send prompts, not vocabularies
   server_options.credentials = security->server;
@@ -296,6 +300,9 @@ int main(int argc, char** argv) {
     if (!started.ok()) return Fail(2, started.status().ToString());
     http = *std::move(started);
     http_line = " (http on " + http->address() + ")";
+  }
+  if ((*server)->health_port() != 0) {
+    http_line += " (health on " + std::to_string((*server)->health_port()) + ")";
   }
   std::printf("tandem-coordinator listening on %s (metrics on %d)%s\n",
               (*server)->address().c_str(), (*server)->metrics_port(), http_line.c_str());

@@ -6,7 +6,8 @@ Pins: a gRPC client without a key, or with a wrong one, is UNAUTHENTICATED on ev
 method while health stays open; the official `openai` npm client with a bad key gets 401 in
 OpenAI's error shape, a good key gets a completion, plain HTTPS without a key gets 401 too; SIGHUP rereads the keys file (and a
 broken file keeps the keys in force); a client without a certificate (or of another CA, or
-plaintext) cannot open a Worker stream, while the coordinator's certificate can; plaintext
+plaintext) cannot open a Worker stream, while the coordinator's certificate can; a worker's
+--health-listen port answers plaintext health checks and nothing else; plaintext
 clients are refused by the TLS coordinator; tandem-chat --server works with --tls-ca and
 --api-key-file and is refused without a key; half-given TLS flags exit 2 at start.
 
@@ -185,6 +186,36 @@ def test_a_client_without_a_certificate_of_the_ca_cannot_open_a_worker_stream():
     assert attach(target, security.credentials()) == "OK"
 
 
+def plaintext_health(address):
+    """SERVING, ... or the gRPC code of a plaintext health check (a probe without TLS)."""
+    with grpc.insecure_channel(address) as ch:
+        try:
+            reply = STUBS.health_pb2_grpc.HealthStub(ch).Check(
+                STUBS.health_pb2.HealthCheckRequest(service=""), timeout=5)
+        except grpc.RpcError as e:
+            return e.code().name
+    return STUBS.health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
+def test_a_plaintext_health_port_tells_probes_the_health_of_an_mtls_worker():
+    # --health-listen: what a probe without a certificate (the kubelet's) can ask.
+    line = STACK.targets[0].startup_line
+    m = re.search(r"\(health on (\d+)\)", line)
+    assert m, line
+    health = f"127.0.0.1:{m.group(1)}"
+    assert plaintext_health(health) == "SERVING"
+    # The main port wants the certificate, health checks included.
+    assert plaintext_health(STACK.targets[0].address) == "UNAVAILABLE"
+    # Nothing but health on the plaintext port.
+    with grpc.insecure_channel(health) as ch:
+        try:
+            STUBS.worker_pb2_grpc.WorkerStub(ch).Describe(STUBS.worker_pb2.DescribeRequest(),
+                                                          timeout=10)
+            raise AssertionError("the health port served the Worker service")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNIMPLEMENTED, e.code()
+
+
 def test_a_plaintext_client_is_refused_by_the_tls_coordinator():
     ch = grpc.insecure_channel(STACK.coordinator.address)
     stub = STUBS.generator_pb2_grpc.GeneratorStub(ch)
@@ -239,7 +270,8 @@ def main():
     global STACK, HTTPS
     require = os.path.join(NPM_DIR, "node_modules", "openai", "package.json")
     assert os.path.isfile(require), f"no openai npm package in {NPM_DIR}; run tools/setup.sh"
-    with Cluster(coordinator_args=["--http-listen", "127.0.0.1:0"], tls=True) as stack:
+    with Cluster(coordinator_args=["--http-listen", "127.0.0.1:0"], tls=True,
+                 worker_args=["--health-listen", "127.0.0.1:0"]) as stack:
         STACK = stack
         m = re.search(r"\(http on (\S+)\)", stack.coordinator.startup_line)
         assert m, stack.coordinator.startup_line
