@@ -11,6 +11,7 @@ with the key, so the same tests run either way.
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest).
 """
+import http.client as http_client
 import os
 import secrets
 import select
@@ -93,10 +94,9 @@ SSL_CONTEXT = SECURITY.install_https() if TLS else None
 
 def http_connection(host, port, timeout):
     """An http.client connection to the coordinator's HTTP API (HTTPS in TLS mode)."""
-    import http.client
     if SECURITY is None:
-        return http.client.HTTPConnection(host, port, timeout=timeout)
-    return http.client.HTTPSConnection(host, port, timeout=timeout, context=SSL_CONTEXT)
+        return http_client.HTTPConnection(host, port, timeout=timeout)
+    return http_client.HTTPSConnection(host, port, timeout=timeout, context=SSL_CONTEXT)
 
 
 def auth_headers():

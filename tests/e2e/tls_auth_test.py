@@ -33,6 +33,7 @@ from stacklib import BIN, STUBS, Cluster, Security, grpc, wait_for  # noqa: E402
 CLIENT = os.path.join(HERE, "openai_http_client.mjs")
 NPM_DIR = os.environ.get("TANDEM_NPM_DIR", os.path.expanduser("~/.cache/tandem-npm"))
 MODEL = "llama"
+MAX_BODY_BYTES = 65536
 STACK = None  # the Cluster (tls=True), started once in main()
 HTTPS = None  # https://HOST:PORT of its HTTP API
 
@@ -81,7 +82,10 @@ def test_grpc_without_a_valid_key_is_unauthenticated_on_every_method():
     for key in (None, "wrong-key", STACK.security.key + "x"):
         codes = calls(generator(key))
         assert codes == {m: "UNAUTHENTICATED" for m in everything}, (key, codes)
+    # Refused before any work: the coordinator counted no request.
+    assert stacklib.metric(STACK.coordinator.metrics, "tandem_requests_total") == 0
     codes = calls(generator(STACK.security.key))
+    assert stacklib.metric(STACK.coordinator.metrics, "tandem_requests_total") >= 1
     assert codes == {"Generate": "OK", "Tokenize": "OK", "DescribeModel": "OK",
                      "CloseSession": "NOT_FOUND"}, codes  # past the key check, a real answer
 
@@ -120,6 +124,17 @@ def test_https_health_needs_no_key_and_plain_http_is_refused():
     except urllib.error.HTTPError as e:
         assert e.code == 401 and e.headers.get("WWW-Authenticate") == "Bearer", e.code
         assert json.loads(e.read())["error"]["code"] == "invalid_api_key"
+    # The key is checked before the body is read: a request announcing a body over the limit
+    # and sending none is answered 401 at once (not 413, and without waiting for the body).
+    host, port = HTTPS[len("https://"):].rsplit(":", 1)
+    conn = stacklib.http_client.HTTPSConnection(host, int(port), timeout=10, context=context)
+    conn.putrequest("POST", "/v1/completions")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(MAX_BODY_BYTES + 1))
+    conn.endheaders()
+    reply = conn.getresponse()
+    assert reply.status == 401, (reply.status, reply.read())
+    conn.close()
     try:
         urllib.request.build_opener().open(HTTPS.replace("https:", "http:") + "/health",
                                            timeout=10)
@@ -270,7 +285,9 @@ def main():
     global STACK, HTTPS
     require = os.path.join(NPM_DIR, "node_modules", "openai", "package.json")
     assert os.path.isfile(require), f"no openai npm package in {NPM_DIR}; run tools/setup.sh"
-    with Cluster(coordinator_args=["--http-listen", "127.0.0.1:0"], tls=True,
+    args = ["--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+            "--max-prompt-bytes", "4096", "--max-message-bytes", str(MAX_BODY_BYTES)]
+    with Cluster(coordinator_args=args, tls=True,
                  worker_args=["--health-listen", "127.0.0.1:0"]) as stack:
         STACK = stack
         m = re.search(r"\(http on (\S+)\)", stack.coordinator.startup_line)
