@@ -104,16 +104,19 @@ def auth_headers():
     return {"Authorization": f"Bearer {SECURITY.key}"} if SECURITY else {}
 
 
-def channel(address, security=None, key=True):
-    """A channel to a Tandem process: plaintext, or (with `security`, by default the run's)
-    TLS with the client certificate and, if `key`, the API key."""
-    security = security or SECURITY
+RUN = "run"  # `security` of channel() and health(): the run's (SECURITY, None without TLS)
+
+
+def channel(address, security=RUN, key=True):
+    """A channel to a Tandem process: plaintext (`security` None), or TLS with `security`'s
+    client certificate and, if `key`, its API key."""
+    security = SECURITY if security is RUN else security
     if security is None:
         return grpc.insecure_channel(address)
     return grpc.secure_channel(address, security.credentials(key=security.key if key else None))
 
 
-def health(address, timeout=1.0, security=None):
+def health(address, timeout=1.0, security=RUN):
     """SERVING, NOT_SERVING, ... or UNREACHABLE (the gRPC code) for one health check."""
     with channel(address, security, key=False) as ch:
         stub = STUBS.health_pb2_grpc.HealthStub(ch)
