@@ -2,7 +2,8 @@
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
 //               [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N] [--drain-seconds S]
 //               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
-//               [--tls-cert PEM --tls-key PEM [--tls-ca PEM]] [--health-listen HOST:PORT]
+//               [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]
+//               [--health-listen HOST:PORT]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
 // evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
@@ -10,8 +11,9 @@
 // in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
 // the port is bound. --tls-cert/--tls-key serve TLS; with --tls-ca the worker requires mutual
 // TLS: a client (the coordinator) without a certificate signed by that CA is refused in the
-// handshake, health checks included; --health-listen then serves grpc.health.v1 alone in
-// plaintext for probes that cannot present one.
+// handshake, health checks included, and with --tls-client-name only the certificate naming
+// the coordinator is taken (UNAUTHENTICATED otherwise); --health-listen then serves grpc.health.v1
+// alone in plaintext for probes that cannot present one.
 #include <unistd.h>
 
 #include <cstdio>
@@ -59,6 +61,9 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificate(s): require clients to present a certificate signed by it "
           "(mutual TLS; needs --tls-cert)");
+ABSL_FLAG(std::string, tls_client_name, "",
+          "with --tls-ca: take calls only from the client certificate with this common name "
+          "or subjectAltName (the coordinator's); empty: any certificate of the CA");
 ABSL_FLAG(std::string, health_listen, "",
           "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 
@@ -81,7 +86,8 @@ int main(int argc, char** argv) {
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
        "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
        "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]\n"
-       "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM]] [--health-listen HOST:PORT]",
+       "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]\n"
+       "       [--health-listen HOST:PORT]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -144,7 +150,7 @@ int main(int argc, char** argv) {
   server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   server_options.health_listen = absl::GetFlag(FLAGS_health_listen);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      tandem::ServerCredentialsFor(*tls);
+      tandem::ServerCredentialsFor(*tls, absl::GetFlag(FLAGS_tls_client_name));
   if (!credentials.ok()) return Fail(2, credentials.status().ToString());
   server_options.credentials = *std::move(credentials);
   tandem::WorkerService service(&metrics, absl::Seconds(idle), absl::Seconds(open));

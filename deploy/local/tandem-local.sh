@@ -198,6 +198,7 @@ cmd_start() {
                 --tls-ca "$tls_dir/ca.crt")
     coordinator_tls=("${worker_tls[@]}" --worker-tls-cert "$tls_dir/client.crt"
                      --worker-tls-key "$tls_dir/client.key" --api-keys-file "$tls_dir/api-keys")
+    worker_tls+=(--tls-client-name tandem-coordinator)  # make-dev-certs.sh's client CN
   fi
 
   # From here on, any failure or signal stops whatever was started.

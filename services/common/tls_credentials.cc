@@ -1,8 +1,13 @@
 #include "services/common/tls_credentials.h"
 
+#include <utility>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "grpc/grpc_security_constants.h"
+#include "grpcpp/security/auth_context.h"
+#include "grpcpp/security/auth_metadata_processor.h"
 #include "services/common/small_file.h"
 
 namespace tandem {
@@ -22,6 +27,30 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& 
   }
   return pem;
 }
+
+// Takes a call only from a peer whose verified certificate names `name`. Runs inline on the
+// call's thread (a few string compares).
+class PeerNameCheck final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit PeerNameCheck(std::string name) : name_(std::move(name)) {}
+  bool IsBlocking() const override { return false; }
+
+  grpc::Status Process(const InputMetadata&, grpc::AuthContext* context, OutputMetadata*,
+                       OutputMetadata*) override {
+    if (context != nullptr && context->IsPeerAuthenticated()) {
+      for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
+        for (const grpc::string_ref& value : context->FindPropertyValues(property)) {
+          if (absl::string_view(value.data(), value.size()) == name_) return grpc::Status::OK;
+        }
+      }
+    }
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the client certificate does not name '" + name_ + "' (--tls-client-name)");
+  }
+
+ private:
+  const std::string name_;
+};
 
 }  // namespace
 
@@ -44,7 +73,12 @@ absl::StatusOr<TlsPem> ReadTlsFiles(const TlsFiles& files, const std::string& fl
   return pem;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const TlsPem& pem) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const TlsPem& pem, const std::string& client_name) {
+  if (!client_name.empty() && pem.ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-name needs --tls-ca: only a verified client certificate names a peer");
+  }
   if (pem.cert.empty()) {
     if (!pem.ca.empty()) {
       return absl::InvalidArgumentError(
@@ -58,7 +92,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(co
                      : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_root_certs = pem.ca;
   options.pem_key_cert_pairs.push_back({pem.key, pem.cert});
-  return grpc::SslServerCredentials(options);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::SslServerCredentials(options);
+  if (!client_name.empty()) {
+    credentials->SetAuthMetadataProcessor(std::make_shared<PeerNameCheck>(client_name));
+  }
+  return credentials;
 }
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const TlsPem& pem) {

@@ -43,9 +43,13 @@ absl::StatusOr<TlsPem> ReadTlsFiles(const TlsFiles& files,
                                     const std::string& flag_prefix = "--tls-");
 
 // For a listener: insecure without a certificate; TLS with one; mutual TLS (a client
-// certificate signed by `ca` required and verified) when `ca` is given too. kInvalidArgument
-// for a CA without a certificate (a plaintext listener cannot check client certificates).
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(const TlsPem& pem);
+// certificate signed by `ca` required and verified) when `ca` is given too. With
+// `client_name` as well, every call is UNAUTHENTICATED unless the client certificate names it
+// (its common name or a subjectAltName): of all the certificates the CA signs, only that
+// peer's is taken. kInvalidArgument for a CA without a certificate (a plaintext listener
+// cannot check client certificates) or a client name without a CA.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const TlsPem& pem, const std::string& client_name = "");
 
 // For a channel: insecure without `ca`; TLS verifying the server against `ca` with it,
 // presenting `cert`/`key` when given.

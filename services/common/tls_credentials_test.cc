@@ -116,6 +116,26 @@ TEST_F(TlsServerTest, MutualTlsAdmitsOnlyClientsWithACertificateOfTheCa) {
             grpc::StatusCode::UNAVAILABLE);
 }
 
+TEST_F(TlsServerTest, AClientNameAdmitsOnlyTheCertificateThatNamesIt) {
+  const TlsPem server = Read({Cert("server.crt"), Cert("server.key"), Cert("ca.crt")});
+  const auto client =
+      ChannelCredentialsFor(Read({Cert("client.crt"), Cert("client.key"), Cert("ca.crt")}));
+  // make-dev-certs.sh's client certificate is CN=tandem-coordinator.
+  for (const auto& [name, code] : {std::pair{"tandem-coordinator", grpc::StatusCode::UNIMPLEMENTED},
+                                   std::pair{"someone-else", grpc::StatusCode::UNAUTHENTICATED}}) {
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                         ServerCredentialsFor(server, name));
+    GrpcServerOptions options;
+    options.credentials = credentials;
+    ASSERT_OK_AND_ASSIGN(
+        server_, GrpcServer::Start(options, {&service_}, std::make_shared<prometheus::Registry>()));
+    EXPECT_EQ(Describe(client), code) << name;
+    server_.reset();
+  }
+  EXPECT_THAT(ServerCredentialsFor(Read({Cert("server.crt"), Cert("server.key"), ""}), "x"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs --tls-ca")));
+}
+
 TEST_F(TlsServerTest, TlsWithoutACaNeedsNoClientCertificateButAVerifiedServer) {
   Serve({Cert("server.crt"), Cert("server.key"), ""});
   EXPECT_EQ(Describe(ChannelCredentialsFor(Read({"", "", Cert("ca.crt")}))),

@@ -60,7 +60,7 @@ class Security:
 
     def worker_args(self):
         return ["--tls-cert", self.server_cert, "--tls-key", self.server_key,
-                "--tls-ca", self.ca]
+                "--tls-ca", self.ca, "--tls-client-name", "tandem-coordinator"]
 
     def coordinator_args(self):
         return ["--tls-cert", self.server_cert, "--tls-key", self.server_key, "--tls-ca",

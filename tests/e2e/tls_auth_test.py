@@ -6,7 +6,8 @@ Pins: a gRPC client without a key, or with a wrong one, is UNAUTHENTICATED on ev
 method while health stays open; the official `openai` npm client with a bad key gets 401 in
 OpenAI's error shape, a good key gets a completion, plain HTTPS without a key gets 401 too; SIGHUP rereads the keys file (and a
 broken file keeps the keys in force); a client without a certificate (or of another CA, or
-plaintext) cannot open a Worker stream, while the coordinator's certificate can; a worker's
+plaintext, or of the CA but not named as --tls-client-name) cannot open a Worker stream, while
+the coordinator's certificate can; a worker's
 --health-listen port answers plaintext health checks and nothing else; plaintext
 clients are refused by the TLS coordinator; tandem-chat --server works with --tls-ca and
 --api-key-file and is refused without a key; half-given TLS flags exit 2 at start.
@@ -183,11 +184,33 @@ def attach(address, credentials):
         ch.close()
 
 
+def client_cert_named(security, name):
+    """(key, cert) PEM bytes of a client certificate CN=`name` signed by `security`'s CA."""
+    d = security.dir
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-out", f"{d}/{name}.key"], check=True,
+                   capture_output=True, timeout=30)
+    subprocess.run(["openssl", "req", "-new", "-key", f"{d}/{name}.key", "-subj", f"/CN={name}",
+                    "-out", f"{d}/{name}.csr"], check=True, capture_output=True, timeout=30)
+    with open(f"{d}/{name}.ext", "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", f"{d}/{name}.csr", "-CA", security.ca,
+                    "-CAkey", f"{d}/ca.key", "-CAcreateserial", "-days", "1", "-extfile",
+                    f"{d}/{name}.ext", "-out", f"{d}/{name}.crt"], check=True,
+                   capture_output=True, timeout=30)
+    return security.read(f"{d}/{name}.key"), security.read(f"{d}/{name}.crt")
+
+
 def test_a_client_without_a_certificate_of_the_ca_cannot_open_a_worker_stream():
     target = STACK.targets[0].address
     security = STACK.security
     other = Security()  # another CA's client certificate
     ca = security.read(security.ca)
+    # The CA's own, but not the coordinator's (--tls-client-name): handshake, then refused.
+    key, cert = client_cert_named(security, "intruder")
+    named = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
+                                         certificate_chain=cert)
+    assert attach(target, named) == "UNAUTHENTICATED"
     refused = {
         "no certificate": grpc.ssl_channel_credentials(root_certificates=ca),
         "another CA": grpc.ssl_channel_credentials(
