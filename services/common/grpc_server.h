@@ -1,8 +1,10 @@
 // Runs a gRPC server the way every Tandem process does: the given services plus standard
 // health checking (grpc.health.v1) and server reflection (grpc.reflection.v1 and v1alpha,
 // both able to describe grpc.health.v1), an optional Prometheus /metrics endpoint, and a
-// graceful drain. A busy port is refused (SO_REUSEPORT is off: a second process never shares
-// a port with the first), the gRPC port and the metrics port alike.
+// graceful drain; TLS or mutual TLS when given credentials (tls_credentials.h), and a
+// plaintext health-only port when asked (health_listener.h). A busy port is refused
+// (SO_REUSEPORT is off: a second process never shares a port with the first), the gRPC port
+// and the metrics port alike.
 //
 //   ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}, registry));
 //   server->SetServing(true);             // after the model has loaded
