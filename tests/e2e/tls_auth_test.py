@@ -304,6 +304,28 @@ def test_half_given_tls_flags_exit_2_naming_the_flag():
         assert r.returncode == 2 and words in r.stderr, (argv, r.returncode, r.stderr)
 
 
+def test_make_dev_certs_names_the_given_hosts_and_refuses_bad_names():
+    import tempfile
+    script = os.path.join(stacklib.ROOT, "tools", "make-dev-certs.sh")
+    folder = tempfile.mkdtemp(prefix="tandem-certs-")
+    r = subprocess.run(["bash", script, folder, "tandem-target.tandem.svc"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = subprocess.run(["openssl", "x509", "-in", f"{folder}/server.crt", "-noout", "-text"],
+                          capture_output=True, text=True, timeout=30, check=True).stdout
+    for name in ("DNS:localhost", "IP Address:127.0.0.1", "DNS:tandem-target.tandem.svc"):
+        assert name in text, (name, text)
+    for cert in ("server.crt", "client.crt"):
+        subprocess.run(["openssl", "verify", "-CAfile", f"{folder}/ca.crt", f"{folder}/{cert}"],
+                       check=True, capture_output=True, timeout=30)
+    assert oct(os.stat(f"{folder}/server.key").st_mode & 0o777) == "0o600"
+    r = subprocess.run(["bash", script, folder, "bad name;rm"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "is not a DNS name" in r.stderr, (r.returncode, r.stderr)
+    r = subprocess.run(["bash", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "tools/make-dev-certs.sh DIR" in r.stdout, r
+
+
 def main():
     global STACK, HTTPS
     require = os.path.join(NPM_DIR, "node_modules", "openai", "package.json")
