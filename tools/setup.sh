@@ -35,8 +35,9 @@ PACKAGES=(
   libcpp-httplib-dev
   # Python clients, stubs and the numpy reference
   python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
-  # operations: Prometheus for the monitoring tests, curl for health checks
-  prometheus curl systemd
+  # operations: Prometheus for the monitoring tests, curl for health checks, openssl for
+  # tools/make-dev-certs.sh (TLS certificates for local runs and the mTLS tests)
+  prometheus curl systemd openssl
   # the second build
   bazel-bootstrap
 )

@@ -104,7 +104,10 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
 
 WorkerClient::WorkerClient(std::string address, const WorkerClientOptions& options)
     : WorkerClient(address,
-                   grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                   grpc::CreateCustomChannel(address,
+                                             options.credentials != nullptr
+                                                 ? options.credentials
+                                                 : grpc::InsecureChannelCredentials(),
                                              WorkerChannelArguments(options)),
                    options) {}
 
