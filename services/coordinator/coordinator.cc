@@ -32,14 +32,29 @@ std::string Outcome(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
                                                                  CoordinatorMetrics* metrics) {
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<ReplicaDiscovery> target_discovery,
+      ReplicaDiscovery::Create(options.targets, options.resolver, options.resolve_interval));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<ReplicaDiscovery> draft_discovery,
+      ReplicaDiscovery::Create(options.drafts, options.resolver, options.resolve_interval));
+  const absl::Time give_up = absl::Now() + options.worker_wait;
+  const WorkerPool::ClientFactory make_client = [o = options.worker_client](const std::string& a) {
+    return std::make_unique<WorkerClient>(a, o);
+  };
   std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-  for (const std::string& a : options.targets) {
-    targets.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
-  }
-  for (const std::string& a : options.drafts) {
-    drafts.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
-  }
-  return Create(options, std::move(targets), std::move(drafts), metrics);
+  ASSIGN_OR_RETURN(std::vector<std::string> target_addresses,
+                   target_discovery->AwaitAddresses(give_up));
+  for (const std::string& a : target_addresses) targets.push_back(make_client(a));
+  ASSIGN_OR_RETURN(std::vector<std::string> draft_addresses,
+                   draft_discovery->AwaitAddresses(give_up));
+  for (const std::string& a : draft_addresses) drafts.push_back(make_client(a));
+  ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> c,
+                   Create(options, std::move(targets), std::move(drafts), metrics));
+  // Pods come and go behind a headless Service: new addresses join, vanished ones retire.
+  if (target_discovery->dynamic()) c->targets_->Discover(std::move(target_discovery), make_client);
+  if (draft_discovery->dynamic()) c->drafts_->Discover(std::move(draft_discovery), make_client);
+  return c;
 }
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
@@ -65,6 +80,9 @@ absl::Status Coordinator::Init() {
       v1::DescribeResponse target,
       targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
   target_info_ = target.model();
+  // Replicas found later serve the same vocabulary, or are not used.
+  targets_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
+  drafts_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   int target_sessions = std::max(1, target.max_sessions());
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());

@@ -29,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/common/metrics.h"
+#include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
@@ -39,8 +40,12 @@
 namespace tandem {
 
 struct CoordinatorOptions {
-  std::vector<std::string> targets;  // worker addresses
+  // Worker entries (address_resolver.h): an address, or a DNS name whose addresses are the
+  // replicas, re-resolved every resolve_interval by `resolver` (null: getaddrinfo).
+  std::vector<std::string> targets;
   std::vector<std::string> drafts;
+  std::shared_ptr<AddressResolver> resolver;
+  absl::Duration resolve_interval = absl::Seconds(10);
   int32_t default_draft_tokens = 4;
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
@@ -49,9 +54,9 @@ struct CoordinatorOptions {
   absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
   absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes
   RequestLimits limits;
-  absl::Duration worker_wait = absl::Seconds(120);  // how long start-up waits for workers
-  WorkerClientOptions worker_client;                // unary and open/close timeouts, keepalive
-  WorkerPoolOptions pool;                           // health probes, draft deadline and backoff
+  absl::Duration worker_wait = absl::Seconds(120);    // how long start-up waits for workers
+  WorkerClientOptions worker_client;                  // unary and open/close timeouts, keepalive
+  WorkerPoolOptions pool;                             // health probes, draft deadline and backoff
   absl::Duration target_timeout = absl::Seconds(30);  // each call on a target stream
   // How long a request (or Tokenize) waits for a ready target after its replica failed.
   absl::Duration failover_wait = absl::Seconds(30);
@@ -92,7 +97,7 @@ class Coordinator {
 
  private:
   struct Session {
-    std::mutex mutex;  // held by the request using the session
+    std::mutex mutex;           // held by the request using the session
     ReplicaLease target_lease;  // the replicas the streams are on (released after them)
     ReplicaLease draft_lease;
     SessionWorkers workers;
