@@ -39,21 +39,29 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const Coordinat
       std::unique_ptr<ReplicaDiscovery> draft_discovery,
       ReplicaDiscovery::Create(options.drafts, options.resolver, options.resolve_interval));
   const absl::Time give_up = absl::Now() + options.worker_wait;
-  const WorkerPool::ClientFactory make_client = [o = options.worker_client](const std::string& a) {
-    return std::make_unique<WorkerClient>(a, o);
+  // A pod dialled by IP is known (and its certificate checked) by the name it resolved from.
+  auto factory = [o = options.worker_client](ReplicaDiscovery* d) -> WorkerPool::ClientFactory {
+    return [o, d](const std::string& address) {
+      WorkerClientOptions with_name = o;
+      with_name.authority = d->NameOf(address);
+      return std::make_unique<WorkerClient>(address, with_name);
+    };
   };
+  const WorkerPool::ClientFactory make_target = factory(target_discovery.get());
+  const WorkerPool::ClientFactory make_draft = factory(draft_discovery.get());
   std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
   ASSIGN_OR_RETURN(std::vector<std::string> target_addresses,
                    target_discovery->AwaitAddresses(give_up));
-  for (const std::string& a : target_addresses) targets.push_back(make_client(a));
+  for (const std::string& a : target_addresses) targets.push_back(make_target(a));
   ASSIGN_OR_RETURN(std::vector<std::string> draft_addresses,
                    draft_discovery->AwaitAddresses(give_up));
-  for (const std::string& a : draft_addresses) drafts.push_back(make_client(a));
+  for (const std::string& a : draft_addresses) drafts.push_back(make_draft(a));
   ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> c,
                    Create(options, std::move(targets), std::move(drafts), metrics));
   // Pods come and go behind a headless Service: new addresses join, vanished ones retire.
-  if (target_discovery->dynamic()) c->targets_->Discover(std::move(target_discovery), make_client);
-  if (draft_discovery->dynamic()) c->drafts_->Discover(std::move(draft_discovery), make_client);
+  // The pools own the discoveries, which outlive the factories that point to them.
+  if (target_discovery->dynamic()) c->targets_->Discover(std::move(target_discovery), make_target);
+  if (draft_discovery->dynamic()) c->drafts_->Discover(std::move(draft_discovery), make_draft);
   return c;
 }
 

@@ -42,6 +42,16 @@ bool ReplicaDiscovery::dynamic() const {
   return std::any_of(entries_.begin(), entries_.end(), [](const auto& e) { return e.resolved; });
 }
 
+std::string ReplicaDiscovery::NameOf(const std::string& address) {
+  absl::MutexLock lock(&refresh_mutex_);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (!entries_[i].resolved) continue;
+    const std::vector<std::string>& known = known_[i];
+    if (std::find(known.begin(), known.end(), address) != known.end()) return entries_[i].name;
+  }
+  return "";
+}
+
 std::vector<std::string> ReplicaDiscovery::Refresh(std::vector<std::string>* failures) {
   absl::MutexLock lock(&refresh_mutex_);
   std::vector<std::string> all;

@@ -42,6 +42,9 @@ class ReplicaDiscovery {
   void Start(Update on_update);
   // Whether any entry is a name that can resolve to other addresses later.
   bool dynamic() const;
+  // The host:port an address was resolved from ("" for an address given as it is or never
+  // seen): the name a worker's certificate carries, whatever pod IP it is dialled at.
+  std::string NameOf(const std::string& address);
 
  private:
   ReplicaDiscovery(std::vector<WorkerEntry> entries, std::shared_ptr<AddressResolver> resolver,

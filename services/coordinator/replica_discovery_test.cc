@@ -69,6 +69,19 @@ TEST(ReplicaDiscoveryTest, AFailedLookupKeepsTheAddressesItHad) {
   EXPECT_THAT(d->Refresh(), ElementsAre("127.0.0.2:1"));
 }
 
+TEST(ReplicaDiscoveryTest, AnAddressIsKnownByTheNameItResolvedFrom) {
+  auto resolver = std::make_shared<FakeResolver>();
+  resolver->Set("tandem-target.tandem.svc:50051", {"10.1.0.7:50051"});
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<ReplicaDiscovery> d,
+      ReplicaDiscovery::Create({"dns:///tandem-target.tandem.svc:50051", "127.0.0.1:9"}, resolver,
+                               absl::Seconds(1)));
+  d->Refresh();
+  EXPECT_EQ(d->NameOf("10.1.0.7:50051"), "tandem-target.tandem.svc:50051");
+  EXPECT_EQ(d->NameOf("127.0.0.1:9"), "");  // given as an address
+  EXPECT_EQ(d->NameOf("10.1.0.8:50051"), "");
+}
+
 TEST(ReplicaDiscoveryTest, StaticEntriesAreNotResolved) {
   auto resolver = std::make_shared<FakeResolver>();
   ASSERT_OK_AND_ASSIGN(

@@ -30,9 +30,12 @@ struct WorkerClientOptions {
   absl::Duration close_timeout = absl::Seconds(2);   // draining a stream when it closes
   absl::Duration keepalive_time = absl::Seconds(10);
   absl::Duration keepalive_timeout = absl::Seconds(5);
+  // The name the worker is known by when it is dialled by address (a headless Service's
+  // pod IPs): sent as :authority and checked against its TLS certificate. "": the address.
+  std::string authority;
 };
 
-// The channel arguments of a worker channel: message size and keepalive.
+// The channel arguments of a worker channel: message size, keepalive and authority.
 grpc::ChannelArguments WorkerChannelArguments(const WorkerClientOptions& options);
 
 class WorkerStream {
