@@ -60,7 +60,18 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const Coordinat
                    Create(options, std::move(targets), std::move(drafts), metrics));
   // Pods come and go behind a headless Service: new addresses join, vanished ones retire.
   // The pools own the discoveries, which outlive the factories that point to them.
-  if (target_discovery->dynamic()) c->targets_->Discover(std::move(target_discovery), make_target);
+  if (target_discovery->dynamic()) {
+    Coordinator* raw = c.get();  // ~Coordinator stops the discovery before anything goes
+    c->targets_->Discover(std::move(target_discovery), make_target, [raw] {
+      // The targets' sessions bound the requests that run at once, whoever holds them now.
+      const int sessions = raw->targets_->SessionCapacity();
+      if (sessions > 0 && sessions != raw->admission_->capacity()) {
+        LOG(INFO) << "the targets now hold " << sessions << " sessions: up to " << sessions
+                  << " concurrent requests";
+        raw->admission_->SetCapacity(sessions);
+      }
+    });
+  }
   if (draft_discovery->dynamic()) c->drafts_->Discover(std::move(draft_discovery), make_draft);
   return c;
 }
@@ -81,6 +92,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   c->targets_->StartWatching();
   c->drafts_->StartWatching();
   return c;
+}
+
+Coordinator::~Coordinator() {
+  if (targets_ != nullptr) targets_->StopDiscovery();
+  if (drafts_ != nullptr) drafts_->StopDiscovery();
 }
 
 absl::Status Coordinator::Init() {

@@ -73,6 +73,7 @@ class Coordinator {
   static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
       const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
       std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics);
+  ~Coordinator();  // stops re-resolving the workers first
 
   // Runs a request, calling `write` with each delta and then the final message; `cancelled`
   // is polled between rounds and while queued; `deadline` (the client's, capped by

@@ -143,10 +143,12 @@ TEST_F(HeadlessServiceTest, EightSessionsSpreadFourAndFourAndAKilledReplicaLoses
     alone[i] = run.ids;
   }
   EXPECT_EQ(b_->engine->active_sessions(), 0);
+  EXPECT_EQ(coordinator_->max_concurrent_requests(), 8);  // A's sessions
 
   // A second pod becomes ready: the next lookup makes it a replica.
   resolver_->Set({Address(*a_), Address(*b_)});
   ASSERT_TRUE(resolver_->AwaitFreshLookup());
+  EXPECT_EQ(coordinator_->max_concurrent_requests(), 16);  // and B's
 
   // Eight concurrent sessions; once each has its first tokens, replica A is killed.
   std::atomic<int> started{0}, finished{0};
@@ -184,11 +186,14 @@ TEST_F(HeadlessServiceTest, EightSessionsSpreadFourAndFourAndAKilledReplicaLoses
   EXPECT_EQ(b_->AwaitSessions(kSessions), kSessions);
 }
 
-TEST_F(HeadlessServiceTest, APodThatLeavesTheServiceTakesNoNewSessions) {
+TEST_F(HeadlessServiceTest, APodThatLeavesTheServiceTakesNoNewSessionsAndItsCapacityGoes) {
   resolver_->Set({Address(*a_), Address(*b_)});
   ASSERT_TRUE(resolver_->AwaitFreshLookup());
+  ASSERT_TRUE(resolver_->AwaitFreshLookup());  // the poller has probed B's size too
+  EXPECT_EQ(coordinator_->max_concurrent_requests(), 16);
   resolver_->Set({Address(*b_)});  // A is no longer listed (e.g. terminating)
   ASSERT_TRUE(resolver_->AwaitFreshLookup());
+  EXPECT_EQ(coordinator_->max_concurrent_requests(), 8);
   for (int i = 0; i < 4; ++i) {
     v1::GenerateRequest r = Story(i, absl::StrCat("late", i));
     r.set_max_tokens(8);

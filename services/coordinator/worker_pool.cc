@@ -104,12 +104,25 @@ void WorkerPool::SetMembers(const std::vector<std::string>& addresses,
   Notify();
 }
 
-void WorkerPool::Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client) {
+void WorkerPool::Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client,
+                          std::function<void()> after) {
   discovery_ = std::move(discovery);
-  discovery_->Start(
-      [this, make_client = std::move(make_client)](const std::vector<std::string>& addresses) {
-        SetMembers(addresses, make_client);
-      });
+  discovery_->Start([this, make_client = std::move(make_client),
+                     after = std::move(after)](const std::vector<std::string>& addresses) {
+    SetMembers(addresses, make_client);
+    if (after) after();
+  });
+}
+
+void WorkerPool::StopDiscovery() { discovery_.reset(); }
+
+int WorkerPool::SessionCapacity() const {
+  absl::MutexLock lock(&mutex_);
+  int sessions = 0;
+  for (const auto& r : replicas_) {
+    if (r->member && !r->refused) sessions += r->max_sessions;
+  }
+  return sessions;
 }
 
 void WorkerPool::StartWatching() {

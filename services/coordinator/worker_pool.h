@@ -89,8 +89,15 @@ class WorkerPool {
   // by `make_client`, probed once before it joins), a listed retired one rejoins when its
   // next probe answers, and replicas not listed are retired.
   void SetMembers(const std::vector<std::string>& addresses, const ClientFactory& make_client);
-  // Keeps the members current: `discovery`'s answers go to SetMembers, from its thread.
-  void Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client);
+  // Keeps the members current: `discovery`'s answers go to SetMembers, from its thread, each
+  // followed by `after` (may be empty).
+  void Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client,
+                std::function<void()> after = nullptr);
+  // Stops the discovery (its thread, and the `after` calls). Not concurrent with Discover.
+  void StopDiscovery();
+  // The sessions the members hold (their max_sessions at their last probe); 0 before any
+  // member answered.
+  int SessionCapacity() const;
 
   // Starts probing. `on_change(any_ready)` runs on the poller's thread whenever AnyReady
   // changes (and once at start); SetListener(nullptr) stops the reports.
