@@ -30,51 +30,7 @@ std::string Outcome(const absl::Status& status) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
-                                                                 CoordinatorMetrics* metrics) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<ReplicaDiscovery> target_discovery,
-      ReplicaDiscovery::Create(options.targets, options.resolver, options.resolve_interval));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<ReplicaDiscovery> draft_discovery,
-      ReplicaDiscovery::Create(options.drafts, options.resolver, options.resolve_interval));
-  const absl::Time give_up = absl::Now() + options.worker_wait;
-  // A pod dialled by IP is known (and its certificate checked) by the name it resolved from.
-  auto factory = [o = options.worker_client](ReplicaDiscovery* d) -> WorkerPool::ClientFactory {
-    return [o, d](const std::string& address) {
-      WorkerClientOptions with_name = o;
-      with_name.authority = d->NameOf(address);
-      return std::make_unique<WorkerClient>(address, with_name);
-    };
-  };
-  const WorkerPool::ClientFactory make_target = factory(target_discovery.get());
-  const WorkerPool::ClientFactory make_draft = factory(draft_discovery.get());
-  std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-  ASSIGN_OR_RETURN(std::vector<std::string> target_addresses,
-                   target_discovery->AwaitAddresses(give_up));
-  for (const std::string& a : target_addresses) targets.push_back(make_target(a));
-  ASSIGN_OR_RETURN(std::vector<std::string> draft_addresses,
-                   draft_discovery->AwaitAddresses(give_up));
-  for (const std::string& a : draft_addresses) drafts.push_back(make_draft(a));
-  ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> c,
-                   Create(options, std::move(targets), std::move(drafts), metrics));
-  // Pods come and go behind a headless Service: new addresses join, vanished ones retire.
-  // The pools own the discoveries, which outlive the factories that point to them.
-  if (target_discovery->dynamic()) {
-    Coordinator* raw = c.get();  // ~Coordinator stops the discovery before anything goes
-    c->targets_->Discover(std::move(target_discovery), make_target, [raw] {
-      // The targets' sessions bound the requests that run at once, whoever holds them now.
-      const int sessions = raw->targets_->SessionCapacity();
-      if (sessions > 0 && sessions != raw->admission_->capacity()) {
-        LOG(INFO) << "the targets now hold " << sessions << " sessions: up to " << sessions
-                  << " concurrent requests";
-        raw->admission_->SetCapacity(sessions);
-      }
-    });
-  }
-  if (draft_discovery->dynamic()) c->drafts_->Discover(std::move(draft_discovery), make_draft);
-  return c;
-}
+// Create(options, metrics): coordinator_discovery.cc.
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,

@@ -203,5 +203,24 @@ TEST_F(HeadlessServiceTest, APodThatLeavesTheServiceTakesNoNewSessionsAndItsCapa
   EXPECT_EQ(b_->engine->active_sessions(), 4);
 }
 
+TEST_F(HeadlessServiceTest, APodGoneSinceTheLookupDoesNotHoldUpTheStart) {
+  auto resolver = std::make_shared<ServiceResolver>();
+  resolver->Set({"127.0.0.1:1", Address(*b_)});  // nothing listens on port 1
+  CoordinatorOptions options;
+  options.targets = {absl::StrCat("dns:///", kService)};
+  options.resolver = resolver;
+  options.pool.probe_timeout = absl::Milliseconds(500);
+  options.worker_wait = absl::Seconds(60);
+  CoordinatorMetrics metrics(registry_);
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> c, Coordinator::Create(options, &metrics));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(c->max_concurrent_requests(), 8);  // B's sessions
+  v1::GenerateRequest r = Story(0, "");
+  r.set_max_tokens(4);
+  EXPECT_OK(c->Generate(
+      r, [](const v1::GenerateResponse&) { return true; }, [] { return false; }));
+}
+
 }  // namespace
 }  // namespace tandem
