@@ -91,7 +91,11 @@ class HeadlessServiceTest : public ::testing::Test {
     options.drafts = {Address(*draft_)};
     options.resolver = resolver_;
     options.resolve_interval = absl::Milliseconds(20);
-    options.pool.probe_interval = absl::Milliseconds(20);
+    // Probes only at the start and as a pod joins: a probe that lands among the concurrent
+    // opens reports queued prefills as load (rightly) and would make the split depend on its
+    // timing; without one the choice rests on the sessions pinned, which the pool counts as
+    // it picks.
+    options.pool.probe_interval = absl::Seconds(30);
     options.pool.probe_timeout = absl::Milliseconds(500);
     options.worker_wait = absl::Seconds(10);
     metrics_ = std::make_unique<CoordinatorMetrics>(registry_);
