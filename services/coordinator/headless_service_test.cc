@@ -207,6 +207,30 @@ TEST_F(HeadlessServiceTest, APodThatLeavesTheServiceTakesNoNewSessionsAndItsCapa
   EXPECT_EQ(b_->engine->active_sessions(), 4);
 }
 
+TEST_F(HeadlessServiceTest, ASessionOnAPodThatLeftMovesAtItsNextRequest) {
+  v1::GenerateRequest first = Story(2, "moving");
+  first.set_max_tokens(8);
+  ASSERT_OK(Generate(first).status);  // on A, the only pod
+  ASSERT_EQ(a_->engine->active_sessions(), 1);
+  resolver_->Set({Address(*b_)});  // A is replaced by B (a rolling update)
+  ASSERT_TRUE(resolver_->AwaitFreshLookup());
+  v1::GenerateRequest next = Story(2, "moving");
+  next.set_max_tokens(24);
+  Reply moved = Generate(next);
+  ASSERT_OK(moved.status);
+  // Re-synced on B from the history: the same turn as a session that never moved.
+  v1::GenerateRequest control = first;
+  control.set_session_id("control");
+  ASSERT_OK(Generate(control).status);
+  next.set_session_id("control");
+  Reply stayed = Generate(next);
+  ASSERT_OK(stayed.status);
+  ASSERT_EQ(moved.ids.size(), 24u);
+  EXPECT_EQ(moved.ids, stayed.ids);
+  EXPECT_EQ(b_->AwaitSessions(2), 2);
+  EXPECT_EQ(a_->AwaitSessions(0), 0);  // its stream on A was closed
+}
+
 TEST_F(HeadlessServiceTest, APodGoneSinceTheLookupDoesNotHoldUpTheStart) {
   auto resolver = std::make_shared<ServiceResolver>();
   resolver->Set({"127.0.0.1:1", Address(*b_)});  // nothing listens on port 1
