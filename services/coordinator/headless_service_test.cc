@@ -86,15 +86,15 @@ class HeadlessServiceTest : public ::testing::Test {
     ASSERT_NE(draft_->server, nullptr);
     resolver_ = std::make_shared<ServiceResolver>();
     resolver_->Set({Address(*a_)});  // one pod ready so far
-    CoordinatorOptions options;
+    CoordinatorOptions& options = options_;
     options.targets = {absl::StrCat("dns:///", kService)};
     options.drafts = {Address(*draft_)};
     options.resolver = resolver_;
     options.resolve_interval = absl::Milliseconds(20);
-    // Probes only at the start and as a pod joins: a probe that lands among the concurrent
-    // opens reports queued prefills as load (rightly) and would make the split depend on its
-    // timing; without one the choice rests on the sessions pinned, which the pool counts as
-    // it picks.
+    // Probes only at the start and as a pod joins: a probe that lands among requests reports
+    // their queued prefills as load (rightly), for a probe interval, and would make the split
+    // depend on its timing; without one the choice rests on the sessions pinned, which the
+    // pool counts as it picks.
     options.pool.probe_interval = absl::Seconds(30);
     options.pool.probe_timeout = absl::Milliseconds(500);
     options.worker_wait = absl::Seconds(10);
@@ -133,6 +133,7 @@ class HeadlessServiceTest : public ::testing::Test {
   std::unique_ptr<testing::TestWorker> a_, b_, draft_;
   std::shared_ptr<ServiceResolver> resolver_;
   std::unique_ptr<CoordinatorMetrics> metrics_;
+  CoordinatorOptions options_;
   std::unique_ptr<Coordinator> coordinator_;
 };
 
@@ -147,6 +148,10 @@ TEST_F(HeadlessServiceTest, EightSessionsSpreadFourAndFourAndAKilledReplicaLoses
     alone[i] = run.ids;
   }
   EXPECT_EQ(b_->engine->active_sessions(), 0);
+  // A coordinator that starts now, its first probe finding A idle (the one that ran the
+  // requests above may have probed A amid them).
+  coordinator_.reset();
+  ASSERT_OK_AND_ASSIGN(coordinator_, Coordinator::Create(options_, metrics_.get()));
   EXPECT_EQ(coordinator_->max_concurrent_requests(), 8);  // A's sessions
 
   // A second pod becomes ready: the next lookup makes it a replica.

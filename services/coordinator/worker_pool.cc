@@ -127,7 +127,20 @@ int WorkerPool::SessionCapacity() const {
 
 void WorkerPool::StartWatching() {
   if (poller_.joinable() || size() == 0) return;
+  ProbeMembers();  // the loads are known before the first Pick, not a thread start later
   poller_ = std::thread([this] { Poll(); });
+}
+
+void WorkerPool::ProbeMembers() {
+  for (size_t i = 0; i < size(); ++i) {
+    Replica& r = At(i);
+    bool member;
+    {
+      absl::MutexLock lock(&mutex_);
+      member = r.member;
+    }
+    if (member) Probe(r);
+  }
 }
 
 void WorkerPool::SetListener(std::function<void(bool any_ready)> listener) {
@@ -150,18 +163,12 @@ void WorkerPool::Notify() {
 
 void WorkerPool::Poll() {
   while (true) {
-    for (size_t i = 0; i < size(); ++i) {
-      Replica& r = At(i);
-      bool member;
-      {
-        absl::MutexLock lock(&mutex_);
-        member = r.member;
-      }
-      if (member) Probe(r);
-    }
     Notify();
-    absl::MutexLock lock(&mutex_);
-    if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
+    }
+    ProbeMembers();
   }
 }
 

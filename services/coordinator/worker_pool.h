@@ -99,8 +99,9 @@ class WorkerPool {
   // member answered.
   int SessionCapacity() const;
 
-  // Starts probing. `on_change(any_ready)` runs on the poller's thread whenever AnyReady
-  // changes (and once at start); SetListener(nullptr) stops the reports.
+  // Probes every replica once, then keeps probing on a thread. `on_change(any_ready)` runs on the
+  // poller's thread whenever AnyReady changes (and once at start); SetListener(nullptr) stops the
+  // reports.
   void StartWatching();
   void SetListener(std::function<void(bool any_ready)> listener);
 
@@ -161,6 +162,7 @@ class WorkerPool {
 
   Replica& At(size_t i) const;
   void Poll();
+  void ProbeMembers();
   void Probe(Replica& r);
   double LoadLocked(const Replica& r) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   std::optional<size_t> PickLocked(absl::Time now, const std::vector<bool>* skip)
