@@ -20,6 +20,9 @@
 // --health-listen serves grpc.health.v1 alone in plaintext, for probes that cannot do TLS.
 // Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound,
 // followed by " (http on HOST:PORT)" when HTTP is on.
+// An ADDR that is a DNS name (dns:///NAME:PORT, or NAME:PORT) stands for every address it
+// resolves to, each a replica, re-resolved every --resolve-interval-seconds: behind a
+// Kubernetes headless Service, sessions spread over the pods and follow them as they change.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -87,6 +90,8 @@ ABSL_FLAG(double, failover_wait_seconds, 30,
 ABSL_FLAG(double, request_timeout_seconds, 600, "deadline of a request whose client sets none");
 ABSL_FLAG(double, health_interval_ms, 500, "how often each worker's health is probed");
 ABSL_FLAG(double, health_timeout_ms, 1000, "deadline of a worker health probe");
+ABSL_FLAG(double, resolve_interval_seconds, 10,
+          "how often --target/--draft DNS names are re-resolved (pods that come and go)");
 ABSL_FLAG(double, keepalive_seconds, 10, "keepalive ping interval on worker channels");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain: serve gRPC and HTTP over TLS; empty: plaintext");
@@ -131,6 +136,7 @@ bool ReadDeadlineFlags(tandem::CoordinatorOptions& o, std::string* error) {
   o.failover_wait = Sec(FLAGS_failover_wait_seconds);
   o.max_request_time = Sec(FLAGS_request_timeout_seconds);
   o.worker_client.keepalive_time = Sec(FLAGS_keepalive_seconds);
+  o.resolve_interval = Sec(FLAGS_resolve_interval_seconds);
   const absl::Status valid = tandem::ValidateDraftDeadlineOptions(d);
   if (!valid.ok()) {
     *error = std::string(valid.message());
@@ -139,11 +145,12 @@ bool ReadDeadlineFlags(tandem::CoordinatorOptions& o, std::string* error) {
   const absl::Duration zero = absl::ZeroDuration();
   if (o.pool.backoff.initial <= zero || o.pool.backoff.max < o.pool.backoff.initial ||
       o.pool.probe_interval <= zero || o.pool.probe_timeout <= zero || o.target_timeout <= zero ||
-      o.failover_wait < zero || o.max_request_time <= zero ||
+      o.failover_wait < zero || o.max_request_time <= zero || o.resolve_interval <= zero ||
       o.worker_client.keepalive_time < absl::Seconds(1)) {
     *error =
-        "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds "
-        "must be > 0 (backoff max >= backoff, keepalive >= 1 s, failover wait >= 0)";
+        "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds, "
+        "--resolve-interval-seconds must be > 0 (backoff max >= backoff, keepalive >= 1 s, "
+        "failover wait >= 0)";
     return false;
   }
   return true;

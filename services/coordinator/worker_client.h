@@ -33,9 +33,12 @@ struct WorkerClientOptions {
   absl::Duration keepalive_timeout = absl::Seconds(5);
   // TLS or mutual TLS to the workers (tls_credentials.h); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
+  // The name the worker is known by when it is dialled by address (a headless Service's
+  // pod IPs): sent as :authority and checked against its TLS certificate. "": the address.
+  std::string authority;
 };
 
-// The channel arguments of a worker channel: message size and keepalive.
+// The channel arguments of a worker channel: message size, keepalive and authority.
 grpc::ChannelArguments WorkerChannelArguments(const WorkerClientOptions& options);
 
 class WorkerStream {
