@@ -1,5 +1,6 @@
 #include "core/tokenizer/gguf_vocabulary.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -159,6 +160,19 @@ absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.eos_token_id", &vocab.eos_id));
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.unknown_token_id", &vocab.unk_id));
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.padding_token_id", &vocab.pad_id));
+  // End of turn (<|eot_id|>, <end_of_turn>) and end of message (Llama 3.1's <|eom_id|>).
+  for (absl::string_view key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+    std::optional<int32_t> id;
+    RETURN_IF_ERROR(ReadId(gguf, key, &id));
+    if (id.has_value() && static_cast<size_t>(*id) >= vocab.tokens.size()) {
+      return absl::DataLossError(absl::StrCat(
+          "'", key, "' = ", *id, " is outside the vocabulary of ", vocab.tokens.size(), " tokens"));
+    }
+    if (id.has_value() && std::find(vocab.end_of_turn_ids.begin(), vocab.end_of_turn_ids.end(),
+                                    *id) == vocab.end_of_turn_ids.end()) {
+      vocab.end_of_turn_ids.push_back(*id);
+    }
+  }
   if (vocab.encoding == TextEncoding::kWordPiece) {
     // BERT frames a text as [CLS] ... [SEP].
     RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.cls_token_id", &vocab.bos_id));
