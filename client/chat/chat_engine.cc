@@ -126,6 +126,9 @@ absl::StatusOr<TurnResult> ChatEngine::Turn(absl::string_view user_text,
   turn.reply += rest;
   if (!rest.empty()) on_text(rest);
   turn.generation = *result;
+  turn.stop_text = SpecialTokenText(*tokenizer_, result->stop_token >= 0
+                                                     ? std::optional<int32_t>(result->stop_token)
+                                                     : std::nullopt);
   conversation_.push_back({"assistant", json::Value(turn.reply), {}});
   return turn;
 }

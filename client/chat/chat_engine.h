@@ -46,6 +46,7 @@ struct ChatOptions {
 struct TurnResult {
   std::string reply;
   GenerationResult generation;
+  std::string stop_text;  // the stored text of generation.stop_token (e.g. "<|eot_id|>"), if any
 };
 
 class ChatEngine {

@@ -27,8 +27,8 @@
 #include "client/chat/chat_engine.h"
 #include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
-#include "core/generation/sampling_defaults.h"
 #include "core/decoder/load_report.h"
+#include "core/generation/sampling_defaults.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
@@ -90,6 +90,10 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
     line +=
         absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
                         100 * sp.acceptance_rate(), sp.accepted, sp.drafted, sp.tokens_per_round());
+  }
+  if (turn.generation.stop_reason == tandem::StopReason::kStopId && !turn.stop_text.empty()) {
+    line +=
+        absl::StrFormat(" | end of turn %s (id %d)", turn.stop_text, turn.generation.stop_token);
   }
   std::fprintf(stderr, "%s]\n", line.c_str());
 }
