@@ -76,6 +76,7 @@ class Vocab:
         self.add_bos, self.add_space_prefix = False, True
         self.chat_template = None
         self.stop_ids = []  # generation_config.json's eos_token_id list
+        self.rstrip = set()  # added tokens that absorb the whitespace after them
 
     def add(self, text, ttype=NORMAL, score=0.0):
         self.tokens.append(text)
@@ -198,6 +199,9 @@ def family_vocab(family):
         v.end_of_turn = v.eot
         v.chat_template = TEMPLATES["phi3"]
         v.stop_ids = [v.eos, v.eot]
+        # Phi-3's chat tokens (and </s>) swallow the newline after them.
+        v.rstrip = {i for i, t in enumerate(v.tokens)
+                    if v.types[i] == CONTROL and t not in ("<s>", "<|endoftext|>")}
     elif family == "gemma":
         v = spm_vocab([("<pad>", CONTROL), ("<eos>", CONTROL), ("<bos>", CONTROL),
                        ("<unk>", UNKNOWN), ("<mask>", USER_DEFINED),
@@ -368,7 +372,8 @@ def bos_template(v):
 
 
 def tokenizer_json(v):
-    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False,
+              "rstrip": i in v.rstrip,
               "normalized": False, "special": v.types[i] in (CONTROL, UNKNOWN)}
              for i, t in enumerate(v.tokens) if v.types[i] in (CONTROL, UNKNOWN, USER_DEFINED)]
     doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added}

@@ -35,7 +35,8 @@ TEST_P(GenerationConfigEosIdsTest, ReadsTheIdsInOrder) {
 INSTANTIATE_TEST_SUITE_P(
     Families, GenerationConfigEosIdsTest,
     ::testing::Values(
-        EosCase{"Llama31List", R"({"bos_token_id": 1, "eos_token_id": [101, 108, 109]})",
+        EosCase{"Llama31List",
+                R"({"bos_token_id": 1, "eos_token_id": [101, 108, 109]})",
                 {101, 108, 109}},
         EosCase{"QwenList", R"({"eos_token_id": [151, 150], "pad_token_id": 150})", {151, 150}},
         EosCase{"SingleId", R"({"eos_token_id": 2})", {2}},

@@ -9,6 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
@@ -113,6 +115,30 @@ absl::Status ReadTokens(const GgufFile& gguf, Vocabulary* vocab) {
   return absl::OkStatus();
 }
 
+// GGUF keeps no strip attributes; llama.cpp gives Phi-3's control tokens, and </s>, the
+// rstrip its tokenizer.json has (all but <unk>, <s> and <|endoftext|>), by model name.
+absl::Status ApplyPhi3Strips(const GgufFile& gguf, Vocabulary* vocab) {
+  bool phi3 = false;
+  if (gguf.HasKey("general.architecture")) {
+    ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
+    phi3 = arch == "phi3";
+  }
+  if (gguf.HasKey("general.name")) {
+    ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
+    const std::string lower = absl::AsciiStrToLower(name);
+    phi3 = phi3 || absl::StrContains(lower, "phi-3") || absl::StrContains(lower, "phi3");
+  }
+  if (!phi3) return absl::OkStatus();
+  for (size_t id = 0; id < vocab->tokens.size(); ++id) {
+    const std::string& text = vocab->tokens[id];
+    if ((vocab->types[id] == TokenType::kControl || text == "</s>") && text != "<unk>" &&
+        text != "<s>" && text != "<|endoftext|>") {
+      vocab->rstrip_ids.push_back(static_cast<int32_t>(id));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
@@ -190,6 +216,7 @@ absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
   // The file says BOS should be added but names none: don't add it.
   if (vocab.add_bos && !vocab.bos_id.has_value()) vocab.add_bos = false;
   if (vocab.add_eos && !vocab.eos_id.has_value()) vocab.add_eos = false;
+  RETURN_IF_ERROR(ApplyPhi3Strips(gguf, &vocab));
   RETURN_IF_ERROR(ValidateVocabulary(vocab));
   return vocab;
 }

@@ -10,6 +10,7 @@
 #include "core/model/gguf_reader.h"
 #include "core/model/gguf_test_builder.h"
 #include "core/model/mapped_file.h"
+#include "core/tokenizer/tokenizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -93,6 +94,36 @@ TEST(GgufVocabularyTest, BadMetadataNamesTheKey) {
   for (ErrorCase& c : cases) {
     EXPECT_THAT(FromBuilder(c.builder), StatusIs(c.code, HasSubstr(c.message))) << c.name;
   }
+}
+
+// llama.cpp's rule for Phi-3 files, which keep no strip attributes: every control token but
+// <unk>, <s> and <|endoftext|> (and </s>) absorbs the whitespace after it.
+TEST(GgufVocabularyTest, Phi3ControlTokensStripTheWhitespaceAfterThem) {
+  const auto phi3 = [](absl::string_view arch, absl::string_view name) {
+    GgufBuilder b;
+    b.AddString("general.architecture", arch)
+        .AddString("general.name", name)
+        .AddString("tokenizer.ggml.model", "llama")
+        .AddStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
+                                                  "\xE2\x96\x81"
+                                                  "a",
+                                                  "<|endoftext|>", "<|user|>", "<|end|>"})
+        .AddFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1, 0, 0, 0})
+        .AddInt32Array("tokenizer.ggml.token_type", {2, 3, 3, 1, 3, 3, 3});
+    return b;
+  };
+  GgufBuilder by_arch = phi3("phi3", "tiny");
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, FromBuilder(by_arch));
+  EXPECT_THAT(vocab.rstrip_ids, ::testing::ElementsAre(2, 5, 6));
+  GgufBuilder by_name = phi3("llama", "Phi-3-mini-4k-instruct");
+  ASSERT_OK_AND_ASSIGN(Vocabulary named, FromBuilder(by_name));
+  EXPECT_THAT(named.rstrip_ids, ::testing::ElementsAre(2, 5, 6));
+  GgufBuilder other = phi3("llama", "tiny");
+  ASSERT_OK_AND_ASSIGN(Vocabulary plain, FromBuilder(other));
+  EXPECT_TRUE(plain.rstrip_ids.empty());
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("<|user|>\na<|end|>\n", {.parse_special = true}),
+              ::tandem::testing::IsOkAndHolds(::testing::ElementsAre(5, 3, 6)));
 }
 
 }  // namespace

@@ -87,8 +87,8 @@ def check_two_turns(name, model, eot_text):
 
 def tokenize(model, text):
     r = subprocess.run([os.path.join(BIN, "tandem-tokenize"), "--model", model,
-                        "--parse-special"], input=text, capture_output=True, text=True,
-                       timeout=60)
+                        "--parse-special", "--add-special"], input=text, capture_output=True,
+                       text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return r.stdout.split()
 
@@ -116,7 +116,11 @@ def test_gguf_and_hf_folder_tokenize_alike():
             gguf, hf = make_fixture(folder, arch, family, [], seed)
             ids = tokenize(gguf, sample)
             assert len(ids) > 10, (name, ids)
-            assert ids == tokenize(hf, sample), name
+            assert ids == tokenize(hf, sample), (name, ids, tokenize(hf, sample))
+            # BOS as the family adds it (Llama 3's from its tokenizer.json post-processor).
+            bos = fixture_tokenizer.family_vocab(family).bos
+            adds_bos = family in ("llama2", "llama3", "gemma")
+            assert (ids[0] == str(bos)) == adds_bos, (name, ids[:3], bos)
 
 
 MESSAGES = [{"role": "system", "content": "Be brief."},
