@@ -381,7 +381,10 @@ def tokenizer_json(v):
         replace = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
         doc["normalizer"] = ({"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": SPACE}, replace]} if v.add_space_prefix else replace)
-        doc["pre_tokenizer"] = None
+        # Gemma's converter writes a Split on " " that the Replace has made a no-op.
+        doc["pre_tokenizer"] = None if v.add_space_prefix else {
+            "type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+            "invert": False}
         doc["post_processor"] = bos_template(v) if v.add_bos else None
         decoders = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
                     {"type": "ByteFallback"}, {"type": "Fuse"}]

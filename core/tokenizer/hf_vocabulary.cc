@@ -115,6 +115,15 @@ absl::Status ReadPreTokenizer(const json::Value& v, Normalisation* n) {
     }
     return absl::OkStatus();
   }
+  if (type == "Split" && n->metaspace && !n->byte_level) {
+    // Gemma's Split on " " after a normalizer that replaced every space by '▁' matches
+    // nothing: a no-op (transformers' GemmaTokenizer writes it, merged_with_previous).
+    const json::Value* pattern = v.as_object().Find("pattern");
+    if (pattern != nullptr && StringMember(*pattern, "String") == std::string(" ") &&
+        !BoolMember(v, "invert", false)) {
+      return absl::OkStatus();
+    }
+  }
   if (type == "Split") {
     const json::Value* pattern = v.as_object().Find("pattern");
     std::optional<std::string> regex;

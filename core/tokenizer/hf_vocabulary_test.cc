@@ -100,6 +100,37 @@ TEST(HfVocabularyTest, AddedTokensStripTheWhitespaceTheySay) {
               IsOkAndHolds(ElementsAre(4, 1, 0, 2, 5)));
 }
 
+// Gemma (transformers' GemmaTokenizer): Replace ' ' -> '▁', no dummy prefix, byte fallback,
+// and a Split on " " that finds no space left to split.
+TEST(HfVocabularyTest, GemmaSplitOnSpaceAfterReplaceIsANoOp) {
+  const std::string json = R"({
+    "added_tokens": [{"id": 0, "content": "<pad>", "special": true},
+                     {"id": 1, "content": "<eos>", "special": true},
+                     {"id": 2, "content": "<bos>", "special": true},
+                     {"id": 3, "content": "<unk>", "special": true},
+                     {"id": 4, "content": "<start_of_turn>", "special": true}],
+    "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+    "pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
+                      "behavior": "MergedWithPrevious", "invert": false},
+    "model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>",
+              "vocab": {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<start_of_turn>": 4,
+                        "<0x0A>": 5, "a": 6, "▁": 7, "▁a": 8},
+              "merges": ["▁ a"]}})";
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(json, ""));
+  EXPECT_EQ(vocab.encoding, TextEncoding::kMetaspace);
+  EXPECT_EQ(vocab.space_prefix, SpacePrefix::kNever);
+  EXPECT_EQ(vocab.types[5], TokenType::kByte);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("<start_of_turn>a a\n", {.parse_special = true}),
+              IsOkAndHolds(ElementsAre(4, 6, 8, 5)));
+  // A Split on a space is still refused where spaces are left to split.
+  const std::string byte_level = R"({
+    "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated"},
+    "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})";
+  EXPECT_THAT(VocabularyFromTokenizerJson(byte_level, ""),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Split")));
+}
+
 TEST(HfVocabularyTest, MetaspacePreTokenizerPrependsOnlyFirst) {
   const std::string json = R"({
     "added_tokens": [{"id": 0, "content": "<s>", "special": true}],
