@@ -34,7 +34,8 @@ ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
 ABSL_FLAG(std::string, format, "",
           "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
-          "(default: the model's own template, else raw)");
+          "(default: the model's own template, else the format its special tokens belong to, "
+          "else raw)");
 ABSL_FLAG(float, temp, tandem::SamplingDefaults::kTemperature, "temperature; 0 is greedy");
 ABSL_FLAG(int, top_k, tandem::SamplingDefaults::kTopK, "keep the k most likely tokens; 0 disables");
 ABSL_FLAG(float, top_p, tandem::SamplingDefaults::kTopP, "nucleus mass in (0, 1]; 1 disables");

@@ -85,6 +85,21 @@ def check_two_turns(name, model, eot_text):
     return r.stdout, decoded
 
 
+def test_without_a_template_the_familys_builtin_format_is_used():
+    """A qwen3 file with no chat template: its <|im_start|> / <|im_end|> make tandem-chat use
+    the built-in chatml format (not raw), and the chat still stops at <|im_end|>."""
+    with tempfile.TemporaryDirectory() as folder:
+        gguf, hf = make_fixture(folder, "qwen3", "qwen3", ["--no-chat-template"], 0)
+        for model in (gguf, hf):
+            r = chat(model, ["Hello there", "Tell me more"])
+            assert "using it (choose another with --format)" in r.stderr, r.stderr
+            assert "chatml format" in r.stderr, r.stderr
+            stats = [l for l in r.stderr.splitlines() if l.startswith("[prompt")]
+            assert len(stats) == 2, r.stderr
+            for line in stats:
+                assert "| end of turn <|im_end|> (id " in line, line
+
+
 def tokenize(model, text):
     r = subprocess.run([os.path.join(BIN, "tandem-tokenize"), "--model", model,
                         "--parse-special", "--add-special"], input=text, capture_output=True,
