@@ -1,6 +1,6 @@
-// The end-of-turn ids a Hugging Face folder's generation_config.json declares: its
-// `eos_token_id`, one id or a list of them (Llama 3.1: [128001, 128008, 128009]; Qwen2.5:
-// [151645, 151643]; Gemma 3: [1, 106]). Generation stops at every one of them.
+// The end-of-turn ids a Hugging Face folder's generation_config.json (or config.json)
+// declares: its `eos_token_id`, one id or a list of them (Llama 3.1: [128001, 128008, 128009];
+// Qwen2.5: [151645, 151643]; Gemma 3: [1, 106]). Generation stops at every one of them.
 #ifndef TANDEM_CORE_TOKENIZER_GENERATION_CONFIG_H_
 #define TANDEM_CORE_TOKENIZER_GENERATION_CONFIG_H_
 

@@ -105,6 +105,12 @@ TEST_F(HfFolderTest, GenerationConfigEosListStops) {
   EXPECT_THAT(EndOfTurnIds(tok), ElementsAre(3, 4));
 }
 
+TEST_F(HfFolderTest, ConfigJsonEosListStopsToo) {
+  Write("config.json", R"({"model_type": "llama", "eos_token_id": [3, 4]})");
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(dir_.string()));
+  EXPECT_THAT(EndOfTurnIds(tok), ElementsAre(3, 4));
+}
+
 TEST_F(HfFolderTest, WithoutGenerationConfigOnlyEosStops) {
   ASSERT_OK_AND_ASSIGN(Tokenizer tok, LoadTokenizer(dir_.string()));
   EXPECT_THAT(EndOfTurnIds(tok), ElementsAre(3));

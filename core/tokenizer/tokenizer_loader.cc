@@ -52,7 +52,8 @@ std::string Dirname(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-// The eos_token_id list of a generation_config.json beside the tokenizer, if there is one.
+// The eos_token_id list of a generation_config.json (or config.json) beside the tokenizer, if
+// there is one.
 absl::Status AddGenerationConfigIds(const std::string& path, Vocabulary* vocab) {
   if (!IsFile(path)) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::string json, ReadFile(path));
@@ -81,7 +82,10 @@ absl::StatusOr<Vocabulary> FromTokenizerJson(const std::string& path) {
   if (!vocab.ok()) {
     return absl::Status(vocab.status().code(), absl::StrCat(path, ": ", vocab.status().message()));
   }
-  RETURN_IF_ERROR(AddGenerationConfigIds(Dirname(path) + "/generation_config.json", &*vocab));
+  // Llama 3.1 lists its stops in both files; some folders have only config.json's.
+  for (const char* name : {"/generation_config.json", "/config.json"}) {
+    RETURN_IF_ERROR(AddGenerationConfigIds(Dirname(path) + name, &*vocab));
+  }
   return vocab;
 }
 
