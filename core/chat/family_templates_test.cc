@@ -25,7 +25,9 @@ using ::testing::HasSubstr;
 constexpr char kQwen3Style[] = R"jinja(
 {%- set state = namespace(last_user=-1) %}
 {%- for m in messages[::-1] %}
-  {%- if state.last_user < 0 and m.role == 'user' and not (m.content.startswith('<tool_response>') and m.content.endswith('</tool_response>')) %}
+  {%- if state.last_user < 0 and m.role == 'user'
+         and not (m.content.startswith('<tool_response>')
+                  and m.content.endswith('</tool_response>')) %}
     {%- set state.last_user = messages|length - 1 - loop.index0 %}
   {%- endif %}
 {%- endfor %}
@@ -34,13 +36,17 @@ constexpr char kQwen3Style[] = R"jinja(
   {%- if m.role == 'assistant' and '</think>' in m.content %}
     {%- set answer = m.content.split('</think>')[-1].lstrip('\n') %}
     {%- set thought = m.content.split('</think>')[0].split('<think>')[-1].strip('\n') %}
-    {%- if loop.index0 > state.last_user %}{{- '<think>\n' + thought + '\n</think>\n\n' }}{%- endif %}
+    {%- if loop.index0 > state.last_user %}
+      {{- '<think>\n' + thought + '\n</think>\n\n' }}
+    {%- endif %}
     {{- answer.rstrip() }}
   {%- else %}{{- m.content }}{%- endif %}
   {{- '<|im_end|>\n' }}
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}
-  {%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}
+  {%- if enable_thinking is defined and enable_thinking is false %}
+    {{- '<think>\n\n</think>\n\n' }}
+  {%- endif %}
 {%- endif %})jinja";
 
 // Gemma's format: no system role (its text leads the first user turn), 'model' for the
@@ -55,10 +61,15 @@ constexpr char kGemma3Style[] = R"jinja(
   {%- set turns = messages[1:] %}
 {%- endif %}
 {%- for m in turns %}
-  {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('turns must alternate between user and assistant') }}{% endif %}
+  {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}
+    {{- raise_exception('turns must alternate between user and assistant') }}
+  {%- endif %}
   {{- '<start_of_turn>' + ('model' if m.role == 'assistant' else m.role) + '\n' }}
   {%- if loop.first %}{{ prefix }}{% endif %}
-  {%- if m.content is string %}{{ m.content | trim }}{% else %}{% for part in m.content if part.type == 'text' %}{{ part.text | trim }}{% endfor %}{% endif %}
+  {%- if m.content is string %}{{ m.content | trim }}
+  {%- else %}
+    {%- for part in m.content if part.type == 'text' %}{{ part.text | trim }}{% endfor %}
+  {%- endif %}
   {{- '<end_of_turn>\n' }}
 {%- endfor %}
 {%- if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %})jinja";
