@@ -2,10 +2,12 @@
 end-of-turn token (issue 12): a two-turn chat stops both turns at the family's end-of-turn id,
 from the GGUF file and from the Hugging Face folder of the same weights, with the same text.
 
-The fixtures are made here, into a temporary folder, by tools/make_fixture_model --family
-(tools/fixture_tokenizer.py) with --end-turn-bias: the word tokens' embeddings share a direction
-that the end-of-turn token's output row favours, so greedy decoding ends its turn after a few
-tokens (the seeds below are ones where both turns say something first, or at least stop).
+The HF folder also drafts for the GGUF (the same vocabulary): speculation ends the same turns
+at the same place. The fixtures are made here, into a temporary folder, by
+tools/make_fixture_model --family (tools/fixture_tokenizer.py) with --end-turn-bias: the word
+tokens' embeddings share a direction that the end-of-turn token's output row favours, so greedy
+decoding ends its turn after a few tokens (the seeds below are ones where both turns say
+something first, or at least stop).
 If the stop rule missed the family's end-of-turn id, every turn would run to --max-tokens.
 Llama 3 and Qwen2 use the real Llama 3.1 and Qwen2.5 templates (../shared/models/chat_templates).
 
@@ -59,16 +61,16 @@ def make_fixture(folder, arch, family, extra, seed):
     return gguf, hf
 
 
-def chat(model, turns):
+def chat(model, turns, *flags):
     r = subprocess.run([os.path.join(BIN, "tandem-chat"), model, "--temp", "0", "--max-tokens",
-                        str(MAX_TOKENS)], input="".join(t + "\n" for t in turns),
+                        str(MAX_TOKENS), *flags], input="".join(t + "\n" for t in turns),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return r
 
 
-def check_two_turns(name, model, eot_text):
-    r = chat(model, ["Hello there", "Tell me more"])
+def check_two_turns(name, model, eot_text, *flags):
+    r = chat(model, ["Hello there", "Tell me more"], *flags)
     assert "no chat template" not in r.stderr, r.stderr
     stats = [l for l in r.stderr.splitlines() if l.startswith("[prompt")]
     assert len(stats) == 2, (name, r.stderr)
@@ -118,6 +120,10 @@ def test_each_architecture_chats_two_turns_and_stops_at_its_end_of_turn():
                 text_hf, decoded_hf = check_two_turns(name, hf, eot_text)
                 assert (text_gguf, decoded_gguf) == (text_hf, decoded_hf), \
                     (name, text_gguf, text_hf, decoded_gguf, decoded_hf)
+                # The HF folder as the GGUF's draft: one vocabulary, and speculation stops at
+                # the same end of turn with the same text.
+                speculative = check_two_turns(name, gguf, eot_text, "--draft", hf)
+                assert speculative == (text_gguf, decoded_gguf), (name, speculative)
                 print(f"  {name}: replies of {decoded_gguf} tokens, each ended by {eot_text}")
             except AssertionError as e:
                 failures.append(f"{name}: {e}")
