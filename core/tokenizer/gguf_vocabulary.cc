@@ -115,8 +115,9 @@ absl::Status ReadTokens(const GgufFile& gguf, Vocabulary* vocab) {
   return absl::OkStatus();
 }
 
-// GGUF keeps no strip attributes; llama.cpp gives Phi-3's control tokens, and </s>, the
-// rstrip its tokenizer.json has (all but <unk>, <s> and <|endoftext|>), by model name.
+// GGUF keeps no strip attributes; llama.cpp gives Phi-3's special (control, user-defined,
+// unknown) tokens and </s> the rstrip its tokenizer.json has, all but <unk>, <s> and
+// <|endoftext|>, by model name (here also by architecture).
 absl::Status ApplyPhi3Strips(const GgufFile& gguf, Vocabulary* vocab) {
   bool phi3 = false;
   if (gguf.HasKey("general.architecture")) {
@@ -131,8 +132,11 @@ absl::Status ApplyPhi3Strips(const GgufFile& gguf, Vocabulary* vocab) {
   if (!phi3) return absl::OkStatus();
   for (size_t id = 0; id < vocab->tokens.size(); ++id) {
     const std::string& text = vocab->tokens[id];
-    if ((vocab->types[id] == TokenType::kControl || text == "</s>") && text != "<unk>" &&
-        text != "<s>" && text != "<|endoftext|>") {
+    const TokenType type = vocab->types[id];
+    const bool special = type == TokenType::kControl || type == TokenType::kUserDefined ||
+                         type == TokenType::kUnknown;
+    if ((special || text == "</s>") && text != "<unk>" && text != "<s>" &&
+        text != "<|endoftext|>") {
       vocab->rstrip_ids.push_back(static_cast<int32_t>(id));
     }
   }

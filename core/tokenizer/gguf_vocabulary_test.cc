@@ -96,9 +96,9 @@ TEST(GgufVocabularyTest, BadMetadataNamesTheKey) {
   }
 }
 
-// llama.cpp's rule for Phi-3 files, which keep no strip attributes: every control token but
+// llama.cpp's rule for Phi-3 files, which keep no strip attributes: every special token but
 // <unk>, <s> and <|endoftext|> (and </s>) absorbs the whitespace after it.
-TEST(GgufVocabularyTest, Phi3ControlTokensStripTheWhitespaceAfterThem) {
+TEST(GgufVocabularyTest, Phi3SpecialTokensStripTheWhitespaceAfterThem) {
   const auto phi3 = [](absl::string_view arch, absl::string_view name) {
     GgufBuilder b;
     b.AddString("general.architecture", arch)
@@ -107,17 +107,17 @@ TEST(GgufVocabularyTest, Phi3ControlTokensStripTheWhitespaceAfterThem) {
         .AddStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
                                                   "\xE2\x96\x81"
                                                   "a",
-                                                  "<|endoftext|>", "<|user|>", "<|end|>"})
-        .AddFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1, 0, 0, 0})
-        .AddInt32Array("tokenizer.ggml.token_type", {2, 3, 3, 1, 3, 3, 3});
+                                                  "<|endoftext|>", "<|user|>", "<|end|>", "<tool>"})
+        .AddFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1, 0, 0, 0, 0})
+        .AddInt32Array("tokenizer.ggml.token_type", {2, 3, 3, 1, 3, 3, 3, 4});
     return b;
   };
   GgufBuilder by_arch = phi3("phi3", "tiny");
   ASSERT_OK_AND_ASSIGN(Vocabulary vocab, FromBuilder(by_arch));
-  EXPECT_THAT(vocab.rstrip_ids, ::testing::ElementsAre(2, 5, 6));
+  EXPECT_THAT(vocab.rstrip_ids, ::testing::ElementsAre(2, 5, 6, 7));
   GgufBuilder by_name = phi3("llama", "Phi-3-mini-4k-instruct");
   ASSERT_OK_AND_ASSIGN(Vocabulary named, FromBuilder(by_name));
-  EXPECT_THAT(named.rstrip_ids, ::testing::ElementsAre(2, 5, 6));
+  EXPECT_THAT(named.rstrip_ids, ::testing::ElementsAre(2, 5, 6, 7));
   GgufBuilder other = phi3("llama", "tiny");
   ASSERT_OK_AND_ASSIGN(Vocabulary plain, FromBuilder(other));
   EXPECT_TRUE(plain.rstrip_ids.empty());
