@@ -128,6 +128,9 @@ absl::StatusOr<Tokenizer> Tokenizer::Create(Vocabulary vocab) {
   auto impl = std::make_shared<Impl>();
   impl->fingerprint = VocabularyFingerprint(vocab);
   impl->vocab = std::move(vocab);
+  for (auto* ids : {&impl->vocab.lstrip_ids, &impl->vocab.rstrip_ids}) {
+    std::sort(ids->begin(), ids->end());  // for binary_search below
+  }
   const Vocabulary& v = impl->vocab;
   const size_t n = v.tokens.size();
 

@@ -80,7 +80,7 @@ struct Vocabulary {
   std::vector<int32_t> end_of_turn_ids;
   // Special tokens that absorb the whitespace before (lstrip) or after (rstrip) them when
   // matched in text, as tokenizer.json added tokens may say (Phi-3's chat tokens rstrip: the
-  // "\n" after <|user|> is not encoded). Sorted ids.
+  // "\n" after <|user|> is not encoded).
   std::vector<int32_t> lstrip_ids;
   std::vector<int32_t> rstrip_ids;
   bool add_bos = false;  // Encode with add_special puts BOS first
