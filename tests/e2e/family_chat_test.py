@@ -102,6 +102,39 @@ def test_without_a_template_the_familys_builtin_format_is_used():
                 assert "| end of turn <|im_end|> (id " in line, line
 
 
+def test_through_the_coordinator_the_same_turns_end_at_the_same_token():
+    """tandem-chat --server with workers serving the fixture: the coordinator stops each turn
+    at the family's end-of-turn id too, and the text equals the in-process chat's, with the
+    model's template (phi3) and with the family format of a model without one (qwen3)."""
+    local = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
+    env = dict(os.environ, TANDEM_BIN=BIN)
+    for arch, family, extra, seed in (("phi3", "phi3", [], 0),
+                                      ("qwen3", "qwen3", ["--no-chat-template"], 0)):
+        with tempfile.TemporaryDirectory() as folder:
+            gguf, _ = make_fixture(folder, arch, family, extra, seed)
+            run = os.path.join(folder, "run")
+            start = subprocess.run([local, "start", "--target", gguf, "--dir", run],
+                                   capture_output=True, text=True, timeout=120, env=env)
+            assert start.returncode == 0, start.stderr
+            try:
+                server = open(os.path.join(run, "coordinator.addr")).read().strip()
+                turns = ["Hello there", "Tell me more"]
+                remote = subprocess.run(
+                    [os.path.join(BIN, "tandem-chat"), "--server", server, "--temp", "0",
+                     "--max-tokens", str(MAX_TOKENS)], input="".join(t + "\n" for t in turns),
+                    capture_output=True, text=True, timeout=120)
+                assert remote.returncode == 0, remote.stderr
+                in_process = chat(gguf, turns)
+                assert remote.stdout == in_process.stdout, (arch, remote.stdout,
+                                                            in_process.stdout)
+                decoded = [int(m.group(3)) for m in map(STATS.match, remote.stderr.splitlines())
+                           if m]
+                assert len(decoded) == 2 and max(decoded) < MAX_TOKENS, (arch, remote.stderr)
+            finally:
+                subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
+                               env=env)
+
+
 def tokenize(model, text):
     r = subprocess.run([os.path.join(BIN, "tandem-tokenize"), "--model", model,
                         "--parse-special", "--add-special"], input=text, capture_output=True,
