@@ -298,15 +298,17 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
   return out;
 }
 
-absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t position,
-                                                      absl::Span<const int32_t> tokens,
-                                                      int32_t pending, std::vector<int32_t> guesses,
-                                                      const std::vector<SparseDistribution>& q,
-                                                      const SamplerConfig& config,
-                                                      WorkTiming* timing) {
+absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
+    int64_t session, int64_t position, absl::Span<const int32_t> tokens, int32_t pending,
+    std::vector<int32_t> guesses, const std::vector<SparseDistribution>& q,
+    const SamplerConfig& config, WorkTiming* timing, VerifyLogprobs* logprobs) {
   const int64_t vocab = model_->config().vocab_size;
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
+  }
+  if (logprobs != nullptr && (logprobs->top < 0 || logprobs->top > kMaxTopLogprobs)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_logprobs ", logprobs->top, " is outside [0, ", kMaxTopLogprobs, "]"));
   }
   // The draft is not trusted: each q must be a distribution that could have drawn its guess.
   ASSIGN_OR_RETURN(std::vector<SparseDistribution> draft_q,
@@ -324,6 +326,14 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
         ASSIGN_OR_RETURN(result, VerifyGuesses(runner, s.state, sampler, sequence, &guesses,
                                                draft_q, config.seed, &s.verify_scratch));
+        if (logprobs != nullptr && logprobs->wanted) {
+          logprobs->out.clear();
+          for (int32_t i = 0; i <= result.accepted; ++i) {
+            const int32_t token = i < result.accepted ? guesses[i] : result.next_token;
+            logprobs->out.push_back(
+                LogprobsOf(s.verify_scratch.rows.subspan(i * vocab, vocab), token, logprobs->top));
+          }
+        }
         return absl::OkStatus();
       },
       timing));

@@ -329,9 +329,10 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         q.push_back(SparseFromProto(g.distribution()));
       }
       metrics_->batch_size.Observe(1 + verify.guesses_size());
-      absl::StatusOr<AcceptanceResult> out =
-          engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
-                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing);
+      VerifyLogprobs logprobs{verify.logprobs(), verify.top_logprobs(), {}};
+      absl::StatusOr<AcceptanceResult> out = engine.Verify(
+          session, verify.position(), verify.tokens(), verify.pending_token(), std::move(guesses),
+          q, SamplerConfigFromProto(verify.sampling()), &timing, &logprobs);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();
@@ -339,6 +340,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         result->set_next_token(out->next_token);
         result->mutable_guess_probabilities()->Assign(out->guess_probabilities.begin(),
                                                       out->guess_probabilities.end());
+        for (const TokenLogprobs& l : logprobs.out) TokenLogprobsToProto(l, result->add_logprobs());
       }
       break;
     }

@@ -138,6 +138,8 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     verify->set_pending_token(seq_.back());
     *verify->mutable_guesses() = guesses.guesses();
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
+    verify->set_logprobs(p_.logprobs);
+    verify->set_top_logprobs(p_.top_logprobs);
     const auto start = Clock::now();
     absl::StatusOr<v1::SessionResponse> response =
         s_.target->Call(std::move(request), TargetTimeout());
@@ -221,6 +223,11 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
       return absl::InternalError(
           absl::StrCat("target accepted ", accepted, " of ", guesses.guesses_size(), " guesses"));
     }
+    if (p_.logprobs && verdict.logprobs_size() != accepted + 1) {
+      return absl::InternalError(absl::StrCat("target returned ", verdict.logprobs_size(),
+                                              " logprobs for ", accepted + 1, " tokens"));
+    }
+    if (observer_.verified) observer_.verified(verdict);
     s_.target_known = len + accepted;
     if (guesses.guesses_size() > 0) {
       v1::SpeculationStats& st = out_.speculation;

@@ -58,6 +58,8 @@ struct RoundParams {
   bool adaptive = false;
   int32_t max_draft_tokens = 16;
   CallDeadlines deadlines;
+  bool logprobs = false;     // ask the target for the emitted tokens' logprobs
+  int32_t top_logprobs = 0;  // and this many alternatives per position
 };
 
 struct RoundOutcome {
@@ -86,6 +88,9 @@ struct RoundObserver {
   std::function<void()> draft_failed;
   // After each round that verified guesses: the tokens it yielded (accepted + 1).
   std::function<void(int32_t tokens)> round_tokens;
+  // Each round's verify answer, before its tokens reach the RoundCallback (with
+  // RoundParams.logprobs its logprobs hold one entry per token, in order).
+  std::function<void(const v1::VerifyResult& verdict)> verified;
 };
 
 absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundParams& params,
