@@ -227,6 +227,22 @@ def test_tls_with_a_client_certificate_and_the_api_key_reach_the_stack():
             raise AssertionError("connected without a client certificate")
         except tandem_client.TandemError as e:
             assert e.code == grpc.StatusCode.UNAVAILABLE, e
+        # The command line on the module: TLS flags and the key from a file.
+        key_file = os.path.join(CERTS, "api.key")
+        with open(key_file, "w") as f:
+            f.write(KEY + "\n")
+        cli = [sys.executable, os.path.join(ROOT, "client", "python", "tandem_client.py"),
+               "--server", front.address, "--prompt", "Tell me a story", "--max-tokens", "12",
+               "--temperature", "0", "--tls-ca", files["root_certificates"], "--tls-cert",
+               files["certificate_chain"], "--tls-key", files["private_key"]]
+        out = subprocess.run(cli + ["--api-key-file", key_file], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith(want.text[:8]), (out.stdout, want.text)
+        refused = subprocess.run(cli, capture_output=True, text=True, timeout=60,
+                                 env={k: v for k, v in os.environ.items()
+                                      if k != "TANDEM_API_KEY"})
+        assert refused.returncode == 1 and "UNAUTHENTICATED" in refused.stderr, refused.stderr
         with open(files["root_certificates"], "rb") as f:  # certificates as bytes work too
             ca = f.read()
         with tandem_client.Client(front.address, api_key=KEY, root_certificates=ca,
