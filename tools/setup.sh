@@ -37,6 +37,8 @@ PACKAGES=(
   python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
   # operations: Prometheus for the monitoring tests, curl for health checks
   prometheus curl systemd
+  # certificates for the TLS tests (python_client_module_test)
+  openssl
   # the second build
   bazel-bootstrap
 )
