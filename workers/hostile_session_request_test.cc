@@ -220,6 +220,31 @@ std::vector<Case> Cases() {
        }},
       {"verify past the context", Verify(3, Tokens(kContext - 3), 5, {}), C::kOutOfRange,
        "context of 64"},
+      {"verify top_logprobs 21",
+       [] {
+         v1::SessionRequest r = Verify(3, {}, 5, {});
+         r.mutable_verify()->set_logprobs(true);
+         r.mutable_verify()->set_top_logprobs(21);
+         return r;
+       }(),
+       C::kInvalidArgument, "top_logprobs 21 is outside [0, 20]"},
+      {"verify logprobs with a rejected out-of-vocabulary guess",
+       [greedy] {
+         v1::SessionRequest r = Verify(3, {}, 5, {{kVocab + 7, {kVocab + 7}, {1}}}, greedy);
+         r.mutable_verify()->set_logprobs(true);
+         r.mutable_verify()->set_top_logprobs(20);
+         return r;
+       }(),
+       C::kOk, "",
+       [](const v1::SessionResponse& r) {
+         ASSERT_TRUE(r.has_verify());
+         ASSERT_EQ(r.verify().logprobs_size(), 1);  // accepted 0, then the next token
+         const v1::TokenLogprobs& l = r.verify().logprobs(0);
+         EXPECT_EQ(l.token().token_id(), r.verify().next_token());
+         ASSERT_EQ(l.top_size(), 20);
+         EXPECT_EQ(l.top(0).token_id(), r.verify().next_token());  // greedy: the most likely
+         EXPECT_LE(l.token().logprob(), 0.f);
+       }},
       {"verify sampling top_p 2", Verify(3, {}, 5, {}, [](auto* s) { s->set_top_p(2); }),
        C::kInvalidArgument, "top_p"},
       {"request with nothing set", v1::SessionRequest(), C::kInvalidArgument,

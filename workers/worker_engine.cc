@@ -291,16 +291,18 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
   return out;
 }
 
-absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t position,
-                                                      absl::Span<const int32_t> tokens,
-                                                      int32_t pending, std::vector<int32_t> guesses,
-                                                      const std::vector<SparseDistribution>& q,
-                                                      const SamplerConfig& config,
-                                                      WorkTiming* timing, int32_t continue_tokens,
-                                                      std::vector<int32_t>* continued) {
+absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
+    int64_t session, int64_t position, absl::Span<const int32_t> tokens, int32_t pending,
+    std::vector<int32_t> guesses, const std::vector<SparseDistribution>& q,
+    const SamplerConfig& config, WorkTiming* timing, VerifyLogprobs* logprobs,
+    int32_t continue_tokens, std::vector<int32_t>* continued) {
   const int64_t vocab = model_->config().vocab_size;
   if (guesses.size() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
+  }
+  if (logprobs != nullptr && (logprobs->top < 0 || logprobs->top > kMaxTopLogprobs)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_logprobs ", logprobs->top, " is outside [0, ", kMaxTopLogprobs, "]"));
   }
   if (continue_tokens < 0 || continue_tokens > 64) {
     return absl::InvalidArgumentError(
@@ -308,7 +310,7 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
   }
   if (continued != nullptr) continued->clear();
   const int32_t more =
-      guesses.empty() && continued != nullptr
+      guesses.empty() && continued != nullptr && (logprobs == nullptr || !logprobs->wanted)
           ? static_cast<int32_t>(std::min<int64_t>(
                 continue_tokens, scheduler_->last_step_sessions() / kSessionsPerContinuedToken))
           : 0;
@@ -328,6 +330,14 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(int64_t session, int64_t p
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
         ASSIGN_OR_RETURN(result, VerifyGuesses(runner, s.state, sampler, sequence, &guesses,
                                                draft_q, config.seed, &s.verify_scratch));
+        if (logprobs != nullptr && logprobs->wanted) {
+          logprobs->out.clear();
+          for (int32_t i = 0; i <= result.accepted; ++i) {
+            const int32_t token = i < result.accepted ? guesses[i] : result.next_token;
+            logprobs->out.push_back(
+                LogprobsOf(s.verify_scratch.rows.subspan(i * vocab, vocab), token, logprobs->top));
+          }
+        }
         if (more == 0) return absl::OkStatus();
         return ContinueAlone(runner, s.state, sampler, result.next_token, more, config.seed,
                              &s.verify_scratch, continued);

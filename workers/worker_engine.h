@@ -29,6 +29,7 @@
 #include "core/generation/acceptance.h"
 #include "core/generation/sampler.h"
 #include "core/generation/speculative_round.h"
+#include "core/generation/token_logprobs.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
 #include "workers/batch_scheduler.h"
@@ -56,6 +57,15 @@ struct WorkTiming {
   double queue_seconds = 0;
   double compute_seconds = 0;
   int64_t shared_prefix_tokens = 0;  // positions adopted from other sessions' blocks
+};
+
+// A verify's optional log-probabilities (token_logprobs.h): asked for with `wanted` and `top`
+// alternatives per position (0..kMaxTopLogprobs), returned in `out`, one per emitted token
+// (the kept guesses, then the next token), each from the raw logits row that predicted it.
+struct VerifyLogprobs {
+  bool wanted = false;
+  int32_t top = 0;
+  std::vector<TokenLogprobs> out;
 };
 
 struct DraftOutput {
@@ -106,19 +116,18 @@ class WorkerEngine {
   absl::StatusOr<DraftOutput> Draft(int64_t session, int64_t position,
                                     absl::Span<const int32_t> tokens, int32_t k,
                                     const SamplerConfig& sampler, WorkTiming* timing);
-  // Verifies `guesses` (with their q) after cached[0, position) + tokens + [pending]. With no
-  // guesses and `continue_tokens` > 0, the target then continues alone (ContinueAlone) for up
-  // to that many more tokens into `continued` while other sessions share its steps: one
-  // more token per kSessionsPerContinuedToken sessions in the last step, so a lone session
-  // gets one token per call (each token streams at once) and a busy worker's batch does not
-  // wait for every session's round trip between steps.
-  absl::StatusOr<AcceptanceResult> Verify(int64_t session, int64_t position,
-                                          absl::Span<const int32_t> tokens, int32_t pending,
-                                          std::vector<int32_t> guesses,
-                                          const std::vector<SparseDistribution>& q,
-                                          const SamplerConfig& sampler, WorkTiming* timing,
-                                          int32_t continue_tokens = 0,
-                                          std::vector<int32_t>* continued = nullptr);
+  // Verifies `guesses` (with their q) after cached[0, position) + tokens + [pending]; fills
+  // `logprobs->out` when `logprobs` asks (its `top` outside [0, 20]: kInvalidArgument). With
+  // no guesses, no logprobs and `continue_tokens` > 0, the target then continues alone
+  // (ContinueAlone) for up to that many more tokens into `continued` while other sessions
+  // share its steps: one more token per kSessionsPerContinuedToken sessions in the last step,
+  // so a lone session gets one token per call (each token streams at once) and a busy
+  // worker's batch does not wait for every session's round trip between steps.
+  absl::StatusOr<AcceptanceResult> Verify(
+      int64_t session, int64_t position, absl::Span<const int32_t> tokens, int32_t pending,
+      std::vector<int32_t> guesses, const std::vector<SparseDistribution>& q,
+      const SamplerConfig& sampler, WorkTiming* timing, VerifyLogprobs* logprobs = nullptr,
+      int32_t continue_tokens = 0, std::vector<int32_t>* continued = nullptr);
   static constexpr int64_t kSessionsPerContinuedToken = 4;
 
  private:

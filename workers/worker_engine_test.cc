@@ -450,7 +450,7 @@ TEST(WorkerEngineTest, ABusyTargetContinuesAloneWithTheTokensOfOneTokenRounds) {
             expected[0]);
   EXPECT_EQ(lone_continued, 0);
   std::vector<int32_t> out;
-  EXPECT_THAT(target->Verify(lone, 0, {1}, 403, {}, {}, samplers[0], nullptr, 65, &out),
+  EXPECT_THAT(target->Verify(lone, 0, {1}, 403, {}, {}, samplers[0], nullptr, nullptr, 65, &out),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue_tokens 65")));
 }
 

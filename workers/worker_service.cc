@@ -338,11 +338,12 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         q.push_back(SparseFromProto(g.distribution()));
       }
       metrics_->batch_size.Observe(1 + verify.guesses_size());
+      VerifyLogprobs logprobs{verify.logprobs(), verify.top_logprobs(), {}};
       std::vector<int32_t> continued;
       absl::StatusOr<AcceptanceResult> out =
           engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
                         std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing,
-                        verify.continue_tokens(), &continued);
+                        &logprobs, verify.continue_tokens(), &continued);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();
@@ -350,6 +351,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         result->set_next_token(out->next_token);
         result->mutable_guess_probabilities()->Assign(out->guess_probabilities.begin(),
                                                       out->guess_probabilities.end());
+        for (const TokenLogprobs& l : logprobs.out) TokenLogprobsToProto(l, result->add_logprobs());
         result->mutable_continued_tokens()->Assign(continued.begin(), continued.end());
         metrics_->continued_tokens.Increment(static_cast<double>(continued.size()));
       }

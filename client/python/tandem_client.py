@@ -1,221 +1,250 @@
-#!/usr/bin/python3
-"""Streams one reply from a Tandem coordinator (tandem.v1.Generator) -- from any language.
+"""Tandem from Python: a small client of the coordinator's tandem.v1.Generator service.
 
-usage: tandem_client.py --server HOST:PORT --prompt TEXT [--system TEXT] [--format NAME]
-                        [--raw] [--temperature T] [--top-k K] [--top-p P] [--min-p P]
-                        [--repeat-penalty R] [--repeat-last-n N] [--seed N]
-                        [--max-tokens N] [--draft-tokens N|auto] [--no-speculation]
-                        [--session-id ID] [--timeout S] [--stats-json]
+    import tandem_client
 
-A sampling flag left out is left unset in the request, so the server applies the one set of
-defaults (tandem.v1.SamplingParams in protos/tandem/v1/common.proto names them; tandem-chat's
-flags default to the same numbers).
+    with tandem_client.Client("127.0.0.1:7000", api_key="KEY", root_certificates="ca.crt",
+                              certificate_chain="client.crt", private_key="client.key") as c:
+        for event in c.generate("Once upon a time", max_tokens=32, temperature=0):
+            if isinstance(event, tandem_client.Delta):
+                print(event.text, end="", flush=True)
+            else:                       # the last event: a Result
+                print("\\n", event.generated_tokens, "tokens,", event.finish_reason)
+        reply = c.chat([{"role": "user", "content": "Hello"}], max_tokens=16)
+        print(reply.text, reply.result.seed)
+        print(c.tokenize("Hello"))
 
-The reply streams to stdout as it is generated; the statistics go to stderr, one line in the
-format of tandem-chat (or the final message as JSON with --stats-json). The prompt is sent as
-a conversation rendered with the model's chat template (or --format NAME; the raw format when
-the model has none); --raw sends it as plain text instead.
+Client(address, *, root_certificates=None, certificate_chain=None, private_key=None,
+       tls=False, server_name=None, api_key=None, connect_timeout=5.0)
+    address            HOST:PORT of a coordinator.
+    root_certificates  the CA (a PEM file path, or its bytes) the server's certificate must be
+                       signed by; turns TLS on. tls=True alone uses the system's CAs.
+    certificate_chain, private_key
+                       the client's own certificate and key (mutual TLS), paths or bytes.
+    server_name        the name the server's certificate must carry, when not the host.
+    api_key            sent on every call as the metadata `authorization: Bearer KEY`.
+    connect_timeout    seconds to wait for the connection (None: do not wait here).
+  generate(prompt=None, *, messages=None, token_ids=None, **options)
+    Exactly one prompt: text (tokenized as is), messages (a conversation rendered with the
+    model's chat template: dicts with role and content, or (role, content) pairs) or token
+    ids. Yields Delta(text, token_ids, logprobs) as the reply streams, then one Result.
+    Leaving the loop early cancels the request (the server frees its caches).
+  chat(messages, **options) -> Reply(text, token_ids, logprobs, result): generate() collected.
+  tokenize(text=None, *, messages=None, add_special=True, parse_special=False) -> [int]
+  describe() -> the DescribeModelResponse message; close_session(session_id).
 
-Exit codes: 0 done; 2 bad arguments, unreachable server or a request the server rejected as
-invalid; 1 any other failure; 130 interrupted. Errors are one line on stderr.
+options (unset ones take the server's defaults, tandem.v1.SamplingParams): max_tokens,
+temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, stop (strings),
+stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
+require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
+add_generation_prompt (default True), timeout (seconds for the whole request).
 
-Runs on Debian's python3-grpcio (/usr/bin/python3) from a bare checkout: when the generated
-stubs are not importable it makes them itself (tandem_stubs.py).
+Every failure of a call raises TandemError, whose `code` is the grpc.StatusCode and
+`details` the server's message (an unreachable server: UNAVAILABLE); stubs that cannot be
+found or made raise tandem_stubs.StubError. Thread-safe: a Client may serve many threads at once.
+Needs Debian's python3-grpcio (/usr/bin/python3); the stubs come from tandem_stubs.py.
 """
-import argparse
-import math
+import collections
 import os
 import sys
 
-sys.dont_write_bytecode = True  # nothing generated lands in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tandem_stubs  # noqa: E402
 
-PROG = "tandem_client"
+Delta = collections.namedtuple("Delta", "text token_ids logprobs")
+Logprob = collections.namedtuple("Logprob", "token_id logprob token_bytes top")
+Reply = collections.namedtuple("Reply", "text token_ids logprobs result")
+_SAMPLING = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "penalty_window",
+             "seed")
+_OPTIONS = set(_SAMPLING) | {
+    "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
+    "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
+    "format", "add_generation_prompt", "timeout"}
 
 
-class UsageError(Exception):
-    pass
+class TandemError(Exception):
+    """A call failed: `code` is its grpc.StatusCode, `details` the server's message."""
+
+    def __init__(self, code, details):
+        super().__init__(f"{code.name}: {details}")
+        self.code, self.details = code, details
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(message)
+class Result:
+    """The final statistics of a reply (tandem.v1.GenerationResult; `message` is the proto)."""
+
+    def __init__(self, message, stubs):
+        self.message = message
+        reason = stubs.generator_pb2.FinishReason.Name(message.finish_reason)
+        self.finish_reason = reason.replace("FINISH_REASON_", "").lower()  # "length", ...
+        self.prompt_tokens = message.usage.prompt_tokens
+        self.cached_prompt_tokens = message.usage.cached_prompt_tokens
+        self.generated_tokens = message.usage.generated_tokens
+        t, s = message.timing, message.speculation
+        self.timing = {f.name: getattr(t, f.name) for f in t.DESCRIPTOR.fields}
+        self.speculation = {f.name: getattr(s, f.name) for f in s.DESCRIPTOR.fields}
+        self.speculation["accepted_per_position"] = list(s.accepted_per_position)
+        self.session_id, self.seed = message.session_id, message.seed
+
+    def __repr__(self):
+        return (f"Result(finish_reason={self.finish_reason!r}, prompt_tokens="
+                f"{self.prompt_tokens}, generated_tokens={self.generated_tokens}, "
+                f"seed={self.seed})")
 
 
-def parse_args(argv):
-    p = Parser(prog=PROG, description="Stream a reply from a Tandem coordinator.")
-    p.add_argument("--server", required=True, help="coordinator HOST:PORT")
-    p.add_argument("--prompt", required=True, help="the user's message (or text with --raw)")
-    p.add_argument("--system", help="system message")
-    p.add_argument("--format", default="", help="built-in chat format instead of the model's")
-    p.add_argument("--raw", action="store_true", help="send the prompt as plain text")
-    p.add_argument("--temperature", type=float, help="0 is greedy; unset: server default")
-    p.add_argument("--top-k", type=int, help=">= 0; 0 disables; unset: server default")
-    p.add_argument("--top-p", type=float, help="in (0, 1]; 1 disables; unset: server default")
-    p.add_argument("--min-p", type=float, help="in [0, 1); 0 disables; unset: server default")
-    p.add_argument("--repeat-penalty", type=float,
-                   help="repetition penalty > 0; 1 disables; unset: server default")
-    p.add_argument("--repeat-last-n", type=int,
-                   help="tokens the penalty looks back at, >= 0; unset: server default")
-    p.add_argument("--seed", type=int, help="seed of the random stream; unset: server picks")
-    p.add_argument("--max-tokens", type=int, default=0, help="0: server default")
-    p.add_argument("--draft-tokens", default="0", help="guesses per round, or 'auto'")
-    p.add_argument("--no-speculation", action="store_true", help="target alone")
-    p.add_argument("--session-id", default="", help="multi-turn session to reuse")
-    p.add_argument("--timeout", type=float, default=300.0, help="request deadline, seconds")
-    p.add_argument("--connect-timeout", type=float, default=5.0, help="seconds to connect")
-    p.add_argument("--stats-json", action="store_true", help="final message as JSON on stderr")
-    args = p.parse_args(argv)
+def _pem(value):
+    """A certificate or key given as bytes or as a file path."""
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
 
-    host, sep, port = args.server.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise UsageError(f"--server must be HOST:PORT, got '{args.server}'")
-    if not args.prompt:
-        raise UsageError("--prompt must not be empty")
-    if args.raw and (args.system or args.format):
-        raise UsageError("--raw sends plain text: it takes no --system or --format")
-    if args.temperature is not None and (not math.isfinite(args.temperature)
-                                         or args.temperature < 0):
-        raise UsageError("--temperature must be a finite number >= 0")
-    if args.top_p is not None and not 0 < args.top_p <= 1:
-        raise UsageError("--top-p must be in (0, 1]")
-    if args.min_p is not None and not 0 <= args.min_p < 1:
-        raise UsageError("--min-p must be in [0, 1)")
-    if args.repeat_penalty is not None and (not math.isfinite(args.repeat_penalty)
-                                            or args.repeat_penalty <= 0):
-        raise UsageError("--repeat-penalty must be a finite number > 0")
-    if any(v is not None and v < 0 for v in (args.top_k, args.repeat_last_n)) or \
-            args.max_tokens < 0:
-        raise UsageError("--top-k, --repeat-last-n and --max-tokens must be >= 0")
-    if args.seed is not None and not 0 <= args.seed < 2**64:
-        raise UsageError("--seed must be in [0, 2^64)")
-    if args.timeout <= 0 or args.connect_timeout <= 0:
-        raise UsageError("--timeout and --connect-timeout must be > 0")
-    args.adaptive = args.draft_tokens == "auto"
-    if args.adaptive:
-        args.draft_tokens = 0
-    else:
+
+def _logprobs(entries):
+    def one(t, top):
+        return Logprob(t.token_id, t.logprob, t.token_bytes, top)
+    return [one(e.token, [one(t, []) for t in e.top]) for e in entries]
+
+
+class Client:
+    """A connection to one coordinator; see the module's documentation."""
+
+    def __init__(self, address, *, root_certificates=None, certificate_chain=None,
+                 private_key=None, tls=False, server_name=None, api_key=None,
+                 connect_timeout=5.0):
+        self._stubs = tandem_stubs.load()  # tandem_stubs.StubError when it cannot
+        grpc = _grpc()
+        self.address = address
+        if (certificate_chain is None) != (private_key is None):
+            raise ValueError("certificate_chain and private_key go together")
+        options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+        if tls or root_certificates is not None or certificate_chain is not None:
+            credentials = grpc.ssl_channel_credentials(
+                _pem(root_certificates), _pem(private_key), _pem(certificate_chain))
+            self._channel = grpc.secure_channel(address, credentials, options)
+        else:
+            self._channel = grpc.insecure_channel(address, options)
+        self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
+        self._generator = self._stubs.generator_pb2_grpc.GeneratorStub(self._channel)
+        if connect_timeout is not None:
+            try:
+                grpc.channel_ready_future(self._channel).result(timeout=connect_timeout)
+            except grpc.FutureTimeoutError:
+                self._channel.close()
+                raise TandemError(grpc.StatusCode.UNAVAILABLE,
+                                  f"cannot reach server {address} within {connect_timeout:g} s"
+                                  ) from None
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def request(self, prompt=None, *, messages=None, token_ids=None, **options):
+        """The GenerateRequest generate() sends (for inspection or for the raw stub)."""
+        unknown = set(options) - _OPTIONS
+        if unknown:
+            raise TypeError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        if sum(p is not None for p in (prompt, messages, token_ids)) != 1:
+            raise ValueError("give exactly one of prompt, messages and token_ids")
+        g = self._stubs.generator_pb2
+        r = g.GenerateRequest(max_tokens=options.get("max_tokens", 0),
+                              session_id=options.get("session_id", ""),
+                              require_existing_session=options.get("require_existing_session",
+                                                                   False),
+                              ignore_eos=options.get("ignore_eos", False),
+                              logprobs=options.get("logprobs", False),
+                              top_logprobs=options.get("top_logprobs", 0))
+        if prompt is not None:
+            r.text = prompt
+        elif token_ids is not None:
+            r.token_ids.ids.extend(token_ids)
+        else:
+            self._conversation(r.chat, messages, options)
+        r.stop_strings.extend(options.get("stop", ()))
+        r.stop_token_ids.extend(options.get("stop_token_ids", ()))
+        for name in _SAMPLING:
+            if options.get(name) is not None:
+                setattr(r.sampling, name, options[name])
+        if options.get("speculation") is not None:
+            r.speculation.enabled = options["speculation"]
+        r.speculation.draft_tokens = options.get("draft_tokens", 0)
+        r.speculation.adaptive = options.get("adaptive", False)
+        return r
+
+    def _conversation(self, chat, messages, options):
+        for m in messages:
+            role, content = (m["role"], m["content"]) if isinstance(m, dict) else m
+            chat.messages.add(role=role, content=content)
+        chat.add_generation_prompt = options.get("add_generation_prompt", True)
+        chat.format = options.get("format", "")
+
+    def generate(self, prompt=None, *, messages=None, token_ids=None, **options):
+        """Yields Delta(text, token_ids, logprobs) as the reply streams, then one Result."""
+        request = self.request(prompt, messages=messages, token_ids=token_ids, **options)
+        call = self._generator.Generate(request, timeout=options.get("timeout"),
+                                        metadata=self._metadata)
         try:
-            args.draft_tokens = int(args.draft_tokens)
-        except ValueError:
-            raise UsageError(f"--draft-tokens must be a number or 'auto', got "
-                             f"'{args.draft_tokens}'") from None
-        if args.draft_tokens < 0:
-            raise UsageError("--draft-tokens must be >= 0")
-    return args
-
-
-def build_request(stubs, args):
-    g, c = stubs.generator_pb2, stubs.common_pb2
-    req = g.GenerateRequest(max_tokens=args.max_tokens, session_id=args.session_id)
-    if args.raw:
-        req.text = args.prompt
-    else:
-        if args.system:
-            req.chat.messages.add(role="system", content=args.system)
-        req.chat.messages.add(role="user", content=args.prompt)
-        req.chat.add_generation_prompt = True
-        req.chat.format = args.format
-    # Only what was given: an unset field takes the server's (the one) default.
-    given = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
-             "min_p": args.min_p, "repetition_penalty": args.repeat_penalty,
-             "penalty_window": args.repeat_last_n, "seed": args.seed}
-    req.sampling.CopyFrom(c.SamplingParams(**{k: v for k, v in given.items() if v is not None}))
-    req.speculation.enabled = not args.no_speculation
-    req.speculation.draft_tokens = args.draft_tokens
-    req.speculation.adaptive = args.adaptive
-    return req
-
-
-def stats_line(stubs, final):
-    u, t, sp = final.usage, final.timing, final.speculation
-    prefill_tokens = u.prompt_tokens - u.cached_prompt_tokens
-    prefill_rate = prefill_tokens / t.prefill_seconds if t.prefill_seconds > 0 else 0.0
-    line = (f"[prompt {u.prompt_tokens} tokens ({u.cached_prompt_tokens} cached) | "
-            f"prefill {prefill_rate:.1f} tok/s | decode {u.generated_tokens} tokens, "
-            f"{t.decode_tokens_per_second:.1f} tok/s | first token "
-            f"{1000 * t.time_to_first_token_seconds:.1f} ms")
-    if sp.drafted_tokens > 0:
-        line += (f" | draft acceptance {100 * sp.acceptance_rate:.1f} % "
-                 f"({sp.accepted_tokens}/{sp.drafted_tokens}), "
-                 f"{sp.tokens_per_round:.2f} tokens/round")
-    if sp.draft_failed:
-        line += " | draft failed, went on with the target"
-    reason = stubs.generator_pb2.FinishReason.Name(final.finish_reason)
-    line += f" | {reason.replace('FINISH_REASON_', '').lower()} | seed {final.seed}]"
-    return line
-
-
-def fail(code, message):
-    sys.stderr.write(f"{PROG}: {message}\n")
-    return code
-
-
-def run(args):
-    try:
-        stubs = tandem_stubs.load()
-    except tandem_stubs.StubError as e:
-        return fail(2, str(e))
-    import grpc
-    from google.protobuf import json_format
-
-    request = build_request(stubs, args)
-    with grpc.insecure_channel(args.server) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=args.connect_timeout)
-        except grpc.FutureTimeoutError:
-            return fail(2, f"cannot reach server {args.server} within "
-                           f"{args.connect_timeout:g} s")
-        stub = stubs.generator_pb2_grpc.GeneratorStub(channel)
-        call = stub.Generate(request, timeout=args.timeout)
-        final = None
-        wrote = False
-        try:
-            for message in call:
-                if message.HasField("delta"):
-                    sys.stdout.write(message.delta.text)
-                    sys.stdout.flush()
-                    wrote = wrote or bool(message.delta.text)
-                elif message.HasField("final"):
-                    final = message.final
-        except KeyboardInterrupt:
-            if wrote:
-                sys.stdout.write("\n")
-            return fail(130, "interrupted")
-        except grpc.RpcError as e:
-            if wrote:
-                sys.stdout.write("\n")
-            code = e.code()
-            exit_code = 2 if code in (grpc.StatusCode.INVALID_ARGUMENT,
-                                      grpc.StatusCode.UNAVAILABLE) else 1
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                return fail(exit_code, f"DEADLINE_EXCEEDED: no complete reply from "
-                                       f"{args.server} within --timeout {args.timeout:g} s")
-            return fail(exit_code, f"{code.name}: {e.details()}")
+            for m in call:
+                if m.HasField("delta"):
+                    yield Delta(m.delta.text, list(m.delta.token_ids),
+                                _logprobs(m.delta.logprobs))
+                elif m.HasField("final"):
+                    yield Result(m.final, self._stubs)
+        except _grpc().RpcError as e:
+            raise TandemError(e.code(), e.details()) from None
         finally:
             call.cancel()  # a no-op after a clean end; otherwise the server stops at once
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-    if final is None:
-        return fail(1, "the stream ended without a final message")
-    if args.stats_json:
-        sys.stderr.write(json_format.MessageToJson(final, including_default_value_fields=True, indent=None) + "\n")
-    else:
-        sys.stderr.write(stats_line(stubs, final) + "\n")
-    return 0
+
+    def chat(self, messages, **options):
+        """The whole reply to a conversation: Reply(text, token_ids, logprobs, result)."""
+        text, ids, logprobs, result = [], [], [], None
+        for event in self.generate(messages=messages, **options):
+            if isinstance(event, Delta):
+                text.append(event.text)
+                ids += event.token_ids
+                logprobs += event.logprobs
+            else:
+                result = event
+        return Reply("".join(text), ids, logprobs, result)
+
+    def tokenize(self, text=None, *, messages=None, add_special=True, parse_special=False,
+                 timeout=30.0):
+        """Token ids of `text` (or of `messages` rendered with the chat template)."""
+        if (text is None) == (messages is None):
+            raise ValueError("give exactly one of text and messages")
+        r = self._stubs.generator_pb2.TokenizeRequest(add_special=add_special,
+                                                      parse_special=parse_special)
+        if text is not None:
+            r.text = text
+        else:
+            self._conversation(r.chat, messages, {})
+        return list(self._unary(self._generator.Tokenize, r, timeout).token_ids)
+
+    def describe(self, timeout=30.0):
+        return self._unary(self._generator.DescribeModel,
+                           self._stubs.generator_pb2.DescribeModelRequest(), timeout)
+
+    def close_session(self, session_id, timeout=30.0):
+        self._unary(self._generator.CloseSession,
+                    self._stubs.generator_pb2.CloseSessionRequest(session_id=session_id),
+                    timeout)
+
+    def _unary(self, method, request, timeout):
+        try:
+            return method(request, timeout=timeout, metadata=self._metadata)
+        except _grpc().RpcError as e:
+            raise TandemError(e.code(), e.details()) from None
 
 
-def main(argv=None):
-    try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as e:
-        return fail(2, f"{e} (see --help)")
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        return fail(130, "interrupted")
+def _grpc():
+    import grpc
+    return grpc
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the command-line client, as before
+    import tandem_cli
+    sys.exit(tandem_cli.main())

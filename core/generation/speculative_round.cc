@@ -94,6 +94,7 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
   const int64_t first_row = pending_position - run.reused;  // the pending token's row
 
   const int64_t rows = runnable + 1;
+  scratch->rows = run.logits.subspan(first_row * vocab, rows * vocab);
   if (static_cast<int64_t>(scratch->p.size()) < rows * vocab) scratch->p.resize(rows * vocab);
   std::vector<DistributionView> p_views;
   std::vector<DistributionView> q_views;

@@ -61,6 +61,10 @@ absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sa
 struct VerifyScratch {
   std::vector<int32_t> batch;
   std::vector<float> p;
+  // After VerifyGuesses: the raw logits rows of the pending token and the guesses run after
+  // it ([rows, vocab]; row i predicted guess i, row `accepted` the next token), valid until
+  // the runner's next forward pass.
+  absl::Span<const float> rows;
 };
 
 // Target half: runs [pending, guesses that are in the vocabulary] as one batched pass,

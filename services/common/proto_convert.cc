@@ -40,4 +40,14 @@ void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* pro
   proto->mutable_probabilities()->Assign(sparse.probabilities.begin(), sparse.probabilities.end());
 }
 
+void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto) {
+  proto->mutable_token()->set_token_id(logprobs.chosen.token);
+  proto->mutable_token()->set_logprob(logprobs.chosen.logprob);
+  for (const TokenLogprob& t : logprobs.top) {
+    v1::TokenLogprob* top = proto->add_top();
+    top->set_token_id(t.token);
+    top->set_logprob(t.logprob);
+  }
+}
+
 }  // namespace tandem

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "core/generation/sampler.h"
+#include "core/generation/token_logprobs.h"
 #include "tandem/v1/common.pb.h"
+#include "tandem/v1/generator.pb.h"
 
 namespace tandem {
 
@@ -22,6 +24,9 @@ void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* param
 
 SparseDistribution SparseFromProto(const v1::SparseDistribution& proto);
 void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto);
+
+// A worker's logprobs on the wire (token bytes are the coordinator's to add).
+void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto);
 
 }  // namespace tandem
 

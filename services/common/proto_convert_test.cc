@@ -117,5 +117,20 @@ TEST(SamplingToProtoTest, RoundTripsEveryFieldWhateverTheDefaults) {
   EXPECT_EQ(back.seed, 0u);
 }
 
+TEST(TokenLogprobsToProtoTest, CarriesTheTokenAndTheAlternativesInOrder) {
+  TokenLogprobs l;
+  l.chosen = {7, -0.25f};
+  l.top = {{3, -0.125f}, {7, -0.25f}};
+  v1::TokenLogprobs proto;
+  TokenLogprobsToProto(l, &proto);
+  EXPECT_EQ(proto.token().token_id(), 7);
+  EXPECT_EQ(proto.token().logprob(), -0.25f);
+  EXPECT_TRUE(proto.token().token_bytes().empty());
+  ASSERT_EQ(proto.top_size(), 2);
+  EXPECT_EQ(proto.top(0).token_id(), 3);
+  EXPECT_EQ(proto.top(0).logprob(), -0.125f);
+  EXPECT_EQ(proto.top(1).token_id(), 7);
+}
+
 }  // namespace
 }  // namespace tandem

@@ -9,6 +9,7 @@
 #include "core/generation/sampler.h"
 #include "glog/logging.h"
 #include "services/common/proto_convert.h"
+#include "services/coordinator/delta_logprobs.h"
 #include "services/coordinator/session_eviction.h"
 #include "services/coordinator/text_stream.h"
 
@@ -347,6 +348,9 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
     }
+    RETURN_IF_ERROR(CheckLogprobsRequest(request));
+    params.logprobs = request.logprobs();
+    params.top_logprobs = request.top_logprobs();
     params.max_tokens =
         request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
@@ -389,10 +393,15 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     double first_token = -1;
     auto last_token = start;
     bool client_gone = false;
+    const v1::VerifyResult* verdict = nullptr;  // the round's, for its logprobs
     auto on_tokens = [&](std::vector<int32_t>& tokens) {
       v1::GenerateResponse delta;
       size_t used = 0;
       while (used < tokens.size() && !text.stopped()) {
+        if (params.logprobs) {  // the round loop checked there is one per token
+          AppendLogprobs(verdict->logprobs(static_cast<int>(used)), token_bytes_,
+                         delta.mutable_delta());
+        }
         delta.mutable_delta()->add_token_ids(tokens[used]);
         *delta.mutable_delta()->mutable_text() += text.Add(tokens[used++]);
       }
@@ -423,6 +432,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       metrics_->draft_failures.Increment();
     };
     observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
+    observer.verified = [&](const v1::VerifyResult& v) { verdict = &v; };
     int failovers = 0;
     ReopenTarget reopen = [&](const absl::Status& failure) {
       return Reopen(session_id, *session, failure, deadline, ++failovers);

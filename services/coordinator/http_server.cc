@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "core/base/json.h"
 #include "services/coordinator/generate_run.h"
 #include "services/coordinator/http_error.h"
+#include "services/coordinator/openai_logprobs.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/openai_response.h"
 #include "services/coordinator/public_status.h"
@@ -70,6 +72,7 @@ struct SseStream {
   std::vector<v1::GenerateResponse> pending;  // taken from the run, not yet written
   bool ended = false;
   bool role_sent = false;
+  std::optional<OpenAiLogprobs> logprobs;  // when the request asked for them
 };
 
 }  // namespace
@@ -267,19 +270,23 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
                                 httplib::Response& res) {
   RequestLog log(request.generate);
   std::string text;
+  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;
   v1::GenerationResult result;
   const absl::Status status = coordinator_->Generate(
       request.generate,
       [&](const v1::GenerateResponse& message) {
         log.Saw(message);
         if (message.has_delta()) text += message.delta().text();
+        for (const v1::TokenLogprobs& l : message.delta().logprobs()) *logprobs.Add() = l;
         if (message.has_final()) result = message.final();
         return true;
       },
       [this] { return stopping_.load(); });
   log.Done(status);
   if (!status.ok()) return Error(res, status);
-  res.set_content(reply.Complete(text, result), kJson);
+  json::Value choice_logprobs;
+  if (request.generate.logprobs()) choice_logprobs = OpenAiLogprobs(request.endpoint).Of(logprobs);
+  res.set_content(reply.Complete(text, result, std::move(choice_logprobs)), kJson);
 }
 
 std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate) {
@@ -302,6 +309,7 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
                               std::shared_ptr<InFlight> in_flight, httplib::Response& res) {
   auto stream = std::make_shared<SseStream>();
   stream->in_flight = std::move(in_flight);
+  if (request.generate.logprobs()) stream->logprobs.emplace(request.endpoint);
   stream->run = StartRun(request.generate);
   // Until the first message the request can still fail with its own status (a bad sampling
   // value, a full queue, no target): wait for it.
@@ -323,14 +331,17 @@ namespace {
 
 // The events one message of the run becomes (a chat stream opens with the role).
 std::vector<std::string> SseEvents(const OpenAiReply& reply, const v1::GenerateResponse& m,
-                                   bool* role_sent) {
+                                   bool* role_sent, std::optional<OpenAiLogprobs>& logprobs) {
   std::vector<std::string> events;
   if (reply.chat() && !*role_sent) {
     *role_sent = true;
     events.push_back(Sse(reply.RoleChunk()));
   }
-  if (m.has_delta() && !m.delta().text().empty()) {
-    events.push_back(Sse(reply.TextChunk(m.delta().text())));
+  // With logprobs, tokens whose text is held back (an unfinished character) still send theirs.
+  const bool has_logprobs = logprobs && m.delta().logprobs_size() > 0;
+  if (m.has_delta() && (!m.delta().text().empty() || has_logprobs)) {
+    events.push_back(Sse(reply.TextChunk(
+        m.delta().text(), logprobs ? logprobs->Of(m.delta().logprobs()) : json::Value())));
   }
   if (m.has_final()) {
     events.push_back(Sse(reply.FinishChunk(m.final())));
@@ -349,7 +360,7 @@ bool HttpServer::Impl::Pump(SseStream& stream, const OpenAiReply& reply, httplib
   };
   for (;;) {
     for (const v1::GenerateResponse& m : stream.pending) {
-      for (const std::string& event : SseEvents(reply, m, &stream.role_sent)) {
+      for (const std::string& event : SseEvents(reply, m, &stream.role_sent, stream.logprobs)) {
         if (!send(event)) return false;
       }
     }

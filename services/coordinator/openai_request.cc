@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
+#include "core/generation/token_logprobs.h"
 
 namespace tandem {
 namespace {
@@ -237,6 +238,24 @@ absl::Status SamplingField(const std::string& key, const Value& v, v1::SamplingP
   return absl::NotFoundError(key);
 }
 
+// chat: logprobs (bool) and top_logprobs (0..20); completions: logprobs (0..20, the
+// alternatives per token: any value asks for the chosen tokens' logprobs). kNotFound for
+// another key.
+absl::Status LogprobsField(const std::string& key, const Value& v, bool chat, OpenAiRequest& r) {
+  if (key == "logprobs" && chat) {
+    ASSIGN_OR_RETURN(bool b, Bool(key, v));
+    r.generate.set_logprobs(b);
+    return absl::OkStatus();
+  }
+  if ((key == "top_logprobs" && chat) || (key == "logprobs" && !chat)) {
+    ASSIGN_OR_RETURN(int64_t n, Int(key, v, 0, kMaxTopLogprobs));
+    r.generate.set_top_logprobs(static_cast<int32_t>(n));
+    if (!chat) r.generate.set_logprobs(true);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(key);
+}
+
 // One top-level field; `chat` tells which endpoint's own fields apply. kNotFound when `key`
 // is none of them.
 absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequest& r) {
@@ -265,7 +284,7 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
     return absl::OkStatus();
   }
   if (key == "user") return String(key, v).status();  // accepted, not used
-  return absl::NotFoundError(key);
+  return LogprobsField(key, v, chat, r);
 }
 
 // The fields accepted only at their neutral value, and everything else.
@@ -278,14 +297,6 @@ absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
   }
   if (key == "presence_penalty" || key == "frequency_penalty") {
     return OnlyZero(key, v, " (Tandem offers repetition_penalty instead)");
-  }
-  if (key == "logprobs" && chat) {
-    ASSIGN_OR_RETURN(bool b, Bool(key, v));
-    if (b) return Unsupported("logprobs", " yet (the workers do not return them)");
-    return absl::OkStatus();
-  }
-  if (key == "top_logprobs" || (key == "logprobs" && !chat)) {
-    return OnlyZero(key, v, " yet (the workers do not return log-probabilities)");
   }
   if (key == "echo" && !chat) {
     ASSIGN_OR_RETURN(bool b, Bool(key, v));
@@ -337,6 +348,9 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, OpenAiE
     return Invalid(chat ? "messages" : "prompt", "is required");
   }
   if (r.include_usage && !r.stream) return Invalid("stream_options", "is only allowed with stream");
+  if (chat && r.generate.top_logprobs() > 0 && !r.generate.logprobs()) {
+    return Invalid("top_logprobs", "needs logprobs: true");
+  }
   return r;
 }
 

@@ -7,8 +7,9 @@
 // (completions: a string or token ids, or a one-element list of either), max_tokens,
 // max_completion_tokens (chat), temperature, top_p, seed (>= 0), stop (a string or a list),
 // stream, stream_options.include_usage, n = 1, user (ignored); presence_penalty,
-// frequency_penalty only as 0; logprobs only false (chat) or 0 (completions), top_logprobs
-// only 0, logit_bias only empty, echo only false, best_of only 1, response_format only
+// frequency_penalty only as 0; logprobs (chat: a bool, with top_logprobs 0..20, which
+// needs logprobs true; completions: 0..20 alternatives, asking for the chosen tokens' too),
+// logit_bias only empty, echo only false, best_of only 1, response_format only
 // {"type": "text"}. Tandem's own: top_k, min_p, repetition_penalty, speculation {enabled,
 // draft_tokens, adaptive}, session_id, ignore_eos. An unset (or null) sampling field takes
 // Tandem's default (tandem.v1.SamplingParams), not OpenAI's.

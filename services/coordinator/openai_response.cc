@@ -73,8 +73,8 @@ json::Object OpenAiReply::Head(bool chunk) const {
   return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
 }
 
-std::string OpenAiReply::Complete(const std::string& text,
-                                  const v1::GenerationResult& result) const {
+std::string OpenAiReply::Complete(const std::string& text, const v1::GenerationResult& result,
+                                  json::Value logprobs) const {
   json::Object reply = Head(false);
   json::Object choice{{"index", 0}};
   if (chat()) {
@@ -82,7 +82,7 @@ std::string OpenAiReply::Complete(const std::string& text,
   } else {
     choice.Set("text", text);
   }
-  choice.Set("logprobs", nullptr);
+  choice.Set("logprobs", std::move(logprobs));
   choice.Set("finish_reason", OpenAiFinishReason(result.finish_reason()));
   reply.Set("choices", json::Array{std::move(choice)});
   reply.Set("usage", OpenAiUsage(result));
@@ -106,14 +106,14 @@ std::string OpenAiReply::RoleChunk() const {
   return Chunk(std::move(choice), nullptr);
 }
 
-std::string OpenAiReply::TextChunk(const std::string& text) const {
+std::string OpenAiReply::TextChunk(const std::string& text, json::Value logprobs) const {
   json::Object choice{{"index", 0}};
   if (chat()) {
     choice.Set("delta", json::Object{{"content", text}});
   } else {
     choice.Set("text", text);
   }
-  choice.Set("logprobs", nullptr);
+  choice.Set("logprobs", std::move(logprobs));
   choice.Set("finish_reason", nullptr);
   return Chunk(std::move(choice), nullptr);
 }

@@ -27,14 +27,16 @@ class OpenAiReply {
   OpenAiReply(OpenAiEndpoint endpoint, std::string id, int64_t created, std::string model,
               bool include_usage);
 
-  // The whole reply of a request that was not streamed.
-  std::string Complete(const std::string& text, const v1::GenerationResult& result) const;
+  // The whole reply of a request that was not streamed; `logprobs` is the choice's
+  // (openai_logprobs.h), null when not asked for.
+  std::string Complete(const std::string& text, const v1::GenerationResult& result,
+                       json::Value logprobs = nullptr) const;
 
   // Stream chunks, each one JSON text (without SSE framing). Chat streams start with the
   // assistant's role, then text, then the finish reason with Tandem's statistics, then (with
   // include_usage) a chunk with no choices and the usage.
   std::string RoleChunk() const;
-  std::string TextChunk(const std::string& text) const;
+  std::string TextChunk(const std::string& text, json::Value logprobs = nullptr) const;
   std::string FinishChunk(const v1::GenerationResult& result) const;
   std::string UsageChunk(const v1::GenerationResult& result) const;
 

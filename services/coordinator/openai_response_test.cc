@@ -109,5 +109,16 @@ TEST(OpenAiReplyTest, NonFiniteStatisticsBecomeZero) {
             0.0);
 }
 
+TEST(OpenAiReplyTest, TheChoiceCarriesTheLogprobsGiven) {
+  const OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "c", 5, "m", false);
+  const json::Value logprobs = json::Object{{"content", json::Array{}}, {"refusal", nullptr}};
+  for (const std::string& text :
+       {reply.TextChunk("x", logprobs), reply.Complete("x", {}, logprobs)}) {
+    const json::Value v = Parsed(text);
+    EXPECT_EQ(*v.as_object().Find("choices")->as_array()[0].as_object().Find("logprobs"), logprobs)
+        << text;
+  }
+}
+
 }  // namespace
 }  // namespace tandem

@@ -140,6 +140,8 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     *verify->mutable_guesses() = guesses.guesses();
     if (guesses.guesses_size() == 0) verify->set_continue_tokens(ContinueTokens());
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
+    verify->set_logprobs(p_.logprobs);
+    verify->set_top_logprobs(p_.top_logprobs);
     const auto start = Clock::now();
     absl::StatusOr<v1::SessionResponse> response =
         s_.target->Call(std::move(request), TargetTimeout());
@@ -154,6 +156,7 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
 }
 
 int32_t Runner::ContinueTokens() const {
+  if (p_.logprobs) return 0;  // the worker returns logprobs for a verify's own tokens only
   // Tokens past the request's limit would only be dropped.
   const int64_t wanted = p_.max_tokens - out_.generated - 1;
   return static_cast<int32_t>(std::clamp<int64_t>(wanted, 0, p_.continue_tokens));
@@ -229,6 +232,11 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
       return absl::InternalError(
           absl::StrCat("target accepted ", accepted, " of ", guesses.guesses_size(), " guesses"));
     }
+    if (p_.logprobs && verdict.logprobs_size() != accepted + 1) {
+      return absl::InternalError(absl::StrCat("target returned ", verdict.logprobs_size(),
+                                              " logprobs for ", accepted + 1, " tokens"));
+    }
+    if (observer_.verified) observer_.verified(verdict);
     const int32_t continued = verdict.continued_tokens_size();
     if (continued > (guesses.guesses_size() == 0 ? ContinueTokens() : 0)) {
       return absl::InternalError(absl::StrCat("target continued ", continued, " tokens unasked"));

@@ -62,6 +62,8 @@ struct RoundParams {
   // waiting for every session's round trip between steps. 0: one token per verify.
   int32_t continue_tokens = 0;
   CallDeadlines deadlines;
+  bool logprobs = false;     // ask the target for the emitted tokens' logprobs
+  int32_t top_logprobs = 0;  // and this many alternatives per position
 };
 
 struct RoundOutcome {
@@ -90,6 +92,9 @@ struct RoundObserver {
   std::function<void()> draft_failed;
   // After each round that verified guesses: the tokens it yielded (accepted + 1).
   std::function<void(int32_t tokens)> round_tokens;
+  // Each round's verify answer, before its tokens reach the RoundCallback (with
+  // RoundParams.logprobs its logprobs hold one entry per token, in order).
+  std::function<void(const v1::VerifyResult& verdict)> verified;
 };
 
 absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundParams& params,

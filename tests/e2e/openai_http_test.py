@@ -3,7 +3,8 @@ npm client (openai_http_client.mjs, run with Node), over the real stack on loopb
 (stories260K target + its distilled draft): /v1/models, /health, a chat completion and a
 completion equal token for token to gRPC Generate for the same greedy request, streamed
 replies whose deltas concatenate to the plain reply, stop strings, seeded sampling equal run
-to run and to gRPC, OpenAI-shaped errors with their HTTP status (400, 404, 413, 429, 503), a
+to run and to gRPC, logprobs (chat and completions, streamed and not) equal to gRPC's,
+OpenAI-shaped errors with their HTTP status (400, 404, 413, 429, 503), a
 client that disconnects mid-stream freeing its session on both workers, bad --http-listen
 addresses refused at start, and SIGTERM letting a running stream finish while new requests
 get 503.
@@ -222,13 +223,73 @@ def test_same_seed_same_reply_and_the_grpc_reply():
     assert reply_text(a) == text, (reply_text(a), text)
 
 
+def grpc_logprobs(content, chat_prompt, max_tokens, top):
+    """[TokenLogprobs] of the same greedy request over gRPC."""
+    r = STUBS.generator_pb2.GenerateRequest(max_tokens=max_tokens, ignore_eos=True,
+                                            logprobs=True, top_logprobs=top)
+    if chat_prompt:
+        r.chat.messages.add(role="user", content=content)
+        r.chat.add_generation_prompt = True
+    else:
+        r.text = content
+    r.sampling.temperature = 0
+    return [lp for m in STACK.stub.Generate(r, timeout=60) if m.HasField("delta")
+            for lp in m.delta.logprobs]
+
+
+def same_logprob(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(b))  # float32 through JSON's decimal
+
+
+def test_chat_logprobs_through_the_npm_client_equal_grpcs():
+    fields = dict(max_tokens=16, temperature=0, ignore_eos=True, logprobs=True, top_logprobs=3)
+    want = grpc_logprobs("Tell me a story", True, 16, 3)
+    plain = chat("Tell me a story", **fields)["choices"][0]["logprobs"]
+    assert plain["refusal"] is None and len(plain["content"]) == len(want) == 16, plain
+    for got, lp in zip(plain["content"], want):
+        assert got["bytes"] == list(lp.token.token_bytes), (got, lp)
+        assert got["token"] == lp.token.token_bytes.decode("utf-8", "replace"), (got, lp)
+        assert same_logprob(got["logprob"], lp.token.logprob), (got, lp)
+        assert [t["bytes"] for t in got["top_logprobs"]] == [list(t.token_bytes) for t in lp.top]
+        assert all(same_logprob(g["logprob"], t.logprob)
+                   for g, t in zip(got["top_logprobs"], lp.top)), (got, lp)
+    chunks = chat("Tell me a story", stream=True, **fields)["chunks"]
+    streamed = [e for c in chunks for choice in c["choices"]
+                for e in ((choice.get("logprobs") or {}).get("content") or [])]
+    assert streamed == plain["content"], (streamed, plain["content"])
+    # Not asked for: null, as before.
+    assert chat("Tell me a story", max_tokens=4)["choices"][0]["logprobs"] is None
+
+
+def test_completion_logprobs_through_the_npm_client_have_openais_shape():
+    fields = dict(max_tokens=16, temperature=0, ignore_eos=True, logprobs=2)
+    want = grpc_logprobs("Once upon a time", False, 16, 2)
+    reply = chat("Once upon a time", endpoint="completions", **fields)
+    got = reply["choices"][0]["logprobs"]
+    assert "".join(got["tokens"]) == reply_text(reply), (got["tokens"], reply_text(reply))
+    assert all(same_logprob(g, lp.token.logprob) for g, lp in zip(got["token_logprobs"], want))
+    assert len(got["token_logprobs"]) == len(want) == 16
+    for top, lp in zip(got["top_logprobs"], want):
+        assert list(top) == [t.token_bytes.decode("utf-8", "replace") for t in lp.top], top
+    offsets = [sum(len(t) for t in got["tokens"][:i]) for i in range(16)]
+    assert got["text_offset"] == offsets, (got["text_offset"], offsets)
+    chunks = chat("Once upon a time", endpoint="completions", stream=True, **fields)["chunks"]
+    streamed = {"tokens": [], "token_logprobs": [], "top_logprobs": [], "text_offset": []}
+    for c in chunks:
+        for choice in c["choices"]:
+            for key, values in (choice.get("logprobs") or {}).items():
+                streamed[key] += values
+    assert streamed == got, (streamed, got)
+
+
 def test_errors_come_in_openai_shape_with_their_status():
     big = "x" * (MAX_PROMPT_BYTES + 1)
     cases = [  # (fields, endpoint, status, client error class, words in the message)
         ({"model": "gpt-4"}, "chat", 404, "NotFoundError", "the model 'gpt-4' does not exist"),
         ({"n": 2}, "chat", 400, "BadRequestError", "n = 2 is not supported"),
         ({"presence_penalty": 0.5}, "chat", 400, "BadRequestError", "presence_penalty other"),
-        ({"logprobs": True}, "chat", 400, "BadRequestError", "logprobs is not supported"),
+        ({"logprobs": True, "top_logprobs": 21}, "chat", 400, "BadRequestError",
+         "top_logprobs: 21 is outside [0, 20]"),
         ({"temperature": -1}, "completions", 400, "BadRequestError", "temperature"),
         ({"max_tokens": "many"}, "completions", 400, "BadRequestError", "max_tokens: expected"),
         ({"tools": [{"type": "function"}]}, "chat", 400, "BadRequestError", "'tools'"),
