@@ -385,9 +385,9 @@ std::vector<int32_t> ContinuedRounds(WorkerEngine& engine, int64_t session,
   int64_t known = 0;
   while (seq.size() < length) {
     std::vector<int32_t> rest(seq.begin() + known, seq.end() - 1), continued;
-    absl::StatusOr<AcceptanceResult> verdict =
-        engine.Verify(session, known, rest, seq.back(), {}, {}, sampler, nullptr,
-                      /*continue_tokens=*/3, &continued);
+    absl::StatusOr<AcceptanceResult> verdict = engine.Verify(
+        session, known, rest, seq.back(), {}, {}, sampler, nullptr, /*logprobs=*/nullptr,
+        /*continue_tokens=*/3, &continued);
     EXPECT_OK(verdict.status());
     if (!verdict.ok()) break;
     known = static_cast<int64_t>(seq.size() + continued.size());  // all drawn but the last
