@@ -124,14 +124,16 @@ void BatchScheduler::Gather(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-bool BatchScheduler::HasMemory(const Chunk& chunk, int64_t* blocks_taken) {
+bool BatchScheduler::HasMemory(const Chunk& chunk, KvBlockDemand* blocks_taken) {
   const Work& work = *chunk.pending->work;
   // The rows overwrite the cache from here on: what lies past it is no longer needed.
   work.cache->Truncate(work.start + chunk.pending->done);
-  const int64_t needed = work.cache->BlocksNeeded(work.start + chunk.pending->done + chunk.rows);
-  if (needed == 0) return true;
-  if (reclaim_ != nullptr && !reclaim_(*blocks_taken + needed)) return false;
-  *blocks_taken += needed;
+  const KvBlockDemand needed = work.cache->Demand(work.start + chunk.pending->done + chunk.rows);
+  if (needed.total() == 0) return true;
+  KvBlockDemand total = *blocks_taken;
+  total += needed;
+  if (reclaim_ != nullptr && !reclaim_(total)) return false;
+  *blocks_taken = total;
   return true;
 }
 
@@ -166,7 +168,7 @@ bool BatchScheduler::SharePrefix(Pending& pending, absl::flat_hash_set<uint64_t>
 
 void BatchScheduler::Select(std::vector<Chunk>* chunks) {
   int64_t budget = std::clamp<int64_t>(options_.max_batch_tokens, 1, Decoder::kMaxChunk);
-  int64_t blocks_taken = 0;
+  KvBlockDemand blocks_taken;
   absl::flat_hash_set<uint64_t> computing;  // first blocks this step's prefill chunks compute
   // Decode and verify work first, whole; then prefill chunks into what is left.
   for (bool small : {true, false}) {

@@ -81,9 +81,10 @@ class BatchScheduler {
     int64_t adopted = 0;       // positions taken from shared prefix blocks, not computed
   };
 
-  // Makes `blocks` KV blocks available (freeing idle sessions' blocks if needed) and returns
-  // whether they are. Null: memory is never short.
-  using Reclaim = std::function<bool(int64_t blocks)>;
+  // Makes `blocks` KV blocks available in each pool (global layers, sliding layers' rings),
+  // freeing idle sessions' blocks if needed, and returns whether they are. Null: memory is
+  // never short.
+  using Reclaim = std::function<bool(const KvBlockDemand& blocks)>;
   // Called after every step (on the scheduler's thread).
   using StepObserver = std::function<void(const StepStats&)>;
 
@@ -134,7 +135,7 @@ class BatchScheduler {
   const std::vector<int32_t>& Prefix(Pending& pending);
   // Whether `chunk`'s rows can get their blocks beside `blocks_taken` for earlier chunks,
   // reclaiming idle sessions' if needed; adds its blocks to `blocks_taken` if so.
-  bool HasMemory(const Chunk& chunk, int64_t* blocks_taken);
+  bool HasMemory(const Chunk& chunk, KvBlockDemand* blocks_taken);
   void RunStep(std::vector<Chunk>& chunks);
   // Copies the logits rows `chunk`'s segment asked for from `rows` into its work's buffer;
   // returns the end of what it read.

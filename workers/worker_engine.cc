@@ -75,20 +75,15 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
   engine->pool_ = std::make_unique<ThreadPool>(options.threads);
   engine->decoder_ = std::make_unique<Decoder>(*engine->model_, *engine->pool_);
-  const ModelConfig& config = engine->model_->config();
-  const KvBlockShape block_shape{config.n_layers, config.n_kv_heads, config.head_dim};
-  const int64_t block_bytes = KvBlockPool::BlockBytes(block_shape, options.kv_type);
-  const int64_t max_blocks = options.kv_budget_bytes / block_bytes;
-  if (options.kv_budget_bytes > 0 && max_blocks == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("worker options: a KV budget of ",
-                                                   options.kv_budget_bytes,
-                                                   " bytes holds no block of ", block_bytes));
-  }
-  ASSIGN_OR_RETURN(engine->kv_pool_, KvBlockPool::Create(block_shape, options.kv_type, max_blocks));
+  // Global layers' blocks and sliding layers' rings, each pool its share of the budget.
+  ASSIGN_OR_RETURN(engine->kv_memory_,
+                   KvMemory::Create(engine->decoder_->CacheShape(engine->context_size_),
+                                    options.kv_type, options.kv_budget_bytes));
   WorkerEngine* raw = engine.get();
   engine->scheduler_ = std::make_unique<BatchScheduler>(
       *engine->decoder_, options.scheduler,
-      [raw](int64_t blocks) { return raw->ReclaimBlocks(blocks); }, options.step_observer);
+      [raw](const KvBlockDemand& blocks) { return raw->ReclaimBlocks(blocks); },
+      options.step_observer);
   return engine;
 }
 
@@ -103,7 +98,7 @@ absl::StatusOr<int64_t> WorkerEngine::OpenSession(int64_t context_size,
         absl::StrCat("context size ", context_size, " is outside [0, ", context_size_, "]"));
   }
   if (context_size == 0) context_size = context_size_;
-  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, KvCache::CreatePaged(*kv_pool_, context_size));
+  ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, KvCache::CreatePaged(*kv_memory_, context_size));
   absl::MutexLock lock(&mutex_);
   RETURN_IF_ERROR(MakeRoomLocked(evicted));
   auto session = std::make_shared<SessionState>();
@@ -135,9 +130,9 @@ absl::Status WorkerEngine::MakeRoomLocked(std::vector<int64_t>* evicted) {
   return absl::OkStatus();
 }
 
-bool WorkerEngine::ReclaimBlocks(int64_t blocks) {
+bool WorkerEngine::ReclaimBlocks(const KvBlockDemand& blocks) {
   absl::MutexLock lock(&mutex_);
-  while (kv_pool_->available() < blocks) {
+  while (!kv_memory_->CanAllocate(blocks)) {
     SessionState* victim = nullptr;
     for (auto& [id, session] : sessions_) {
       if (!session->busy && session->state.cache->blocks_held() > 0 &&
@@ -178,9 +173,7 @@ int WorkerEngine::active_sessions() const {
   return static_cast<int>(sessions_.size());
 }
 
-int64_t WorkerEngine::kv_bytes_in_use() const {
-  return kv_pool_->stats().used * kv_pool_->block_bytes();
-}
+int64_t WorkerEngine::kv_bytes_in_use() const { return kv_memory_->bytes_in_use(); }
 
 absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
     const SessionState& session, int64_t position, absl::Span<const int32_t> tokens) const {

@@ -91,7 +91,7 @@ class WorkerEngine {
   void CloseSession(int64_t session);
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
-  KvBlockPool::Stats kv_blocks() const { return kv_pool_->stats(); }
+  KvBlockPool::Stats kv_blocks() const { return kv_memory_->stats(); }
   // Idle sessions whose blocks were reclaimed so far.
   int64_t preemptions() const;
   // Requests with forward passes waiting or running in the scheduler now.
@@ -146,7 +146,7 @@ class WorkerEngine {
   absl::Status MakeRoomLocked(std::vector<int64_t>* evicted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The scheduler's Reclaim: frees least recently used idle sessions' blocks until `blocks`
   // are available.
-  bool ReclaimBlocks(int64_t blocks);
+  bool ReclaimBlocks(const KvBlockDemand& blocks);
 
   WorkerOptions options_;
   int64_t context_size_ = 0;
@@ -154,7 +154,7 @@ class WorkerEngine {
   std::optional<Tokenizer> tokenizer_;
   std::optional<std::string> chat_template_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<KvBlockPool> kv_pool_;       // before the sessions: outlives their caches
+  std::unique_ptr<KvMemory> kv_memory_;        // before the sessions: outlives their caches
   std::unique_ptr<Decoder> decoder_;           // the scheduler's thread only
   std::unique_ptr<BatchScheduler> scheduler_;  // after decoder_: goes first
 

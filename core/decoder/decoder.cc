@@ -14,6 +14,8 @@
 
 namespace tandem {
 
+static_assert(Decoder::kMaxChunk <= KvCache::kMaxPassRows, "a Create'd cache's ring holds a pass");
+
 Decoder::Decoder(const Model& model, ThreadPool& pool)
     : model_(model),
       config_(model.config()),
@@ -30,9 +32,13 @@ absl::StatusOr<std::unique_ptr<KvCache>> Decoder::NewCache(int64_t context_size,
   if (context_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat("context size ", context_size));
   }
-  return KvCache::Create({config_.n_layers, config_.n_kv_heads, config_.head_dim,
-                          context_size == 0 ? config_.context_length : context_size},
+  return KvCache::Create(CacheShape(context_size == 0 ? config_.context_length : context_size),
                          type);
+}
+
+KvCacheShape Decoder::CacheShape(int64_t context_size) const {
+  return {config_.n_layers, config_.n_kv_heads,     config_.head_dim,
+          context_size,     config_.sliding_window, config_.sliding_pattern};
 }
 
 void Decoder::EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context) {
@@ -69,6 +75,11 @@ absl::Status Decoder::CheckSegment(const ForwardSegment& segment) const {
     return absl::InvalidArgumentError(absl::StrCat("forward pass: start position ", segment.start,
                                                    " is past the ", cache.length(),
                                                    " cached tokens"));
+  }
+  if (segment.start > 0 && segment.start < cache.resume_floor()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "forward pass: start position ", segment.start, " is before ", cache.resume_floor(),
+        ", the oldest the cache's sliding-window layers can go on from; run from position 0"));
   }
   const int64_t context = std::min(cache.shape().context_size, rope_.max_positions());
   if (segment.start + n > context) {
@@ -303,20 +314,22 @@ void Decoder::Attention(int64_t layer) {
           const float* q = q_.data() + row * c.q_dim() + h * c.head_dim;
           float* out = attn_.data() + row * c.q_dim() + h * c.head_dim;
           const int64_t positions = segment.start + i + 1;
-          segment.cache->KeyScores(layer, kv_head, q, c.head_dim, heads, positions, scale, scores,
-                                   stride);
+          // A sliding layer sees the last `window` positions: the cache is read from the block
+          // holding the first of them, and the older ones there get weight 0, which adds
+          // nothing to the value sum (the same sum as over every position with zeros).
+          const int64_t first = sliding ? std::max<int64_t>(0, positions - window) : 0;
+          const int64_t from = first / kKeyBlock * kKeyBlock;
+          segment.cache->KeyScores(layer, kv_head, q, c.head_dim, heads, from, positions, scale,
+                                   scores, stride);
           for (int j = 0; j < heads; ++j) {
             float* row_scores = scores + j * stride;
-            // A sliding layer sees the last `window` positions: the older ones get weight 0,
-            // which adds nothing to the value sum.
-            const int64_t first = sliding ? std::max<int64_t>(0, positions - window) : 0;
             if (c.attn_softcap > 0) {
               Softcap(row_scores + first, positions - first, c.attn_softcap);
             }
             Softmax(row_scores + first, positions - first);
-            std::fill(row_scores, row_scores + first, 0.0f);
+            std::fill(row_scores + from, row_scores + first, 0.0f);
           }
-          segment.cache->ValueSum(layer, kv_head, scores, stride, heads, positions, out,
+          segment.cache->ValueSum(layer, kv_head, scores, stride, heads, from, positions, out,
                                   c.head_dim);
           task += heads;
         }

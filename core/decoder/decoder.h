@@ -59,11 +59,15 @@ class Decoder : public ForwardRunner {
   ThreadPool& pool() const { return pool_; }
 
   // A cache shaped for this model with `context_size` positions (0: the model's context).
+  // Its sliding-window layers keep a ring (KvCache).
   absl::StatusOr<std::unique_ptr<KvCache>> NewCache(int64_t context_size, KvType type) const;
+  // The cache shape of this model for `context_size` positions (for KvMemory and NewCache).
+  KvCacheShape CacheShape(int64_t context_size) const;
 
   // Logits [rows, vocab] (rows = 0 for kNone, 1 for kLast, n for kAll), valid until the next
   // call. kInvalidArgument: empty `tokens`, start > cache length, an id outside the
-  // vocabulary; kOutOfRange: start + n beyond the cache's context; the cache's own error
+  // vocabulary; kOutOfRange: start + n beyond the cache's context; kFailedPrecondition: a
+  // start the cache cannot go on from (KvCache::resume_floor); the cache's own error
   // (kResourceExhausted) when it cannot get memory for the new positions.
   absl::StatusOr<absl::Span<const float>> Forward(KvCache& cache, absl::Span<const int32_t> tokens,
                                                   int64_t start, LogitsMode mode) override;

@@ -87,8 +87,8 @@ TEST(KvCacheTest, ScoresAndValueSumsCoverExactlyThePositionsAsked) {
     for (int64_t p = 0; p < 37; ++p) weights[p] = 1.0f / static_cast<float>(p + 1);
     for (int64_t positions : {1, 15, 16, 17, 32, 37}) {
       std::vector<float> scores(37, NAN), out(head_dim), row(head_dim);
-      f.cache->KeyScores(1, 2, q.data(), head_dim, 1, positions, 0.5f, scores.data(), 37);
-      f.cache->ValueSum(1, 2, weights.data(), 37, 1, positions, out.data(), head_dim);
+      f.cache->KeyScores(1, 2, q.data(), head_dim, 1, 0, positions, 0.5f, scores.data(), 37);
+      f.cache->ValueSum(1, 2, weights.data(), 37, 1, 0, positions, out.data(), head_dim);
       std::vector<double> expected_out(head_dim, 0.0);
       for (int64_t p = 0; p < positions; ++p) {
         f.cache->ReadK(1, 2, p, row.data());
@@ -205,12 +205,12 @@ TEST(KvCacheTest, PagedCacheIsBitIdenticalToACreatedOne) {
       for (int64_t positions : {1, 15, 16, 17, 33, 48, 70}) {
         for (int group : {1, 3, 5}) {
           std::vector<float> sa(n_q * 70, 0), sb(n_q * 70, 0), va(n_q * dim), vb(n_q * dim);
-          created->KeyScores(1, 2, q.data(), dim, group, positions, 0.25f, sa.data(), 70);
-          paged->KeyScores(1, 2, q.data(), dim, group, positions, 0.25f, sb.data(), 70);
+          created->KeyScores(1, 2, q.data(), dim, group, 0, positions, 0.25f, sa.data(), 70);
+          paged->KeyScores(1, 2, q.data(), dim, group, 0, positions, 0.25f, sb.data(), 70);
           EXPECT_EQ(0, std::memcmp(sa.data(), sb.data(), sizeof(float) * sa.size()))
               << KvTypeName(type) << " " << positions << " " << group;
-          created->ValueSum(1, 2, weights.data(), 70, group, positions, va.data(), dim);
-          paged->ValueSum(1, 2, weights.data(), 70, group, positions, vb.data(), dim);
+          created->ValueSum(1, 2, weights.data(), 70, group, 0, positions, va.data(), dim);
+          paged->ValueSum(1, 2, weights.data(), 70, group, 0, positions, vb.data(), dim);
           EXPECT_EQ(0, std::memcmp(va.data(), vb.data(), sizeof(float) * group * dim))
               << KvTypeName(type) << " " << positions << " " << group;
         }

@@ -1,6 +1,7 @@
 // Decoder::ForwardBatch: rows of several sessions in one pass give each session exactly the
 // logits it gets running alone, one token at a time, at any batch composition and thread
-// count; bad batches are refused before any cache changes.
+// count, for every architecture, with private or paged caches (sliding-window layers' rings far
+// past their window included); bad batches are refused before any cache changes.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "core/decoder/decoder.h"
+#include "core/decoder/kv_memory.h"
 #include "core/decoder/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -37,11 +39,13 @@ std::vector<int32_t> SessionTokens(int s, int64_t n, int64_t vocab) {
   return ids;
 }
 
-// Logits of every position of `tokens`, each run alone after the ones before (one thread).
+// Logits of every position of `tokens`, each run alone after the ones before (one thread), in
+// a cache that keeps every position of every layer.
 std::vector<float> Stepped(const Model& model, KvType kv, const std::vector<int32_t>& tokens) {
   ThreadPool pool(1);
   Decoder decoder(model, pool);
-  auto cache = decoder.NewCache(64, kv);
+  const ModelConfig& c = model.config();
+  auto cache = KvCache::Create({c.n_layers, c.n_kv_heads, c.head_dim, 256}, kv);
   EXPECT_TRUE(cache.ok());
   std::vector<float> all;
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -123,6 +127,15 @@ TEST_P(RaggedBatchTest, EachSessionsRowsEqualRunningAloneBitForBit) {
   }
 }
 
+std::string CaseName(const ::testing::TestParamInfo<RaggedCase>& info) {
+  std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
+                     std::to_string(info.param.threads);
+  for (char& ch : name) {
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     SharedModels, RaggedBatchTest,
     ::testing::Values(RaggedCase{"stories260K/stories260K.gguf", KvType::kF32, 1},
@@ -130,20 +143,94 @@ INSTANTIATE_TEST_SUITE_P(
                       RaggedCase{"stories260K/stories260K.gguf", KvType::kI8, 3},
                       RaggedCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2},
                       RaggedCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF16, 2},
-                      RaggedCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2},
-                      RaggedCase{"fixtures/llama3-F16.gguf", KvType::kF32, 2},
-                      RaggedCase{"fixtures/qwen3-F16.gguf", KvType::kF16, 2},
-                      RaggedCase{"fixtures/phi3-F16.gguf", KvType::kF32, 2},
-                      RaggedCase{"fixtures/gemma2-F16.gguf", KvType::kF32, 2},
-                      RaggedCase{"fixtures/gemma3-F16.gguf", KvType::kF16, 2}),
-    [](const ::testing::TestParamInfo<RaggedCase>& info) {
-      std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
-                         std::to_string(info.param.threads);
-      for (char& ch : name) {
-        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                      RaggedCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2}),
+    CaseName);
+
+// Every architecture's fixture at one and two threads.
+const RaggedCase kArchitectureCases[] = {
+    {"fixtures/llama-F16.gguf", KvType::kF32, 1},  {"fixtures/llama-F16.gguf", KvType::kF16, 2},
+    {"fixtures/llama3-F16.gguf", KvType::kF16, 1}, {"fixtures/llama3-F16.gguf", KvType::kF32, 2},
+    {"fixtures/qwen2-F16.gguf", KvType::kF32, 1},  {"fixtures/qwen2-F16.gguf", KvType::kI8, 2},
+    {"fixtures/qwen3-F16.gguf", KvType::kF32, 1},  {"fixtures/qwen3-F16.gguf", KvType::kF16, 2},
+    {"fixtures/phi3-F16.gguf", KvType::kF16, 1},   {"fixtures/phi3-F16.gguf", KvType::kF32, 2},
+    {"fixtures/gemma2-F16.gguf", KvType::kF16, 1}, {"fixtures/gemma2-F16.gguf", KvType::kF32, 2},
+    {"fixtures/gemma3-F16.gguf", KvType::kF32, 1}, {"fixtures/gemma3-F16.gguf", KvType::kF16, 2},
+};
+
+INSTANTIATE_TEST_SUITE_P(Architectures, RaggedBatchTest, ::testing::ValuesIn(kArchitectureCases),
+                         CaseName);
+
+class PagedRaggedBatchTest : public ::testing::TestWithParam<RaggedCase> {};
+
+// Three sessions of 150 tokens in paged caches over one KvMemory (the worker's: gemma's
+// sliding layers in rings, recycled far past their window of 16), run in steps of varying
+// rows and modes, with verify-style rollbacks, beside each other: every row equals the session
+// alone, one token at a time, in a cache keeping everything.
+TEST_P(PagedRaggedBatchTest, SessionsFarPastTheWindowEqualRunningAloneBitForBit) {
+  const RaggedCase& c = GetParam();
+  std::unique_ptr<Model> model = LoadShared(c.model);
+  ASSERT_NE(model, nullptr);
+  const int64_t vocab = model->config().vocab_size, length = 150;
+  std::vector<std::vector<int32_t>> tokens;
+  std::vector<std::vector<float>> reference;
+  for (int s = 0; s < 3; ++s) {
+    tokens.push_back(SessionTokens(s, length, vocab));
+    reference.push_back(Stepped(*model, c.kv, tokens[s]));
+  }
+  ThreadPool pool(c.threads);
+  Decoder decoder(*model, pool);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvMemory> memory,
+                       KvMemory::Create(decoder.CacheShape(256), c.kv, 0));
+  std::vector<std::unique_ptr<KvCache>> caches;
+  for (int s = 0; s < 3; ++s) {
+    ASSERT_OK_AND_ASSIGN(auto cache, KvCache::CreatePaged(*memory, 256));
+    caches.push_back(std::move(cache));
+  }
+  constexpr int64_t kRows[] = {1, 5, 1, 16, 3, 33, 1, 2};
+  constexpr LogitsMode kModes[] = {LogitsMode::kLast, LogitsMode::kAll, LogitsMode::kNone};
+  int64_t done[3] = {0, 0, 0};
+  for (int step = 0; step < 200 && (done[0] < length || done[1] < length || done[2] < length);
+       ++step) {
+    std::vector<ForwardSegment> segments;
+    std::vector<int> order;
+    for (int s : {step % 3, (step + 1) % 3, (step + 2) % 3}) {
+      if (done[s] == length) continue;
+      // Every fourth step a session goes back two positions first (a rejected guess).
+      const int64_t start = (step + s) % 4 == 3 && done[s] >= 2 ? done[s] - 2 : done[s];
+      const int64_t n = std::min(kRows[(step + s) % 8], length - start);
+      segments.push_back({caches[s].get(), absl::MakeConstSpan(tokens[s]).subspan(start, n), start,
+                          kModes[(step + 2 * s) % 3]});
+      order.push_back(s);
+    }
+    ASSERT_OK_AND_ASSIGN(absl::Span<const float> logits, decoder.ForwardBatch(segments));
+    int64_t row = 0;
+    for (size_t j = 0; j < segments.size(); ++j) {
+      const ForwardSegment& segment = segments[j];
+      const int s = order[j];
+      const int64_t n = static_cast<int64_t>(segment.tokens.size());
+      const int64_t first = segment.logits == LogitsMode::kAll    ? 0
+                            : segment.logits == LogitsMode::kLast ? n - 1
+                                                                  : n;
+      for (int64_t i = first; i < n; ++i, ++row) {
+        const int64_t position = segment.start + i;
+        ASSERT_EQ(0, std::memcmp(logits.data() + row * vocab,
+                                 reference[s].data() + position * vocab, vocab * sizeof(float)))
+            << "session " << s << " position " << position << " step " << step;
       }
-      return name;
-    });
+      done[s] = segment.start + n;
+      EXPECT_EQ(caches[s]->length(), done[s]);
+    }
+  }
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(done[s], length);
+    if (model->config().sliding_window > 0) {
+      EXPECT_GT(caches[s]->resume_floor(), 0);  // the ring dropped blocks
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, PagedRaggedBatchTest,
+                         ::testing::ValuesIn(kArchitectureCases), CaseName);
 
 TEST(RaggedBatchTest, BadBatchesAreRefusedBeforeAnyCacheChanges) {
   std::unique_ptr<Model> model = LoadShared("stories260K/stories260K.gguf");

@@ -1,11 +1,14 @@
 // Greedy speculation with a K-quant (or other block-type) draft of an F16 or Q8_0 target
 // gives exactly the target's own greedy output: the random-weight fixtures of one model in
-// every type (../shared/models/fixtures), so the draft is a real quantization of the target.
+// every type (../shared/models/fixtures), so the draft is a real quantization of the target;
+// and, for every architecture, an F16 target with a Q4_K_M draft of the same weights
+// (tools/make_fixture_model, one seed, two types).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/base/status_matchers.h"
+#include "core/base/test_data.h"
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
@@ -21,14 +24,13 @@ struct QuantizedDraftCase {
   const char* draft;
 };
 
-void PrintTo(const QuantizedDraftCase& c, std::ostream* os) { *os << c.draft << " for " << c.target; }
+void PrintTo(const QuantizedDraftCase& c, std::ostream* os) {
+  *os << c.draft << " for " << c.target;
+}
 
-class QuantizedDraftTest : public ::testing::TestWithParam<QuantizedDraftCase> {};
-
-TEST_P(QuantizedDraftTest, GreedySpeculationEqualsTheTargetAlone) {
-  const std::string dir = "models/fixtures/";
-  ASSERT_OK_AND_ASSIGN(const Model* target, SharedModel(dir + GetParam().target));
-  ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(dir + GetParam().draft));
+// Greedy output of `target` alone and with `draft` speculating, for two prompts and `tokens`
+// new tokens each: equal token for token, and the draft's guesses were tried.
+void ExpectSpeculationEqualsTargetAlone(const Model& target, const Model& draft, int tokens) {
   ThreadPool pool(2);
   SamplerConfig greedy;
   greedy.temperature = 0.0f;
@@ -40,24 +42,35 @@ TEST_P(QuantizedDraftTest, GreedySpeculationEqualsTheTargetAlone) {
   speculative.draft_tokens = 4;
   for (const std::vector<int32_t>& prompt :
        {std::vector<int32_t>{1, 15, 300, 42, 7}, std::vector<int32_t>{1, 401, 2, 99}}) {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> alone, Session::Create(*target, pool, plain));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> alone, Session::Create(target, pool, plain));
     std::vector<int32_t> expected, got;
     ASSERT_OK(alone
-                  ->Generate(prompt, 64,
+                  ->Generate(prompt, tokens,
                              [&](int32_t t) {
                                expected.push_back(t);
                                return true;
                              })
                   .status());
     ASSERT_OK_AND_ASSIGN(auto session,
-                         SpeculativeSession::Create(*target, *draft, pool, speculative));
-    ASSERT_OK_AND_ASSIGN(GenerationResult r, session->Generate(prompt, 64, [&](int32_t t) {
+                         SpeculativeSession::Create(target, draft, pool, speculative));
+    ASSERT_OK_AND_ASSIGN(GenerationResult r, session->Generate(prompt, tokens, [&](int32_t t) {
       got.push_back(t);
       return true;
     }));
     EXPECT_EQ(got, expected);
+    EXPECT_EQ(static_cast<int>(got.size()), tokens);
     EXPECT_GT(r.speculation.drafted, 0);
+    EXPECT_GT(r.speculation.accepted, 0);  // the draft is close enough to be kept sometimes
   }
+}
+
+class QuantizedDraftTest : public ::testing::TestWithParam<QuantizedDraftCase> {};
+
+TEST_P(QuantizedDraftTest, GreedySpeculationEqualsTheTargetAlone) {
+  const std::string dir = "models/fixtures/";
+  ASSERT_OK_AND_ASSIGN(const Model* target, SharedModel(dir + GetParam().target));
+  ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(dir + GetParam().draft));
+  ExpectSpeculationEqualsTargetAlone(*target, *draft, 64);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -75,6 +88,48 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// One architecture's fixture arguments (tools/make_fixture_model).
+struct ArchitectureCase {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+void PrintTo(const ArchitectureCase& c, std::ostream* os) { *os << c.name; }
+
+class ArchitectureDraftTest : public ::testing::TestWithParam<ArchitectureCase> {};
+
+// Loads the fixture of `args` written as `type` (same seed, so the same weights before
+// rounding to the type).
+absl::StatusOr<std::unique_ptr<Model>> FixtureAs(std::vector<std::string> args,
+                                                 const std::string& type) {
+  ASSIGN_OR_RETURN(std::string vocab, testing::SharedFile("models/stories260K/stories260K.gguf"));
+  // Rows of 256 and 512: every matrix takes the K-quant types (no fallback).
+  args.insert(args.end(),
+              {"--dim", "256", "--heads", "4", "--kv-heads", "2", "--ffn", "512", "--layers", "3",
+               "--context", "512", "--seed", "11", "--type", type, "--vocab-from", vocab});
+  ASSIGN_OR_RETURN(std::string dir, testing::MakeFixtureModel(args));
+  return Model::Load(dir + "/model.gguf");
+}
+
+// 128 new tokens: past the gemma fixtures' window of 8 and its ring's rollback slack of 64.
+TEST_P(ArchitectureDraftTest, GreedySpeculationWithAQ4KMDraftEqualsTheF16TargetAlone) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> target, FixtureAs(GetParam().args, "f16"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> draft, FixtureAs(GetParam().args, "q4_k_m"));
+  EXPECT_EQ(target->config().architecture, draft->config().architecture);
+  ExpectSpeculationEqualsTargetAlone(*target, *draft, 128);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryArchitecture, ArchitectureDraftTest,
+    ::testing::Values(ArchitectureCase{"llama", {"--arch", "llama"}},
+                      ArchitectureCase{"llama3", {"--arch", "llama", "--llama3-rope"}},
+                      ArchitectureCase{"qwen2", {"--arch", "qwen2"}},
+                      ArchitectureCase{"qwen3", {"--arch", "qwen3"}},
+                      ArchitectureCase{"phi3", {"--arch", "phi3"}},
+                      ArchitectureCase{"gemma2", {"--arch", "gemma2", "--sliding-window", "8"}},
+                      ArchitectureCase{"gemma3", {"--arch", "gemma3", "--sliding-window", "8"}}),
+    [](const ::testing::TestParamInfo<ArchitectureCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace tandem

@@ -40,8 +40,9 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
                                                    int64_t max_tokens, TokenCallback on_token) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
   GenerationResult result;
-  const int64_t reused =
-      std::min(CommonPrefixLength(cached_, context), static_cast<int64_t>(context.size()) - 1);
+  // (A cache whose sliding-window layers dropped the positions needed restarts from 0.)
+  const int64_t reused = cache_->ResumePoint(
+      std::min(CommonPrefixLength(cached_, context), static_cast<int64_t>(context.size()) - 1));
   // Positions below `reused` stay valid whatever Forward does, so shrink first.
   cached_.resize(reused);
   const auto prefill_start = std::chrono::steady_clock::now();

@@ -21,7 +21,9 @@ absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
                                     absl::Span<const int32_t> tokens, int64_t max_reuse,
                                     LogitsMode mode) {
   RunOutput result;
-  result.reused = std::min(CommonPrefixLength(state.cached, tokens), max_reuse);
+  // (A cache whose sliding-window layers dropped the positions needed restarts from 0.)
+  result.reused =
+      state.cache->ResumePoint(std::min(CommonPrefixLength(state.cached, tokens), max_reuse));
   // Positions below `reused` stay valid whatever Forward does, so shrink first.
   state.cached.resize(result.reused);
   if (result.reused == static_cast<int64_t>(tokens.size())) return result;
