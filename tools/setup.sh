@@ -8,6 +8,9 @@ set -euo pipefail
 # The official OpenAI client, for the HTTP API's e2e test (tests/e2e/openai_http_test.py).
 # 6.x: 7.x needs Node 22, the machines have Node 20.
 NPM_PACKAGES=(openai@6.49.0)
+# Kubernetes' OpenAPI schemas (v1.27) as validators, and the Prometheus Operator's, for the
+# manifests' test (tests/ops/k8s_schema_test.py).
+NPM_PACKAGES+=(kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.0.0)
 NPM_DIR=${TANDEM_NPM_DIR:-$HOME/.cache/tandem-npm}
 
 install_npm_packages() {
@@ -23,7 +26,8 @@ install_npm_packages() {
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "tandem setup: npm install ${missing[*]} into $NPM_DIR" >&2
   mkdir -p "$NPM_DIR"
-  npm install --prefix "$NPM_DIR" --no-audit --no-fund --no-save --silent "${missing[@]}"
+  # All of them in one install: npm prunes what an install does not name.
+  npm install --prefix "$NPM_DIR" --no-audit --no-fund --no-save --silent "${NPM_PACKAGES[@]}"
 }
 
 PACKAGES=(
@@ -35,8 +39,9 @@ PACKAGES=(
   libcpp-httplib-dev
   # Python clients, stubs and the numpy reference
   python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
-  # operations: Prometheus for the monitoring tests, curl for health checks
-  prometheus curl systemd
+  # operations: Prometheus for the monitoring tests, curl for health checks, openssl for
+  # tools/make-dev-certs.sh (TLS certificates for local runs and the mTLS tests)
+  prometheus curl systemd openssl
   # the second build
   bazel-bootstrap
 )

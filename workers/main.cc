@@ -2,12 +2,18 @@
 //               [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]
 //               [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N] [--drain-seconds S]
 //               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
+//               [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]
+//               [--health-listen HOST:PORT]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
 // evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
 // NOT_SERVING while the model loads and SERVING after; SIGTERM drains (stops accepting, finishes
 // in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
-// the port is bound.
+// the port is bound. --tls-cert/--tls-key serve TLS; with --tls-ca the worker requires mutual
+// TLS: a client (the coordinator) without a certificate signed by that CA is refused in the
+// handshake, health checks included, and with --tls-client-name only the certificate naming
+// the coordinator is taken (UNAUTHENTICATED otherwise); --health-listen then serves grpc.health.v1
+// alone in plaintext for probes that cannot present one.
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,6 +29,7 @@
 #include "services/common/logging.h"
 #include "services/common/metrics.h"
 #include "services/common/startup_signals.h"
+#include "services/common/tls_credentials.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
 
@@ -49,6 +56,17 @@ ABSL_FLAG(double, session_idle_seconds, 600,
 ABSL_FLAG(double, open_timeout_seconds, 10,
           "an Attach stream that sends no `open` this long is closed; 0: never");
 
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS; empty: plaintext");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA certificate(s): require clients to present a certificate signed by it "
+          "(mutual TLS; needs --tls-cert)");
+ABSL_FLAG(std::string, tls_client_name, "",
+          "with --tls-ca: take calls only from the client certificate with this common name "
+          "or subjectAltName (the coordinator's); empty: any certificate of the CA");
+ABSL_FLAG(std::string, health_listen, "",
+          "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
+
 namespace {
 
 int Fail(int code, const std::string& message) {
@@ -67,7 +85,9 @@ int main(int argc, char** argv) {
        "usage: tandem-worker --role draft|target --model PATH [--listen HOST:PORT]\n"
        "       [--metrics-listen HOST:PORT] [--threads N] [--kv f16|f32|i8] [--ctx N]\n"
        "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
-       "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]",
+       "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]\n"
+       "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]\n"
+       "       [--health-listen HOST:PORT]",
        "workers/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
   if (!args->empty()) return Fail(2, "unexpected argument '" + (*args)[0] + "'");
@@ -122,12 +142,27 @@ int main(int argc, char** argv) {
   if (idle < 0 || open < 0) {
     return Fail(2, "--session-idle-seconds and --open-timeout-seconds must be >= 0");
   }
+  absl::StatusOr<tandem::TlsPem> tls = tandem::ReadTlsFiles(
+      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_ca)});
+  if (!tls.ok()) return Fail(2, tls.status().ToString());
+  tandem::GrpcServerOptions server_options;
+  server_options.listen = absl::GetFlag(FLAGS_listen);
+  server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  server_options.health_listen = absl::GetFlag(FLAGS_health_listen);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      tandem::ServerCredentialsFor(*tls, absl::GetFlag(FLAGS_tls_client_name));
+  if (!credentials.ok()) return Fail(2, credentials.status().ToString());
+  server_options.credentials = *std::move(credentials);
   tandem::WorkerService service(&metrics, absl::Seconds(idle), absl::Seconds(open));
-  absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server = tandem::GrpcServer::Start(
-      {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen)}, {&service}, registry);
+  absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server =
+      tandem::GrpcServer::Start(server_options, {&service}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
-  std::printf("tandem-worker listening on %s (metrics on %d)\n", (*server)->address().c_str(),
-              (*server)->metrics_port());
+  const std::string health_line =
+      (*server)->health_port() == 0
+          ? ""
+          : " (health on " + std::to_string((*server)->health_port()) + ")";
+  std::printf("tandem-worker listening on %s (metrics on %d)%s\n", (*server)->address().c_str(),
+              (*server)->metrics_port(), health_line.c_str());
   std::fflush(stdout);
 
   // Health says NOT_SERVING until the model is loaded; a stop request meanwhile exits at once.

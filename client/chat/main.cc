@@ -2,8 +2,13 @@
 //      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
-// tandem-chat --server HOST:PORT [--timeout 600] [the same flags but --ctx, --kv, --threads,
-//      --draft: those are the workers' and the coordinator's, and refused with exit status 2]
+// tandem-chat --server HOST:PORT [--timeout 600] [--tls] [--tls-ca PEM]
+//      [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]
+//      [the same flags but --ctx, --kv, --threads, --draft: those are the workers' and the
+//      coordinator's, and refused with exit status 2]
+// With --server: --tls (or --tls-ca, the CA to trust instead of the system's) talks TLS; the
+// API key comes from --api-key-file or $TANDEM_API_KEY and travels as
+// `authorization: Bearer KEY`.
 // The sampling flags default to the one set of defaults (core/generation/sampling_defaults.h),
 // which a coordinator also applies to unset fields.
 //
@@ -14,12 +19,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -27,8 +34,10 @@
 #include "client/chat/chat_engine.h"
 #include "client/chat/remote_chat.h"
 #include "core/base/command_line.h"
-#include "core/generation/sampling_defaults.h"
 #include "core/decoder/load_report.h"
+#include "core/generation/sampling_defaults.h"
+#include "services/common/small_file.h"
+#include "services/common/tls_credentials.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
@@ -55,6 +64,12 @@ ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
+ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
+ABSL_FLAG(std::string, tls_ca, "", "with --server: TLS, trusting this PEM CA certificate");
+ABSL_FLAG(std::string, tls_cert, "", "with --server: PEM client certificate to present");
+ABSL_FLAG(std::string, tls_key, "", "with --server: PEM private key of --tls-cert");
+ABSL_FLAG(std::string, api_key_file, "",
+          "with --server: file whose first line is the API key (default: $TANDEM_API_KEY)");
 
 namespace {
 
@@ -67,7 +82,8 @@ int Fail(int code, const std::string& message) {
 std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
   // --server: the workers own their cache and threads, the coordinator its draft.
   // In-process: there is no coordinator to wait for.
-  const std::vector<std::string> remote_only = {"timeout"};
+  const std::vector<std::string> remote_only = {"timeout",  "tls",     "tls_ca",
+                                                "tls_cert", "tls_key", "api_key_file"};
   const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
   const std::vector<std::string>& refused = remote ? local_only : remote_only;
   std::string out;
@@ -94,6 +110,35 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
   std::fprintf(stderr, "%s]\n", line.c_str());
 }
 
+// The --tls* and API key flags into `remote`; false (with a message) when one is wrong.
+bool ReadRemoteSecurity(tandem::RemoteChatOptions& remote, std::string* error) {
+  const tandem::TlsFiles files = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                                  absl::GetFlag(FLAGS_tls_ca)};
+  absl::StatusOr<tandem::TlsPem> pem = tandem::ReadTlsFiles(files);
+  if (!pem.ok()) {
+    *error = std::string(pem.status().message());
+    return false;
+  }
+  if (absl::GetFlag(FLAGS_tls) || !files.ca.empty() || !files.cert.empty()) {
+    remote.credentials = tandem::TlsChannelCredentials(*pem);
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_api_key_file); !path.empty()) {
+    absl::StatusOr<std::string> text = tandem::ReadSmallFile(path, "--api-key-file", 4096);
+    if (!text.ok()) {
+      *error = std::string(text.status().message());
+      return false;
+    }
+    remote.api_key = std::string(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+    if (remote.api_key.empty()) {
+      *error = "--api-key-file '" + path + "' holds no key on its first line";
+      return false;
+    }
+  } else if (const char* env = std::getenv("TANDEM_API_KEY"); env != nullptr) {
+    remote.api_key = std::string(absl::StripAsciiWhitespace(env));
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,7 +151,8 @@ int main(int argc, char** argv) {
        "[--temp T]\n"
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
-       "       [--draft MODEL] [--draft-tokens K|auto] [--timeout S]\n"
+       "       [--draft MODEL] [--draft-tokens K|auto] [--timeout S] [--tls] [--tls-ca PEM]\n"
+       "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
        "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
        "an empty line quits. With --server, --ctx, --kv, --threads and --draft are the\n"
        "workers' and the coordinator's settings and refused; --timeout bounds each turn.",
@@ -191,6 +237,7 @@ int main(int argc, char** argv) {
     remote_options.turn_timeout = absl::Seconds(timeout);
     remote_options.connect_timeout =
         std::min(remote_options.connect_timeout, absl::Seconds(timeout));
+    if (std::string error; !ReadRemoteSecurity(remote_options, &error)) return Fail(2, error);
     absl::StatusOr<std::unique_ptr<tandem::RemoteChat>> chat =
         tandem::RemoteChat::Create(server, options, remote_options);
     if (!chat.ok()) return Fail(2, chat.status().ToString());

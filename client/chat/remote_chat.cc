@@ -68,10 +68,11 @@ absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string
   chat->options_ = options;
   chat->remote_ = remote;
   chat->address_ = address;
-  chat->stub_ =
-      v1::Generator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  chat->stub_ = v1::Generator::NewStub(grpc::CreateChannel(
+      address,
+      remote.credentials != nullptr ? remote.credentials : grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  context.set_deadline(Deadline(remote.connect_timeout));
+  chat->Prepare(context, remote.connect_timeout);
   v1::DescribeModelResponse model;
   const grpc::Status status =
       chat->stub_->DescribeModel(&context, v1::DescribeModelRequest(), &model);
@@ -90,6 +91,11 @@ RemoteChat::~RemoteChat() {
   if (!conversation_.empty()) Reset();  // frees the session's caches on the workers
 }
 
+void RemoteChat::Prepare(grpc::ClientContext& context, absl::Duration timeout) const {
+  context.set_deadline(Deadline(timeout));
+  if (!remote_.api_key.empty()) context.AddMetadata("authorization", "Bearer " + remote_.api_key);
+}
+
 void RemoteChat::NewSessionId() {
   std::random_device random;
   session_id_ = absl::StrCat("tandem-chat-", random(), random());
@@ -97,7 +103,7 @@ void RemoteChat::NewSessionId() {
 
 void RemoteChat::Reset() {
   grpc::ClientContext context;
-  context.set_deadline(Deadline(absl::Seconds(5)));
+  Prepare(context, absl::Seconds(5));
   v1::CloseSessionRequest request;
   request.set_session_id(session_id_);
   v1::CloseSessionResponse response;
@@ -135,7 +141,7 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
 absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
                                             const std::function<void(absl::string_view)>& on_text) {
   grpc::ClientContext context;
-  context.set_deadline(Deadline(remote_.turn_timeout));
+  Prepare(context, remote_.turn_timeout);
   std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
       stub_->Generate(&context, Request(user_text));
   TurnResult turn;

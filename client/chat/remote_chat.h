@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/chat/chat_engine.h"
+#include "grpcpp/security/credentials.h"
 #include "tandem/v1/generator.grpc.pb.h"
 
 namespace tandem {
@@ -28,6 +29,9 @@ namespace tandem {
 struct RemoteChatOptions {
   absl::Duration connect_timeout = absl::Seconds(10);  // Create's DescribeModel call
   absl::Duration turn_timeout = absl::Seconds(600);    // one whole Generate call
+  // TLS to the coordinator (services/common/tls_credentials.h); null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
+  std::string api_key = "";  // sent as `authorization: Bearer KEY` on every call; empty: none
 };
 
 class RemoteChat {
@@ -52,6 +56,8 @@ class RemoteChat {
   RemoteChat() = default;
   void NewSessionId();
   v1::GenerateRequest Request(absl::string_view user_text) const;
+  // Sets the deadline and the API key of a call.
+  void Prepare(grpc::ClientContext& context, absl::Duration timeout) const;
 
   ChatOptions options_;
   RemoteChatOptions remote_;

@@ -34,7 +34,7 @@ absl::StatusOr<std::string> SharedFile(absl::string_view relative) {
 
 namespace {
 
-std::string FixtureTool() {
+std::string RepoTool(const std::string& name) {
   std::vector<std::string> roots;
   if (const char* env = std::getenv("TANDEM_SOURCE_DIR"); env != nullptr && *env != '\0') {
     roots.push_back(env);
@@ -44,11 +44,11 @@ std::string FixtureTool() {
   roots.push_back(TANDEM_SOURCE_DIR);
 #endif
   for (const std::string& root : roots) {
-    std::filesystem::path tool = std::filesystem::path(root) / "tools" / "make_fixture_model";
+    std::filesystem::path tool = std::filesystem::path(root) / "tools" / name;
     std::error_code error;
     if (std::filesystem::exists(tool, error)) return tool.string();
   }
-  return "tools/make_fixture_model";
+  return "tools/" + name;
 }
 
 std::string ShellQuote(const std::string& s) {
@@ -65,13 +65,29 @@ std::string ShellQuote(const std::string& s) {
 
 }  // namespace
 
+absl::StatusOr<std::string> MakeDevCerts() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/tandem-certs-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a folder like ", pattern));
+  }
+  const std::string command = "/bin/bash " + ShellQuote(RepoTool("make-dev-certs.sh")) + " " +
+                              ShellQuote(pattern) + " 2>" + ShellQuote(pattern + "/tool.log");
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    return absl::InternalError(
+        absl::StrCat("make-dev-certs.sh failed (status ", status, "): ", command));
+  }
+  return pattern;
+}
+
 absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& args) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/tandem-fixture-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     return absl::InternalError(absl::StrCat("cannot create a folder like ", pattern));
   }
-  std::string command = "/usr/bin/python3 " + ShellQuote(FixtureTool());
+  std::string command = "/usr/bin/python3 " + ShellQuote(RepoTool("make_fixture_model"));
   for (const std::string& arg : args) command += " " + ShellQuote(arg);
   command += " --out-gguf " + ShellQuote(pattern + "/model.gguf");
   command += " --out-hf " + ShellQuote(pattern + "/hf");

@@ -24,6 +24,10 @@ absl::StatusOr<std::string> SharedFile(absl::string_view relative);
 // or the source folder configured at build time. kInternal with the tool's exit status.
 absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& args);
 
+// Runs tools/make-dev-certs.sh (found like make_fixture_model) into a fresh temporary folder
+// and returns it: ca.crt, server.crt/.key (localhost, 127.0.0.1), client.crt/.key.
+absl::StatusOr<std::string> MakeDevCerts();
+
 }  // namespace tandem::testing
 
 #endif  // TANDEM_CORE_BASE_TEST_DATA_H_

@@ -85,6 +85,11 @@ void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int3
   // Programmer invariant: the caller sizes the buffer from vocab_size().
   TANDEM_CHECK(static_cast<int64_t>(probabilities.size()) == vocab_size_);
   const double total = Filter(logits, context);
+  if (one_hot_ >= 0) {  // the same values as the division below: 1 / 1 and 0 / 1
+    std::fill(probabilities.begin(), probabilities.end(), 0.0f);
+    probabilities[one_hot_] = 1.0f;
+    return;
+  }
   for (int64_t i = 0; i < vocab_size_; ++i) {
     probabilities[i] = static_cast<float>(weights_[i] / total);
   }
@@ -148,8 +153,10 @@ double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t>
   if (greedy() || logits_[best] == -kInfinity) {
     std::fill(weights_.begin(), weights_.end(), 0.0f);
     weights_[best] = 1.0f;
+    one_hot_ = best;
     return 1.0;
   }
+  one_hot_ = -1;
   Weigh(best);
   std::iota(order_.begin(), order_.end(), 0);
   int64_t kept = TopK();

@@ -133,6 +133,7 @@ class Sampler {
   std::vector<float> logits_;   // [vocab] penalised logits
   std::vector<float> weights_;  // [vocab] exp((logit - best) / T), 0 when filtered
   std::vector<int32_t> order_;  // [vocab] candidate ids; kept ones first
+  int64_t one_hot_ = -1;        // after Filter: the only candidate (greedy), else -1
 };
 
 }  // namespace tandem

@@ -4,7 +4,7 @@
 #
 # usage: tandem-local.sh start --target MODEL [--draft MODEL] [--dir RUNDIR] [--threads N]
 #                              [--draft-tokens N|auto] [--worker-arg ARG]... [--coordinator-arg ARG]...
-#                              [--timeout S]
+#                              [--timeout S] [--tls]
 #        tandem-local.sh stop   [--dir RUNDIR] [--timeout S]
 #        tandem-local.sh status [--dir RUNDIR]
 #
@@ -12,6 +12,10 @@
 #   coordinator.addr (HOST:PORT to give clients), NAME.addr, NAME.metrics (HOST:PORT of
 #   /metrics), NAME.pid, NAME.log (stderr), NAME.out (stdout) for NAME in target, draft,
 #   coordinator. If anything fails it stops what it started and exits 1 with the log's tail.
+# --tls: mutual TLS between the coordinator and the workers, TLS on the coordinator and an API
+#   key: certificates from tools/make-dev-certs.sh in RUNDIR/tls (ca.crt for clients), the key
+#   in RUNDIR/tls/api-key (clients send "authorization: Bearer KEY"), the coordinator's keys
+#   file RUNDIR/tls/api-keys (edit it, then SIGHUP the coordinator to reread it).
 # stop sends SIGTERM (the processes drain), waits up to --timeout seconds (default 20), then
 #   SIGKILLs what is left. status prints one line per process; exit 0 when all are SERVING.
 # Exit 2 on bad arguments. Binaries come from $TANDEM_BIN (default: build/bin of this checkout,
@@ -25,6 +29,7 @@ python=${TANDEM_PYTHON:-/usr/bin/python3}
 health="$root/client/python/tandem_health.py"
 rundir=${TANDEM_RUN_DIR:-${TMPDIR:-/tmp}/tandem-local-$(id -u)}
 names=(target draft coordinator)
+tls_dir=""  # RUNDIR/tls when the stack runs with --tls
 
 die() { echo "tandem-local: $1" >&2; exit "${2:-1}"; }
 usage_error() { die "$1 (see --help)" 2; }
@@ -113,13 +118,33 @@ await_startup() {
   echo "127.0.0.1:${port:-0}" >"$rundir/$name.metrics"
 }
 
+# The health checker's TLS flags: the CA and the client certificate (workers require it).
+health_tls=()
+use_tls_dir() {
+  tls_dir=$1
+  health_tls=(--tls-ca "$tls_dir/ca.crt" --tls-cert "$tls_dir/client.crt"
+              --tls-key "$tls_dir/client.key")
+}
+
+# Makes RUNDIR/tls: dev certificates and a random API key (kept when they exist).
+make_tls() {
+  use_tls_dir "$rundir/tls"
+  if [ ! -s "$tls_dir/server.crt" ]; then
+    "$root/tools/make-dev-certs.sh" "$tls_dir" 2>/dev/null || die "tools/make-dev-certs.sh failed (is openssl installed?)"
+  fi
+  if [ ! -s "$tls_dir/api-key" ]; then
+    (umask 077; openssl rand -hex 24 >"$tls_dir/api-key") || die "cannot make an API key"
+    (umask 077; cp "$tls_dir/api-key" "$tls_dir/api-keys")
+  fi
+}
+
 # Polls NAME's grpc.health.v1 until SERVING, giving up early when the process exits.
 await_serving() {
   local name=$1 timeout=$2 status="" addr pid end
   addr=$(cat "$rundir/$name.addr"); pid=$(pid_of "$name")
   end=$((SECONDS + timeout))
   while [ $SECONDS -lt $end ]; do
-    status=$("$python" "$health" --server "$addr" --wait 1 2>&1)
+    status=$("$python" "$health" --server "$addr" --wait 1 ${health_tls[@]+"${health_tls[@]}"} 2>&1)
     [ "$status" = SERVING ] && return 0
     is_ours "$pid" || { fail_with_log "$name" "$name exited while loading"; return 1; }
   done
@@ -127,7 +152,7 @@ await_serving() {
 }
 
 cmd_start() {
-  local target="" draft="" threads=2 draft_tokens="" timeout=60
+  local target="" draft="" threads=2 draft_tokens="" timeout=60 tls=0
   local -a worker_args=() coordinator_args=()
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -142,6 +167,7 @@ cmd_start() {
       --coordinator-arg) [ $# -ge 2 ] || usage_error "--coordinator-arg needs ARG"
                          coordinator_args+=("$2"); shift 2 ;;
       --timeout) [ $# -ge 2 ] || usage_error "--timeout needs S"; timeout=$2; shift 2 ;;
+      --tls) tls=1; shift ;;
       *) usage_error "start: unknown argument '$1'" ;;
     esac
   done
@@ -163,6 +189,17 @@ cmd_start() {
     is_ours "$(pid_of "$name")" && die "$name is already running from $rundir (pid $(pid_of "$name")); run 'tandem-local.sh stop --dir $rundir' first"
     rm -f "$rundir/$name".{pid,addr,metrics,out,log}
   done
+  rm -f "$rundir/tls-on"
+  local -a worker_tls=() coordinator_tls=()
+  if [ $tls = 1 ]; then
+    make_tls
+    : >"$rundir/tls-on"
+    worker_tls=(--tls-cert "$tls_dir/server.crt" --tls-key "$tls_dir/server.key"
+                --tls-ca "$tls_dir/ca.crt")
+    coordinator_tls=("${worker_tls[@]}" --worker-tls-cert "$tls_dir/client.crt"
+                     --worker-tls-key "$tls_dir/client.key" --api-keys-file "$tls_dir/api-keys")
+    worker_tls+=(--tls-client-name tandem-coordinator)  # make-dev-certs.sh's client CN
+  fi
 
   # From here on, any failure or signal stops whatever was started.
   local started=0
@@ -171,11 +208,13 @@ cmd_start() {
 
   local -a workers=(target)
   launch target "$bin/tandem-worker" --role target --model "$target" --listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --threads "$threads" ${worker_args[@]+"${worker_args[@]}"}
+    --metrics-listen 127.0.0.1:0 --threads "$threads" ${worker_tls[@]+"${worker_tls[@]}"} \
+    ${worker_args[@]+"${worker_args[@]}"}
   if [ -n "$draft" ]; then
     workers+=(draft)
     launch draft "$bin/tandem-worker" --role draft --model "$draft" --listen 127.0.0.1:0 \
-      --metrics-listen 127.0.0.1:0 --threads "$threads" ${worker_args[@]+"${worker_args[@]}"}
+      --metrics-listen 127.0.0.1:0 --threads "$threads" ${worker_tls[@]+"${worker_tls[@]}"} \
+      ${worker_args[@]+"${worker_args[@]}"}
   fi
   for name in "${workers[@]}"; do
     await_startup "$name" "$timeout" || exit 1
@@ -188,7 +227,8 @@ cmd_start() {
                   --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0)
   [ -z "$draft" ] || coord+=(--draft "$(cat "$rundir/draft.addr")")
   [ -z "$draft_tokens" ] || coord+=(--draft-tokens "$draft_tokens")
-  launch coordinator "${coord[@]}" ${coordinator_args[@]+"${coordinator_args[@]}"}
+  launch coordinator "${coord[@]}" ${coordinator_tls[@]+"${coordinator_tls[@]}"} \
+    ${coordinator_args[@]+"${coordinator_args[@]}"}
   await_startup coordinator "$timeout" || exit 1
   await_serving coordinator "$timeout" || exit 1
 
@@ -199,6 +239,7 @@ cmd_start() {
     echo "tandem-local: $name pid $(pid_of "$name") on $(cat "$rundir/$name.addr")" \
          "(metrics $(cat "$rundir/$name.metrics"))" >&2
   done
+  [ -z "$tls_dir" ] || echo "tandem-local: TLS: trust $tls_dir/ca.crt; API key in $tls_dir/api-key" >&2
   echo "tandem-local: ready; coordinator at $(cat "$rundir/coordinator.addr") (in $rundir/coordinator.addr)" >&2
   cat "$rundir/coordinator.addr"
 }
@@ -226,11 +267,13 @@ cmd_status() {
     esac
   done
   local name pid state all=0 seen=0
+  [ ! -f "$rundir/tls-on" ] || use_tls_dir "$rundir/tls"
   for name in "${names[@]}"; do
     pid=$(pid_of "$name") || continue
     seen=1
     if is_ours "$pid"; then
-      state=$("$python" "$health" --server "$(cat "$rundir/$name.addr" 2>/dev/null)" 2>&1)
+      state=$("$python" "$health" --server "$(cat "$rundir/$name.addr" 2>/dev/null)" \
+              ${health_tls[@]+"${health_tls[@]}"} 2>&1)
     else
       state=stopped
     fi

@@ -58,7 +58,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // gRPC turns SO_REUSEPORT on by default: a second process on a busy port would then bind
   // too and take a share of the connections. Off, the bind fails and we say so.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(
+      options.listen,
+      options.credentials != nullptr ? options.credentials : grpc::InsecureServerCredentials(),
+      &server->port_);
   AddReflectionV1(&builder);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
@@ -72,6 +75,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen, " (address in use or invalid?)"));
+  }
+  if (!options.health_listen.empty()) {
+    ASSIGN_OR_RETURN(server->health_listener_, HealthListener::Start(options.health_listen));
+    server->health_listener_->SetServingStatus(kLivenessService, true);
   }
   server->SetServing(false);
   if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
@@ -98,12 +105,17 @@ GrpcServer::~GrpcServer() {
 
 std::string GrpcServer::address() const { return absl::StrCat(host_, ":", port_); }
 
+int GrpcServer::health_port() const {
+  return health_listener_ == nullptr ? 0 : health_listener_->port();
+}
+
 void GrpcServer::SetServing(bool serving) {
   std::lock_guard<std::mutex> lock(health_mutex_);
   if (server_ == nullptr || drained_) return;
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus("", serving);
   }
+  if (health_listener_ != nullptr) health_listener_->SetServingStatus("", serving);
 }
 
 void GrpcServer::Drain(absl::Duration timeout) {
@@ -113,9 +125,11 @@ void GrpcServer::Drain(absl::Duration timeout) {
     if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
       health->SetServingStatus("", false);
     }
+    if (health_listener_ != nullptr) health_listener_->SetServingStatus("", false);
     drained_ = true;
   }
   if (drain_notice_ > absl::ZeroDuration()) absl::SleepFor(drain_notice_);
+  if (health_listener_ != nullptr) health_listener_->Shutdown(absl::ZeroDuration());
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
   server_->Wait();

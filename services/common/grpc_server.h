@@ -1,8 +1,10 @@
 // Runs a gRPC server the way every Tandem process does: the given services plus standard
 // health checking (grpc.health.v1) and server reflection (grpc.reflection.v1 and v1alpha,
 // both able to describe grpc.health.v1), an optional Prometheus /metrics endpoint, and a
-// graceful drain. A busy port is refused (SO_REUSEPORT is off: a second process never shares
-// a port with the first), the gRPC port and the metrics port alike.
+// graceful drain; TLS or mutual TLS when given credentials (tls_credentials.h), and a
+// plaintext health-only port when asked (health_listener.h). A busy port is refused
+// (SO_REUSEPORT is off: a second process never shares a port with the first), the gRPC port
+// and the metrics port alike.
 //
 //   ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}, registry));
 //   server->SetServing(true);             // after the model has loaded
@@ -21,16 +23,23 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/impl/codegen/service_type.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "services/common/health_listener.h"
 
 namespace tandem {
 
 struct GrpcServerOptions {
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   std::string metrics_listen;          // empty: no /metrics endpoint
-  int max_message_bytes = 64 << 20;    // vocabularies travel in Describe
+  // A plaintext port serving only grpc.health.v1 (health_listener.h), for probes that cannot
+  // speak TLS; empty: none.
+  std::string health_listen = "";
+  int max_message_bytes = 64 << 20;  // vocabularies travel in Describe
+  // TLS or mutual TLS of the gRPC listener (tls_credentials.h); null: plaintext.
+  std::shared_ptr<grpc::ServerCredentials> credentials = nullptr;
   // How long Drain reports NOT_SERVING before it closes the listener, so that health checkers
   // (a load balancer, a readiness probe) see the drain instead of a refused connection.
   absl::Duration drain_notice = absl::ZeroDuration();
@@ -47,6 +56,7 @@ class GrpcServer {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }  // 0 without metrics
+  int health_port() const;                            // 0 without health_listen
   std::string address() const;                        // host:port actually bound
 
   // The overall health status (service ""), NOT_SERVING until set. Ignored once Drain began
@@ -71,6 +81,7 @@ class GrpcServer {
   int metrics_port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<HealthListener> health_listener_;  // null without health_listen
   absl::Duration drain_notice_;
   std::mutex health_mutex_;  // orders SetServing against the start of Drain
   bool drained_ = false;     // guarded by health_mutex_

@@ -31,6 +31,19 @@ void AdmissionQueue::Report() const {
   if (on_waiting_) on_waiting_(static_cast<int>(waiting_.size()));
 }
 
+int AdmissionQueue::capacity() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capacity_;
+}
+
+void AdmissionQueue::SetCapacity(int capacity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = std::max(capacity, 1);
+  }
+  changed_.notify_all();  // those in line may start now
+}
+
 int AdmissionQueue::running() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return running_;

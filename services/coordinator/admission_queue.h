@@ -46,7 +46,10 @@ class AdmissionQueue {
   // `deadline` passes first; kCancelled when `cancelled()` (polled every 20 ms) says so.
   absl::StatusOr<Ticket> Admit(absl::Time deadline, const std::function<bool()>& cancelled);
 
-  int capacity() const { return capacity_; }
+  int capacity() const;
+  // Target replicas came or went: `capacity` (>= 1) from now on; running requests above it
+  // finish, and no new one starts until they are below.
+  void SetCapacity(int capacity);
   int running() const;
   int waiting() const;
 
@@ -56,7 +59,7 @@ class AdmissionQueue {
   void Leave(uint64_t id);
   void Report() const;  // calls on_waiting_ (with mutex_ held)
 
-  const int capacity_;
+  int capacity_;  // guarded by mutex_
   const int max_waiting_;
   const std::function<void(int)> on_waiting_;
   mutable std::mutex mutex_;

@@ -49,6 +49,21 @@ TEST(AdmissionQueueTest, AdmitsUpToCapacityAtOnceAndTheNextWhenOneEnds) {
   EXPECT_EQ(queue.waiting(), 0);
 }
 
+TEST(AdmissionQueueTest, ACapacityThatGrowsAdmitsWaitersAndOneThatShrinksHoldsNewOnes) {
+  AdmissionQueue queue(1, 4);
+  ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket a, queue.Admit(In(absl::Seconds(1)), kNever));
+  std::thread second([&] { EXPECT_OK(queue.Admit(In(absl::Seconds(10)), kNever).status()); });
+  AwaitWaiting(queue, 1);
+  queue.SetCapacity(2);  // a target replica joined: the waiter starts with `a` still running
+  second.join();
+  EXPECT_EQ(queue.capacity(), 2);
+  ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket b, queue.Admit(In(absl::Seconds(1)), kNever));
+  queue.SetCapacity(1);  // it left: both run on, a third waits for room
+  EXPECT_EQ(queue.running(), 2);
+  EXPECT_THAT(queue.Admit(In(absl::Milliseconds(50)), kNever),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
 TEST(AdmissionQueueTest, WaitersAreAdmittedInArrivalOrder) {
   AdmissionQueue queue(1, 8);
   auto holder = std::make_unique<AdmissionQueue::Ticket>();

@@ -30,17 +30,7 @@ std::string Outcome(const absl::Status& status) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options,
-                                                                 CoordinatorMetrics* metrics) {
-  std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-  for (const std::string& a : options.targets) {
-    targets.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
-  }
-  for (const std::string& a : options.drafts) {
-    drafts.push_back(std::make_unique<WorkerClient>(a, options.worker_client));
-  }
-  return Create(options, std::move(targets), std::move(drafts), metrics);
-}
+// Create(options, metrics): coordinator_discovery.cc.
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
@@ -64,11 +54,19 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   return c;
 }
 
+Coordinator::~Coordinator() {
+  if (targets_ != nullptr) targets_->StopDiscovery();
+  if (drafts_ != nullptr) drafts_->StopDiscovery();
+}
+
 absl::Status Coordinator::Init() {
   ASSIGN_OR_RETURN(
       v1::DescribeResponse target,
       targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
   target_info_ = target.model();
+  // Replicas found later serve the same vocabulary, or are not used.
+  targets_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
+  drafts_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   int target_sessions = std::max(1, target.max_sessions());
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());

@@ -29,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/common/metrics.h"
+#include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
@@ -39,8 +40,12 @@
 namespace tandem {
 
 struct CoordinatorOptions {
-  std::vector<std::string> targets;  // worker addresses
+  // Worker entries (address_resolver.h): an address, or a DNS name whose addresses are the
+  // replicas, re-resolved every resolve_interval by `resolver` (null: getaddrinfo).
+  std::vector<std::string> targets;
   std::vector<std::string> drafts;
+  std::shared_ptr<AddressResolver> resolver;
+  absl::Duration resolve_interval = absl::Seconds(10);
   int32_t default_draft_tokens = 4;
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
@@ -74,6 +79,7 @@ class Coordinator {
   static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
       const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
       std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics);
+  ~Coordinator();  // stops re-resolving the workers first
 
   // Runs a request, calling `write` with each delta and then the final message; `cancelled`
   // is polled between rounds and while queued; `deadline` (the client's, capped by

@@ -1,10 +1,13 @@
 // tandem.v1.Generator: thin gRPC handlers over a Coordinator. Each Generate ends with one
 // log line (request_log.h); errors reach the client without internal names (public_status.h).
+// With API keys (--api-keys-file), every call must carry `authorization: Bearer KEY`
+// metadata, or it is UNAUTHENTICATED before any work (health and reflection stay open).
 //
 // Thread-safe: gRPC calls the handlers on its own threads.
 #ifndef TANDEM_SERVICES_COORDINATOR_GENERATOR_SERVICE_H_
 #define TANDEM_SERVICES_COORDINATOR_GENERATOR_SERVICE_H_
 
+#include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
 #include "tandem/v1/generator.grpc.pb.h"
 
@@ -12,7 +15,9 @@ namespace tandem {
 
 class GeneratorService final : public v1::Generator::Service {
  public:
-  explicit GeneratorService(Coordinator* coordinator) : coordinator_(coordinator) {}
+  // `keys` (may be null: no authentication) must outlive the service.
+  explicit GeneratorService(Coordinator* coordinator, const ApiKeys* keys = nullptr)
+      : coordinator_(coordinator), keys_(keys) {}
 
   grpc::Status Generate(grpc::ServerContext* context, const v1::GenerateRequest* request,
                         grpc::ServerWriter<v1::GenerateResponse>* writer) override;
@@ -25,8 +30,11 @@ class GeneratorService final : public v1::Generator::Service {
 
  private:
   grpc::Status Public(const absl::Status& status) const;
+  // OK, or UNAUTHENTICATED when keys are required and the call's metadata has no valid one.
+  grpc::Status Authenticate(const grpc::ServerContext* context) const;
 
   Coordinator* coordinator_;
+  const ApiKeys* keys_;
 };
 
 }  // namespace tandem

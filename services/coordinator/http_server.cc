@@ -43,6 +43,12 @@ absl::Status SplitAddress(const std::string& address, std::string* host, int* po
   return absl::OkStatus();
 }
 
+// HTTPS with a certificate, plain HTTP without.
+std::unique_ptr<httplib::Server> NewServer(const HttpServerOptions& options) {
+  if (options.tls_cert.empty()) return std::make_unique<httplib::Server>();
+  return std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+}
+
 // Counts one generation as running while it lives.
 class InFlight {
  public:
@@ -95,6 +101,9 @@ class HttpServer::Impl {
 
  private:
   void Routes();
+  // 401 before routing (and before the body is read) without a valid key.
+  httplib::Server::HandlerResponse Authenticate(const httplib::Request& req,
+                                                httplib::Response& res) const;
   void Generate(const httplib::Request& req, httplib::Response& res, OpenAiEndpoint endpoint);
   void Complete(const OpenAiRequest& request, const OpenAiReply& reply, httplib::Response& res);
   // `in_flight` lives as long as the stream.
@@ -123,13 +132,19 @@ class HttpServer::Impl {
   std::atomic<bool> draining_{false};
   // Generations running (shared with the streams, which may end after a handler returns).
   std::shared_ptr<std::atomic<int>> in_flight_ = std::make_shared<std::atomic<int>>(0);
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> owned_server_ = NewServer(options_);  // or an SSLServer
+  httplib::Server& server_ = *owned_server_;
 };
 
 absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   const size_t threads =
       options_.threads > 0 ? options_.threads : coordinator_->max_concurrent_requests() + 8;
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  if (!server_.is_valid()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot serve HTTPS with --tls-cert '",
+                                                   options_.tls_cert, "' and --tls-key '",
+                                                   options_.tls_key, "' (not a matching pair?)"));
+  }
   server_.set_payload_max_length(options_.max_body_bytes);
   Routes();
   int bound = -1;
@@ -169,7 +184,22 @@ void HttpServer::Impl::Error(httplib::Response& res, const absl::Status& status,
   res.set_content(HttpErrorBody(error), kJson);
 }
 
+httplib::Server::HandlerResponse HttpServer::Impl::Authenticate(const httplib::Request& req,
+                                                                httplib::Response& res) const {
+  if (options_.api_keys == nullptr || req.path == "/health") {
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+  const absl::Status allowed = options_.api_keys->Check(req.get_header_value("Authorization"));
+  if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
+  Error(res, allowed);
+  res.set_header("WWW-Authenticate", "Bearer");
+  return httplib::Server::HandlerResponse::Handled;
+}
+
 void HttpServer::Impl::Routes() {
+  server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return Authenticate(req, res);
+  });
   server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
     Generate(req, res, OpenAiEndpoint::kChatCompletions);
   });

@@ -10,6 +10,10 @@
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
 //
+// With tls_cert/tls_key it serves HTTPS (cpp-httplib's SSLServer over OpenSSL). With API
+// keys, every route but GET /health needs `Authorization: Bearer KEY`, or it is 401 before
+// the body is read.
+//
 // Errors are OpenAI's {"error": {...}} with the status http_error.h maps; messages hide
 // worker addresses and model paths (public_status.h). Every request logs one line
 // (request_log.h). Bodies over max_body_bytes are 413, before any parsing.
@@ -25,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/request_limits.h"
 
@@ -38,6 +43,9 @@ struct HttpServerOptions {
   RequestLimits limits;                // the coordinator's (--max-prompt-bytes, ...)
   size_t max_body_bytes = 4 << 20;     // --max-message-bytes
   int threads = 0;                     // 0: the coordinator's concurrent requests + 8
+  std::string tls_cert = "";           // PEM certificate chain and key files: HTTPS; empty:
+  std::string tls_key = "";            // plain HTTP
+  const ApiKeys* api_keys = nullptr;   // null: no authentication; must outlive the server
 };
 
 class HttpServer {

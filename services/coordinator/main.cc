@@ -13,8 +13,16 @@
 // SIGTERM reports NOT_SERVING for --drain-notice-seconds, drains and exits.
 // --http-listen HOST:PORT also serves the OpenAI-compatible HTTP API (http_server.h); off by
 // default, and like every listener it binds only the address given (loopback in examples).
+// --tls-cert/--tls-key serve gRPC and HTTP over TLS; --tls-ca makes the worker channels TLS,
+// verifying the workers' certificates against that CA and presenting --worker-tls-cert/-key
+// to workers that require mutual TLS. --api-keys-file requires `authorization: Bearer KEY`
+// of every client (gRPC metadata or HTTP header; health stays open), reread on SIGHUP.
+// --health-listen serves grpc.health.v1 alone in plaintext, for probes that cannot do TLS.
 // Prints "tandem-coordinator listening on HOST:PORT (metrics on M)" once the port is bound,
 // followed by " (http on HOST:PORT)" when HTTP is on.
+// An ADDR that is a DNS name (dns:///NAME:PORT, or NAME:PORT) stands for every address it
+// resolves to, each a replica, re-resolved every --resolve-interval-seconds: behind a
+// Kubernetes headless Service, sessions spread over the pods and follow them as they change.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -22,13 +30,17 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/base/command_line.h"
+#include "core/base/status_macros.h"
 #include "services/common/grpc_server.h"
 #include "services/common/logging.h"
 #include "services/common/metrics.h"
 #include "services/common/port_probe.h"
+#include "services/common/reload_signal.h"
 #include "services/common/startup_signals.h"
+#include "services/common/tls_credentials.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
 #include "services/coordinator/http_server.h"
@@ -81,7 +93,23 @@ ABSL_FLAG(double, failover_wait_seconds, 30,
 ABSL_FLAG(double, request_timeout_seconds, 600, "deadline of a request whose client sets none");
 ABSL_FLAG(double, health_interval_ms, 500, "how often each worker's health is probed");
 ABSL_FLAG(double, health_timeout_ms, 1000, "deadline of a worker health probe");
+ABSL_FLAG(double, resolve_interval_seconds, 10,
+          "how often --target/--draft DNS names are re-resolved (pods that come and go)");
 ABSL_FLAG(double, keepalive_seconds, 10, "keepalive ping interval on worker channels");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve gRPC and HTTP over TLS; empty: plaintext");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA certificate(s): talk to the workers over TLS, verifying their certificates "
+          "against it; empty: plaintext to the workers");
+ABSL_FLAG(std::string, worker_tls_cert, "",
+          "PEM client certificate shown to workers that require mutual TLS (needs --tls-ca)");
+ABSL_FLAG(std::string, worker_tls_key, "", "PEM private key of --worker-tls-cert");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "API keys, one per line, reread on SIGHUP: clients must send 'authorization: Bearer "
+          "KEY'; empty: no authentication");
+ABSL_FLAG(std::string, health_listen, "",
+          "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 ABSL_FLAG(int, v, 0, "log verbosity: 1 logs each session, 2 each worker call (to stderr)");
 
 namespace {
@@ -111,6 +139,7 @@ bool ReadDeadlineFlags(tandem::CoordinatorOptions& o, std::string* error) {
   o.failover_wait = Sec(FLAGS_failover_wait_seconds);
   o.max_request_time = Sec(FLAGS_request_timeout_seconds);
   o.worker_client.keepalive_time = Sec(FLAGS_keepalive_seconds);
+  o.resolve_interval = Sec(FLAGS_resolve_interval_seconds);
   const absl::Status valid = tandem::ValidateDraftDeadlineOptions(d);
   if (!valid.ok()) {
     *error = std::string(valid.message());
@@ -119,14 +148,44 @@ bool ReadDeadlineFlags(tandem::CoordinatorOptions& o, std::string* error) {
   const absl::Duration zero = absl::ZeroDuration();
   if (o.pool.backoff.initial <= zero || o.pool.backoff.max < o.pool.backoff.initial ||
       o.pool.probe_interval <= zero || o.pool.probe_timeout <= zero || o.target_timeout <= zero ||
-      o.failover_wait < zero || o.max_request_time <= zero ||
+      o.failover_wait < zero || o.max_request_time <= zero || o.resolve_interval <= zero ||
       o.worker_client.keepalive_time < absl::Seconds(1)) {
     *error =
-        "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds "
-        "must be > 0 (backoff max >= backoff, keepalive >= 1 s, failover wait >= 0)";
+        "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds, "
+        "--resolve-interval-seconds must be > 0 (backoff max >= backoff, keepalive >= 1 s, "
+        "failover wait >= 0)";
     return false;
   }
   return true;
+}
+
+// The TLS and API key flags: the listeners' credentials, the worker channels', the keys.
+struct Security {
+  std::shared_ptr<grpc::ServerCredentials> server;
+  std::unique_ptr<tandem::ApiKeys> keys;  // null without --api-keys-file
+};
+
+absl::StatusOr<Security> ReadSecurityFlags(tandem::CoordinatorOptions& options) {
+  Security security;
+  ASSIGN_OR_RETURN(
+      const tandem::TlsPem served,
+      tandem::ReadTlsFiles({absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), ""}));
+  ASSIGN_OR_RETURN(security.server, tandem::ServerCredentialsFor(served));
+  ASSIGN_OR_RETURN(tandem::TlsPem workers,
+                   tandem::ReadTlsFiles({absl::GetFlag(FLAGS_worker_tls_cert),
+                                         absl::GetFlag(FLAGS_worker_tls_key), ""},
+                                        "--worker-tls-"));
+  ASSIGN_OR_RETURN(const tandem::TlsPem ca,
+                   tandem::ReadTlsFiles({"", "", absl::GetFlag(FLAGS_tls_ca)}));
+  if (!workers.cert.empty() && ca.ca.empty()) {
+    return absl::InvalidArgumentError("--worker-tls-cert needs --tls-ca");
+  }
+  workers.ca = ca.ca;
+  options.worker_client.credentials = tandem::ChannelCredentialsFor(workers);
+  if (const std::string path = absl::GetFlag(FLAGS_api_keys_file); !path.empty()) {
+    ASSIGN_OR_RETURN(security.keys, tandem::ApiKeys::Load(path));
+  }
+  return security;
 }
 
 }  // namespace
@@ -145,6 +204,8 @@ int main(int argc, char** argv) {
        "       [--target-timeout-seconds S] [--failover-wait-seconds S]\n"
        "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X]\n"
        "       [--draft-backoff-ms MS] [--health-interval-ms MS] [--drain-notice-seconds S]\n"
+       "       [--tls-cert PEM --tls-key PEM] [--tls-ca PEM [--worker-tls-cert PEM\n"
+       "       --worker-tls-key PEM]] [--api-keys-file FILE] [--health-listen HOST:PORT]\n"
        "       (--help lists all)",
        "services/coordinator/main.cc"});
   if (!args.ok()) return Fail(2, std::string(args.status().message()));
@@ -186,6 +247,22 @@ int main(int argc, char** argv) {
   }
   if (std::string error; !ReadDeadlineFlags(options, &error)) return Fail(2, error);
   if (absl::GetFlag(FLAGS_http_threads) < 0) return Fail(2, "--http-threads must be >= 0");
+  // Before any thread starts (gRPC's credentials start some): SIGHUP then reaches only the
+  // watcher below instead of ending the process.
+  if (!absl::GetFlag(FLAGS_api_keys_file).empty()) tandem::BlockReloadSignal();
+  absl::StatusOr<Security> security = ReadSecurityFlags(options);
+  if (!security.ok()) return Fail(2, security.status().ToString());
+  std::unique_ptr<tandem::ReloadOnSignal> reload;  // SIGHUP rereads the API keys
+  if (security->keys != nullptr) {
+    tandem::ApiKeys* keys = security->keys.get();
+    reload = std::make_unique<tandem::ReloadOnSignal>([keys] {
+      const absl::Status reloaded = keys->Reload();
+      const std::string line =
+          reloaded.ok() ? absl::StrCat(keys->size(), " API keys from ", keys->path())
+                        : absl::StrCat("keeping the API keys in force: ", reloaded.ToString());
+      std::fprintf(stderr, "tandem-coordinator: SIGHUP: %s\n", line.c_str());
+    });
+  }
   if (const std::string http = absl::GetFlag(FLAGS_http_listen); !http.empty()) {
     if (absl::Status valid = tandem::CheckHttpListen(http); !valid.ok()) {
       return Fail(2, std::string(valid.message()));
@@ -202,7 +279,7 @@ int main(int argc, char** argv) {
   // ones now, not then.
   for (const std::string& address :
        {absl::GetFlag(FLAGS_listen), absl::GetFlag(FLAGS_metrics_listen),
-        absl::GetFlag(FLAGS_http_listen)}) {
+        absl::GetFlag(FLAGS_http_listen), absl::GetFlag(FLAGS_health_listen)}) {
     if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
       return Fail(2, free.ToString());
     }
@@ -212,12 +289,14 @@ int main(int argc, char** argv) {
       tandem::Coordinator::Create(options, &metrics);
   if (!created.ok()) return Fail(2, created.status().ToString());
   coordinator = *std::move(created);
-  service = std::make_unique<tandem::GeneratorService>(coordinator.get());
+  service = std::make_unique<tandem::GeneratorService>(coordinator.get(), security->keys.get());
   tandem::GrpcServerOptions server_options;
   server_options.listen = absl::GetFlag(FLAGS_listen);
   server_options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  server_options.health_listen = absl::GetFlag(FLAGS_health_listen);
   server_options.drain_notice = Sec(FLAGS_drain_notice_seconds);
   server_options.max_message_bytes = max_message;  // clients send prompts, not vocabularies
+  server_options.credentials = security->server;
   server = tandem::GrpcServer::Start(server_options, {service.get()}, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
   std::unique_ptr<tandem::HttpServer> http;
@@ -228,11 +307,17 @@ int main(int argc, char** argv) {
     http_options.limits = options.limits;
     http_options.max_body_bytes = static_cast<size_t>(max_message);
     http_options.threads = absl::GetFlag(FLAGS_http_threads);
+    http_options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+    http_options.tls_key = absl::GetFlag(FLAGS_tls_key);
+    http_options.api_keys = security->keys.get();
     absl::StatusOr<std::unique_ptr<tandem::HttpServer>> started =
         tandem::HttpServer::Start(http_options, coordinator.get());
     if (!started.ok()) return Fail(2, started.status().ToString());
     http = *std::move(started);
     http_line = " (http on " + http->address() + ")";
+  }
+  if ((*server)->health_port() != 0) {
+    http_line += " (health on " + std::to_string((*server)->health_port()) + ")";
   }
   std::printf("tandem-coordinator listening on %s (metrics on %d)%s\n",
               (*server)->address().c_str(), (*server)->metrics_port(), http_line.c_str());

@@ -34,6 +34,7 @@ grpc::ChannelArguments WorkerChannelArguments(const WorkerClientOptions& options
   // A restarted worker is retried soon, not after the default back-off of up to 2 minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  if (!options.authority.empty()) args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, options.authority);
   return args;
 }
 
@@ -104,7 +105,10 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
 
 WorkerClient::WorkerClient(std::string address, const WorkerClientOptions& options)
     : WorkerClient(address,
-                   grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                   grpc::CreateCustomChannel(address,
+                                             options.credentials != nullptr
+                                                 ? options.credentials
+                                                 : grpc::InsecureChannelCredentials(),
                                              WorkerChannelArguments(options)),
                    options) {}
 

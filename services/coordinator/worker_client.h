@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "services/coordinator/call_timer.h"
 #include "tandem/v1/worker.grpc.pb.h"
@@ -30,9 +31,14 @@ struct WorkerClientOptions {
   absl::Duration close_timeout = absl::Seconds(2);   // draining a stream when it closes
   absl::Duration keepalive_time = absl::Seconds(10);
   absl::Duration keepalive_timeout = absl::Seconds(5);
+  // TLS or mutual TLS to the workers (tls_credentials.h); null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
+  // The name the worker is known by when it is dialled by address (a headless Service's
+  // pod IPs): sent as :authority and checked against its TLS certificate. "": the address.
+  std::string authority;
 };
 
-// The channel arguments of a worker channel: message size and keepalive.
+// The channel arguments of a worker channel: message size, keepalive and authority.
 grpc::ChannelArguments WorkerChannelArguments(const WorkerClientOptions& options);
 
 class WorkerStream {

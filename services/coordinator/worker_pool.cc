@@ -4,12 +4,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "glog/logging.h"
 
 namespace tandem {
 
 ReplicaLease::ReplicaLease(WorkerPool* pool, size_t index) : pool_(pool), index_(index) {
   absl::MutexLock lock(&pool_->mutex_);
   ++pool_->replicas_[index_]->pinned;
+}
+
+ReplicaLease ReplicaLease::Adopt(WorkerPool* pool, size_t index) {
+  ReplicaLease lease;
+  lease.pool_ = pool;
+  lease.index_ = index;
+  return lease;
 }
 
 ReplicaLease& ReplicaLease::operator=(ReplicaLease&& other) noexcept {
@@ -32,10 +40,12 @@ void ReplicaLease::Release() {
 WorkerPool::WorkerPool(std::vector<std::unique_ptr<WorkerClient>> clients,
                        const WorkerPoolOptions& options)
     : options_(options) {
+  absl::MutexLock lock(&mutex_);
   for (auto& c : clients) replicas_.push_back(std::make_unique<Replica>(std::move(c), options_));
 }
 
 WorkerPool::~WorkerPool() {
+  discovery_.reset();
   {
     absl::MutexLock lock(&mutex_);
     stopping_ = true;
@@ -43,9 +53,94 @@ WorkerPool::~WorkerPool() {
   if (poller_.joinable()) poller_.join();
 }
 
+size_t WorkerPool::size() const {
+  absl::MutexLock lock(&mutex_);
+  return replicas_.size();
+}
+
+size_t WorkerPool::members() const {
+  absl::MutexLock lock(&mutex_);
+  return std::count_if(replicas_.begin(), replicas_.end(), [](const auto& r) { return r->member; });
+}
+
+WorkerPool::Replica& WorkerPool::At(size_t i) const {
+  absl::MutexLock lock(&mutex_);
+  return *replicas_[i];  // a Replica is never moved nor destroyed before the pool
+}
+
+void WorkerPool::SetRequiredFingerprint(const std::string& fingerprint) {
+  absl::MutexLock lock(&mutex_);
+  fingerprint_ = fingerprint;
+}
+
+void WorkerPool::SetMembers(const std::vector<std::string>& addresses,
+                            const ClientFactory& make_client) {
+  std::vector<std::string> added = addresses;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (const auto& r : replicas_) {
+      const bool listed =
+          std::find(addresses.begin(), addresses.end(), r->address) != addresses.end();
+      if (r->member && !listed) {
+        LOG(WARNING) << "worker " << r->address << " is no longer listed: retired";
+        r->ready = false;  // a retired replica is probed again only once it is listed again
+      }
+      r->member = listed;
+      added.erase(std::remove(added.begin(), added.end(), r->address), added.end());
+    }
+  }
+  for (const std::string& address : added) {
+    if (size() >= options_.max_replicas) {
+      LOG(ERROR) << "worker " << address << " not added: the pool already had "
+                 << options_.max_replicas << " replicas";
+      break;
+    }
+    auto replica = std::make_unique<Replica>(make_client(address), options_);
+    Probe(*replica);  // joins ready when it answers now, else with a later probe
+    LOG(INFO) << "worker " << address << " added" << (replica->ready ? "" : " (not ready yet)");
+    absl::MutexLock lock(&mutex_);
+    replicas_.push_back(std::move(replica));
+  }
+  Notify();
+}
+
+void WorkerPool::Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client,
+                          std::function<void()> after) {
+  discovery_ = std::move(discovery);
+  discovery_->Start([this, make_client = std::move(make_client),
+                     after = std::move(after)](const std::vector<std::string>& addresses) {
+    SetMembers(addresses, make_client);
+    if (after) after();
+  });
+}
+
+void WorkerPool::StopDiscovery() { discovery_.reset(); }
+
+int WorkerPool::SessionCapacity() const {
+  absl::MutexLock lock(&mutex_);
+  int sessions = 0;
+  for (const auto& r : replicas_) {
+    if (r->member && !r->refused) sessions += r->max_sessions;
+  }
+  return sessions;
+}
+
 void WorkerPool::StartWatching() {
-  if (poller_.joinable() || replicas_.empty()) return;
+  if (poller_.joinable() || size() == 0) return;
+  ProbeMembers();  // the loads are known before the first Pick, not a thread start later
   poller_ = std::thread([this] { Poll(); });
+}
+
+void WorkerPool::ProbeMembers() {
+  for (size_t i = 0; i < size(); ++i) {
+    Replica& r = At(i);
+    bool member;
+    {
+      absl::MutexLock lock(&mutex_);
+      member = r.member;
+    }
+    if (member) Probe(r);
+  }
 }
 
 void WorkerPool::SetListener(std::function<void(bool any_ready)> listener) {
@@ -68,19 +163,28 @@ void WorkerPool::Notify() {
 
 void WorkerPool::Poll() {
   while (true) {
-    for (size_t i = 0; i < replicas_.size(); ++i) Probe(i);
     Notify();
-    absl::MutexLock lock(&mutex_);
-    if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
+    }
+    ProbeMembers();
   }
 }
 
-void WorkerPool::Probe(size_t i) {
-  Replica& r = *replicas_[i];
+void WorkerPool::Probe(Replica& r) {
   absl::StatusOr<v1::DescribeResponse> d = r.client->Describe(false, options_.probe_timeout);
   absl::MutexLock lock(&mutex_);
-  r.ready = d.ok();
-  if (!d.ok()) return;
+  const bool refused =
+      d.ok() && !fingerprint_.empty() && d->model().vocabulary_fingerprint() != fingerprint_;
+  if (refused && !r.refused) {
+    LOG(ERROR) << "worker " << r.address << " serves '" << d->model().name() << "' (vocabulary "
+               << d->model().vocabulary_fingerprint() << "), not vocabulary " << fingerprint_
+               << ": not used";
+  }
+  r.refused = refused;
+  r.ready = d.ok() && !refused && r.member;
+  if (!r.ready) return;
   r.max_sessions = d->max_sessions();
   r.reported_sessions = d->active_sessions();
   r.queue_depth = d->queue_depth();
@@ -89,16 +193,18 @@ void WorkerPool::Probe(size_t i) {
 
 bool WorkerPool::Ready(size_t i) const {
   absl::MutexLock lock(&mutex_);
-  return replicas_[i]->ready;
+  return replicas_[i]->ready && replicas_[i]->member;
 }
 
 bool WorkerPool::Usable(size_t i) const {
   absl::MutexLock lock(&mutex_);
-  return replicas_[i]->ready && replicas_[i]->backoff.Allowed(absl::Now());
+  const Replica& r = *replicas_[i];
+  return r.ready && r.member && r.backoff.Allowed(absl::Now());
 }
 
 bool WorkerPool::AnyReadyLocked() const {
-  return std::any_of(replicas_.begin(), replicas_.end(), [](const auto& r) { return r->ready; });
+  return std::any_of(replicas_.begin(), replicas_.end(),
+                     [](const auto& r) { return r->ready && r->member; });
 }
 
 bool WorkerPool::AnyReady() const {
@@ -128,7 +234,8 @@ std::optional<size_t> WorkerPool::PickLocked(absl::Time now, const std::vector<b
   for (size_t j = 0; j < n; ++j) {
     const size_t i = (start + j) % n;
     const Replica& r = *replicas_[i];
-    if (!r.ready || !r.backoff.Allowed(now) || (skip != nullptr && (*skip)[i])) continue;
+    const bool skipped = skip != nullptr && i < skip->size() && (*skip)[i];
+    if (!r.ready || !r.member || !r.backoff.Allowed(now) || skipped) continue;
     const double load = LoadLocked(r);
     if (!best.has_value() || load < best_load) {
       best = i;
@@ -143,11 +250,15 @@ std::optional<size_t> WorkerPool::Pick(const std::vector<bool>* skip) {
   return PickLocked(absl::Now(), skip);
 }
 
-std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline, const std::vector<bool>* skip) {
+std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline, const std::vector<bool>* skip,
+                                           bool pin) {
   absl::MutexLock lock(&mutex_);
   while (true) {
     const absl::Time now = absl::Now();
-    if (std::optional<size_t> i = PickLocked(now, skip)) return i;
+    if (std::optional<size_t> i = PickLocked(now, skip)) {
+      if (pin) ++replicas_[*i]->pinned;
+      return i;
+    }
     if (now >= deadline || stopping_) return std::nullopt;
     // Readiness comes with the next probe and a backoff ends with time: look again soon.
     mutex_.AwaitWithDeadline(absl::Condition(&stopping_),
@@ -156,21 +267,25 @@ std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline, const std::vecto
 }
 
 absl::Status WorkerPool::OnReady(absl::Time give_up,
-                                 const std::function<absl::Status(size_t)>& call) {
+                                 const std::function<absl::Status(size_t)>& call,
+                                 ReplicaLease* lease) {
   absl::Status last = absl::UnavailableError("no replica is ready");
-  std::vector<bool> full(replicas_.size(), false);  // answered RESOURCE_EXHAUSTED this time
+  std::vector<bool> full(size(), false);  // answered RESOURCE_EXHAUSTED this time
   while (true) {
-    std::optional<size_t> i = WaitPick(give_up, &full);
+    std::optional<size_t> i = WaitPick(give_up, &full, /*pin=*/lease != nullptr);
     if (!i.has_value()) {
       if (last.code() == absl::StatusCode::kResourceExhausted) return last;
       return absl::UnavailableError(
-          absl::StrCat("no ", replicas_.size() == 1 ? "" : "other ",
+          absl::StrCat("no ", size() == 1 ? "" : "other ",
                        "worker became ready in time; last failure: ", last.message()));
     }
+    ReplicaLease pinned = lease != nullptr ? ReplicaLease::Adopt(this, *i) : ReplicaLease();
     absl::Status status = call(*i);
+    if (status.ok() && lease != nullptr) *lease = std::move(pinned);
     if (status.code() == absl::StatusCode::kResourceExhausted) {
       // Full (the reported loads are a probe old): another replica may have room; when none
       // is ready now, the worker's answer stands.
+      if (full.size() <= *i) full.resize(*i + 1, false);
       full[*i] = true;
       last = std::move(status);
       if (!Pick(&full).has_value()) return last;
@@ -191,20 +306,19 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerPool::AttachReady(const std:
                                                                       absl::Duration timeout,
                                                                       ReplicaLease* lease) {
   std::unique_ptr<WorkerStream> stream;
-  RETURN_IF_ERROR(OnReady(give_up, [&](size_t i) {
-    WorkerClient& c = client(i);
-    const absl::Duration open_timeout =
-        std::max(absl::Milliseconds(1), std::min(timeout, give_up - absl::Now()));
-    *lease = ReplicaLease(this, i);  // counted before the worker counts it (probes race)
-    absl::StatusOr<std::unique_ptr<WorkerStream>> opened =
-        c.Attach(session_id, context_size, open_timeout);
-    if (!opened.ok()) {
-      lease->Release();
-      return opened.status();
-    }
-    stream = *std::move(opened);
-    return absl::OkStatus();
-  }));
+  // Counted as the replica is picked, before the worker counts it (probes race).
+  RETURN_IF_ERROR(OnReady(
+      give_up,
+      [&](size_t i) {
+        const absl::Duration open_timeout =
+            std::max(absl::Milliseconds(1), std::min(timeout, give_up - absl::Now()));
+        absl::StatusOr<std::unique_ptr<WorkerStream>> opened =
+            client(i).Attach(session_id, context_size, open_timeout);
+        if (!opened.ok()) return opened.status();
+        stream = *std::move(opened);
+        return absl::OkStatus();
+      },
+      lease));
   return stream;
 }
 

@@ -10,6 +10,11 @@
 // retry backoff (draft_deadline.h): a draft that failed is not picked again before its
 // backoff has passed.
 //
+// The replicas may change while the pool runs (replica_discovery.h): SetMembers adds one per
+// new address (ready once its first probe answers, with the vocabulary the pool requires) and
+// retires those no longer listed: a retired replica is neither probed nor picked, and a session
+// on it moves to another at its next request. Indices stay valid for the pool's lifetime.
+//
 // Thread-safe.
 #ifndef TANDEM_SERVICES_COORDINATOR_WORKER_POOL_H_
 #define TANDEM_SERVICES_COORDINATOR_WORKER_POOL_H_
@@ -26,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/coordinator/draft_deadline.h"
+#include "services/coordinator/replica_discovery.h"
 #include "services/coordinator/worker_client.h"
 
 namespace tandem {
@@ -35,6 +41,7 @@ struct WorkerPoolOptions {
   absl::Duration probe_timeout = absl::Seconds(1);
   DraftDeadlineOptions draft_deadline;
   BackoffOptions backoff;
+  size_t max_replicas = 256;  // distinct addresses ever added; more are refused (logged)
 };
 
 class WorkerPool;
@@ -44,6 +51,8 @@ class ReplicaLease {
  public:
   ReplicaLease() = default;
   ReplicaLease(WorkerPool* pool, size_t index);
+  // Holds a place the pool already counted (WaitPick with `pin`).
+  static ReplicaLease Adopt(WorkerPool* pool, size_t index);
   ReplicaLease(ReplicaLease&& other) noexcept { *this = std::move(other); }
   ReplicaLease& operator=(ReplicaLease&& other) noexcept;
   ~ReplicaLease() { Release(); }
@@ -59,18 +68,40 @@ class ReplicaLease {
 
 class WorkerPool {
  public:
+  using ClientFactory = std::function<std::unique_ptr<WorkerClient>(const std::string& address)>;
+
   WorkerPool(std::vector<std::unique_ptr<WorkerClient>> clients, const WorkerPoolOptions& options);
-  ~WorkerPool();  // stops the poller
+  ~WorkerPool();  // stops the discovery and the poller
 
-  size_t size() const { return replicas_.size(); }
-  WorkerClient& client(size_t i) { return *replicas_[i]->client; }
+  // Replicas ever added, retired ones included.
+  size_t size() const;
+  WorkerClient& client(size_t i) { return *At(i).client; }
   // A draft's latency per position of its calls, and of its opens (which allocate a cache).
-  DraftLatency& latency(size_t i) { return replicas_[i]->latency; }
-  DraftLatency& open_latency(size_t i) { return replicas_[i]->open_latency; }
-  Backoff& backoff(size_t i) { return replicas_[i]->backoff; }
+  DraftLatency& latency(size_t i) { return At(i).latency; }
+  DraftLatency& open_latency(size_t i) { return At(i).open_latency; }
+  Backoff& backoff(size_t i) { return At(i).backoff; }
+  // Replicas listed by the last SetMembers (all, before any).
+  size_t members() const;
 
-  // Starts probing. `on_change(any_ready)` runs on the poller's thread whenever AnyReady
-  // changes (and once at start); SetListener(nullptr) stops the reports.
+  // A replica added later must serve this vocabulary to become ready ("" : any).
+  void SetRequiredFingerprint(const std::string& fingerprint);
+  // Makes the replicas those of `addresses`: a new address becomes a replica (its client made
+  // by `make_client`, probed once before it joins), a listed retired one rejoins when its
+  // next probe answers, and replicas not listed are retired.
+  void SetMembers(const std::vector<std::string>& addresses, const ClientFactory& make_client);
+  // Keeps the members current: `discovery`'s answers go to SetMembers, from its thread, each
+  // followed by `after` (may be empty).
+  void Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client,
+                std::function<void()> after = nullptr);
+  // Stops the discovery (its thread, and the `after` calls). Not concurrent with Discover.
+  void StopDiscovery();
+  // The sessions the members hold (their max_sessions at their last probe); 0 before any
+  // member answered.
+  int SessionCapacity() const;
+
+  // Probes every replica once, then keeps probing on a thread. `on_change(any_ready)` runs on the
+  // poller's thread whenever AnyReady changes (and once at start); SetListener(nullptr) stops the
+  // reports.
   void StartWatching();
   void SetListener(std::function<void(bool any_ready)> listener);
 
@@ -83,15 +114,20 @@ class WorkerPool {
   // The least-loaded ready replica whose backoff allows a call now (and not in `skip`, by
   // index); nullopt when none is.
   std::optional<size_t> Pick(const std::vector<bool>* skip = nullptr);
-  // As Pick, waiting up to `deadline` for a replica to become ready.
-  std::optional<size_t> WaitPick(absl::Time deadline, const std::vector<bool>* skip = nullptr);
+  // As Pick, waiting up to `deadline` for a replica to become ready. With `pin`, the replica
+  // chosen is counted as taken in the same step (for ReplicaLease::Adopt), so that concurrent
+  // picks spread instead of all choosing the same least-loaded one.
+  std::optional<size_t> WaitPick(absl::Time deadline, const std::vector<bool>* skip = nullptr,
+                                 bool pin = false);
 
   // Runs `call(i)` on the replica WaitPick gives. A replica that is down (kUnavailable or
   // kDeadlineExceeded from `call`) is marked down and the next one tried, or the one that
   // comes back waited for, until `give_up`: then kUnavailable naming the last failure. A full
   // one (kResourceExhausted) makes way for another ready one, if any; else that is the answer.
-  // Other errors are returned as they are.
-  absl::Status OnReady(absl::Time give_up, const std::function<absl::Status(size_t)>& call);
+  // Other errors are returned as they are. With `lease`, each replica tried is pinned as it is
+  // picked, and `lease` holds the one whose call succeeded.
+  absl::Status OnReady(absl::Time give_up, const std::function<absl::Status(size_t)>& call,
+                       ReplicaLease* lease = nullptr);
   // Opens a session stream on a ready replica by OnReady, each open bounded by `timeout`;
   // `lease` then holds that replica.
   absl::StatusOr<std::unique_ptr<WorkerStream>> AttachReady(const std::string& session_id,
@@ -109,11 +145,14 @@ class WorkerPool {
           open_latency(o.draft_deadline),
           backoff(o.backoff) {}
     std::unique_ptr<WorkerClient> client;
+    const std::string address = client->address();
     DraftLatency latency;
     DraftLatency open_latency;
     Backoff backoff;
     // Guarded by the pool's mutex_:
-    bool ready = true;  // the coordinator starts after every worker answered
+    bool ready = true;     // the coordinator starts after every worker answered
+    bool member = true;    // listed by the last SetMembers
+    bool refused = false;  // its last probe reported another vocabulary
     int32_t max_sessions = 0;
     int32_t reported_sessions = 0;  // active sessions at the last probe
     int32_t pinned_at_probe = 0;    // our sessions on it at the last probe
@@ -121,8 +160,10 @@ class WorkerPool {
     int32_t pinned = 0;  // sessions of this coordinator on it now
   };
 
+  Replica& At(size_t i) const;
   void Poll();
-  void Probe(size_t i);
+  void ProbeMembers();
+  void Probe(Replica& r);
   double LoadLocked(const Replica& r) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   std::optional<size_t> PickLocked(absl::Time now, const std::vector<bool>* skip)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -130,14 +171,16 @@ class WorkerPool {
   void Notify() ABSL_LOCKS_EXCLUDED(mutex_);
 
   const WorkerPoolOptions options_;
-  std::vector<std::unique_ptr<Replica>> replicas_;
   mutable absl::Mutex mutex_;
+  std::vector<std::unique_ptr<Replica>> replicas_ ABSL_GUARDED_BY(mutex_);  // never shrinks
+  std::string fingerprint_ ABSL_GUARDED_BY(mutex_);
   uint64_t rotation_ ABSL_GUARDED_BY(mutex_) = 0;  // breaks ties between equal loads
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Mutex listener_mutex_;  // held while a listener runs, so SetListener(nullptr) is final
   std::function<void(bool)> listener_ ABSL_GUARDED_BY(listener_mutex_);
   std::optional<bool> reported_ ABSL_GUARDED_BY(listener_mutex_);
   std::thread poller_;
+  std::unique_ptr<ReplicaDiscovery> discovery_;  // stopped first
 };
 
 }  // namespace tandem

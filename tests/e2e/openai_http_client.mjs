@@ -9,6 +9,8 @@
 // (op "models"), or {"chunks_read": N} (op "disconnect": reads N chunks of a stream, then
 // aborts the HTTP request the way a client that goes away does).
 //
+// HTTPS: Node trusts the CA in $NODE_EXTRA_CA_CERTS.
+//
 // The package is not in the repository: tools/setup.sh installs it into $TANDEM_NPM_DIR
 // (default ~/.cache/tandem-npm).
 import { createRequire } from 'node:module';
@@ -20,9 +22,10 @@ const require = createRequire(path.join(npmDir, 'package.json'));
 const OpenAI = require('openai').default;
 
 const args = JSON.parse(process.argv[2]);
-// No retries: a 429 or 503 must reach the test as it was sent.
-const client = new OpenAI({ baseURL: args.base_url, apiKey: 'unused', maxRetries: 0,
-                            timeout: 60_000 });
+// No retries: a 429 or 503 must reach the test as it was sent. The key: the run's
+// ($TANDEM_API_KEY, sent as `Authorization: Bearer KEY`) unless the operation names one.
+const apiKey = args.api_key ?? (process.env.TANDEM_API_KEY || 'unused');
+const client = new OpenAI({ baseURL: args.base_url, apiKey, maxRetries: 0, timeout: 60_000 });
 
 function create(request) {
   return args.endpoint === 'completions' ? client.completions.create(request)

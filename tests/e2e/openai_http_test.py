@@ -12,7 +12,6 @@ Needs TANDEM_BIN, TANDEM_SHARED (set by CTest), Node and the `openai` package in
 $TANDEM_NPM_DIR (default ~/.cache/tandem-npm; tools/setup.sh installs it); prints
 "N passed, N failed".
 """
-import http.client as http_client
 import json
 import os
 import re
@@ -28,22 +27,26 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
 import opslib  # noqa: E402  (the shared test runner)
-from stacklib import STUBS, Cluster, wait_for  # noqa: E402
+import stacklib  # noqa: E402
+from stacklib import SCHEME, STUBS, Cluster, wait_for  # noqa: E402
 
 CLIENT = os.path.join(HERE, "openai_http_client.mjs")
 NPM_DIR = os.environ.get("TANDEM_NPM_DIR", os.path.expanduser("~/.cache/tandem-npm"))
 MAX_PROMPT_BYTES = 4096
 MAX_BODY_BYTES = 65536
 STACK = None  # the Cluster, started once in main()
-HTTP = None  # http://HOST:PORT of the coordinator's HTTP API
+HTTP = None  # http(s)://HOST:PORT of the coordinator's HTTP API
 MODEL = "llama"  # general.name of stories260K
 
 
 def node(op, **args):
     """Runs one operation of the npm client; its JSON reply."""
     args.update(op=op, base_url=HTTP + "/v1")
+    env = {**os.environ, "TANDEM_NPM_DIR": NPM_DIR}
+    if stacklib.SECURITY:  # HTTPS with the run's CA and key (TANDEM_E2E_TLS=1)
+        env.update(NODE_EXTRA_CA_CERTS=stacklib.SECURITY.ca, TANDEM_API_KEY=stacklib.SECURITY.key)
     out = subprocess.run(["node", CLIENT, json.dumps(args)], capture_output=True, timeout=120,
-                         text=True, env={**os.environ, "TANDEM_NPM_DIR": NPM_DIR})
+                         text=True, env=env)
     assert out.returncode == 0, f"node {op} exited {out.returncode}: {out.stderr[-2000:]}"
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -306,7 +309,7 @@ def test_over_capacity_is_429_with_or_without_stream():
 
         def hold():
             with urllib.request.urlopen(urllib.request.Request(
-                    f"http://{address}/v1/completions", data=json.dumps(body).encode()),
+                    f"{SCHEME}://{address}/v1/completions", data=json.dumps(body).encode()),
                     timeout=60) as r:
                 held["reply"] = json.loads(r.read())
 
@@ -318,7 +321,7 @@ def test_over_capacity_is_429_with_or_without_stream():
             for stream in (False, True):
                 try:
                     urllib.request.urlopen(urllib.request.Request(
-                        f"http://{address}/v1/completions",
+                        f"{SCHEME}://{address}/v1/completions",
                         data=json.dumps({**body, "stream": stream}).encode()), timeout=10)
                     raise AssertionError("a request beyond capacity was taken")
                 except urllib.error.HTTPError as e:
@@ -341,7 +344,7 @@ def test_no_ready_target_is_503_and_health_says_so():
         def status(path, body=None):
             try:
                 with urllib.request.urlopen(urllib.request.Request(
-                        f"http://{address}{path}", data=body), timeout=30) as r:
+                        f"{SCHEME}://{address}{path}", data=body), timeout=30) as r:
                     return r.status, json.loads(r.read())
             except urllib.error.HTTPError as e:
                 return e.code, json.loads(e.read())
@@ -369,10 +372,11 @@ def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
         result = {}
 
         def stream():
-            conn = http_client.HTTPConnection(host, int(port), timeout=60)
+            conn = stacklib.http_connection(host, int(port), timeout=60)
             body = json.dumps({"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 16,
                                "temperature": 0, "ignore_eos": True, "stream": True})
-            conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+            conn.request("POST", "/v1/completions", body,
+                         {"Content-Type": "application/json", **stacklib.auth_headers()})
             reply = conn.getresponse()
             result.update(status=reply.status, body=reply.read().decode())
 
@@ -383,7 +387,7 @@ def test_sigterm_lets_a_running_stream_finish_and_refuses_new_requests():
             time.sleep(1.0)  # the request is in the coordinator, waiting for the target
             c.coordinator.signal(signal.SIGTERM)
             time.sleep(0.3)
-            url = f"http://{address}"
+            url = f"{SCHEME}://{address}"
             refused = urllib.request.Request(
                 url + "/v1/completions", method="POST",
                 data=json.dumps({"model": MODEL, "prompt": "Hi", "max_tokens": 2}).encode())
@@ -419,7 +423,7 @@ def main():
         STACK = stack
         m = re.search(r"\(http on (\S+)\)", stack.coordinator.startup_line)
         assert m, stack.coordinator.startup_line
-        HTTP = "http://" + m.group(1)
+        HTTP = f"{SCHEME}://" + m.group(1)
         return opslib.run_tests(globals())
 
 

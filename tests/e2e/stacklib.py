@@ -3,9 +3,17 @@ optional draft and a coordinator, each on a port the OS picks; workers can be fr
 (SIGSTOP), resumed, killed and restarted on the same address. Everything started is
 resumed and killed on exit.
 
+With TANDEM_E2E_TLS=1 (or Cluster(tls=True)) the stack runs with mutual TLS between the
+coordinator and its workers, TLS on the coordinator's gRPC and HTTP listeners and an API key
+(certificates made by tools/make-dev-certs.sh into a temporary folder): `channel()`,
+`health()` and the Cluster's stub then speak TLS and send the key, and urllib speaks HTTPS
+with the key, so the same tests run either way.
+
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest).
 """
+import http.client as http_client
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -13,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -26,12 +35,91 @@ BIN = os.environ["TANDEM_BIN"]
 MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
 TARGET = os.path.join(MODELS, "stories260K.gguf")
 DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
+TLS = os.environ.get("TANDEM_E2E_TLS") == "1"  # the whole run over mutual TLS with a key
 
 
-def health(address, timeout=1.0):
+class Security:
+    """Dev certificates and an API key in a temporary folder: `ca`, `server_cert`,
+    `server_key`, `client_cert`, `client_key`, `keys_file` (paths) and `key`."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="tandem-certs-")
+        subprocess.run(["bash", os.path.join(ROOT, "tools", "make-dev-certs.sh"), self.dir],
+                       check=True, capture_output=True, timeout=60)
+        for name in ("ca", "server", "client"):
+            setattr(self, f"{name}_cert" if name != "ca" else "ca", f"{self.dir}/{name}.crt")
+        self.server_key, self.client_key = f"{self.dir}/server.key", f"{self.dir}/client.key"
+        self.key = "e2e-" + secrets.token_hex(16)
+        self.keys_file = os.path.join(self.dir, "api-keys")
+        with open(self.keys_file, "w") as f:
+            f.write(f"# made by stacklib\n{self.key}\n")
+
+    def read(self, path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def worker_args(self):
+        return ["--tls-cert", self.server_cert, "--tls-key", self.server_key,
+                "--tls-ca", self.ca, "--tls-client-name", "tandem-coordinator"]
+
+    def coordinator_args(self):
+        return ["--tls-cert", self.server_cert, "--tls-key", self.server_key, "--tls-ca",
+                self.ca, "--worker-tls-cert", self.client_cert, "--worker-tls-key",
+                self.client_key, "--api-keys-file", self.keys_file]
+
+    def credentials(self, client_cert=True, key=None):
+        """TLS trusting the CA, with the client certificate and `key` as a bearer token."""
+        tls = grpc.ssl_channel_credentials(
+            root_certificates=self.read(self.ca),
+            private_key=self.read(self.client_key) if client_cert else None,
+            certificate_chain=self.read(self.client_cert) if client_cert else None)
+        if key is None:
+            return tls
+        return grpc.composite_channel_credentials(tls, grpc.access_token_call_credentials(key))
+
+    def install_https(self):
+        """urllib: HTTPS trusting the CA, the key sent with every request."""
+        import ssl
+        context = ssl.create_default_context(cafile=self.ca)
+        opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
+        opener.addheaders = [("Authorization", f"Bearer {self.key}")]
+        urllib.request.install_opener(opener)
+        return context
+
+
+SECURITY = Security() if TLS else None
+SCHEME = "https" if TLS else "http"  # of the coordinator's HTTP API
+SSL_CONTEXT = SECURITY.install_https() if TLS else None
+
+
+def http_connection(host, port, timeout):
+    """An http.client connection to the coordinator's HTTP API (HTTPS in TLS mode)."""
+    if SECURITY is None:
+        return http_client.HTTPConnection(host, port, timeout=timeout)
+    return http_client.HTTPSConnection(host, port, timeout=timeout, context=SSL_CONTEXT)
+
+
+def auth_headers():
+    """The Authorization header of the run's API key ({} without TLS)."""
+    return {"Authorization": f"Bearer {SECURITY.key}"} if SECURITY else {}
+
+
+RUN = "run"  # `security` of channel() and health(): the run's (SECURITY, None without TLS)
+
+
+def channel(address, security=RUN, key=True):
+    """A channel to a Tandem process: plaintext (`security` None), or TLS with `security`'s
+    client certificate and, if `key`, its API key."""
+    security = SECURITY if security is RUN else security
+    if security is None:
+        return grpc.insecure_channel(address)
+    return grpc.secure_channel(address, security.credentials(key=security.key if key else None))
+
+
+def health(address, timeout=1.0, security=RUN):
     """SERVING, NOT_SERVING, ... or UNREACHABLE (the gRPC code) for one health check."""
-    with grpc.insecure_channel(address) as channel:
-        stub = STUBS.health_pb2_grpc.HealthStub(channel)
+    with channel(address, security, key=False) as ch:
+        stub = STUBS.health_pb2_grpc.HealthStub(ch)
         try:
             reply = stub.Check(STUBS.health_pb2.HealthCheckRequest(service=""), timeout=timeout)
         except grpc.RpcError as e:
@@ -102,7 +190,8 @@ class Process:
 class Cluster:
     """`targets` target workers, a draft (optional) and a coordinator given `coordinator_args`."""
 
-    def __init__(self, targets=1, draft=True, coordinator_args=(), worker_args=()):
+    def __init__(self, targets=1, draft=True, coordinator_args=(), worker_args=(), tls=None):
+        self.security = (SECURITY or Security()) if (TLS if tls is None else tls) else None
         self.n_targets = targets
         self.with_draft = draft
         self.coordinator_args = list(coordinator_args)
@@ -117,10 +206,12 @@ class Cluster:
         model = TARGET if role == "target" else DRAFT
         p = Process(name, [os.path.join(BIN, "tandem-worker"), "--role", role, "--model", model,
                            "--listen", listen, "--metrics-listen", "127.0.0.1:0", "--threads", "1",
+                           *(self.security.worker_args() if self.security else []),
                            *self.worker_args], self.dir)
         self.processes.append(p)
         if wait:
-            assert wait_for(lambda: health(p.address) == "SERVING", 60), f"{name} not SERVING"
+            assert wait_for(lambda: health(p.address, security=self.security) == "SERVING",
+                            60), f"{name} not SERVING"
         return p
 
     def __enter__(self):
@@ -130,14 +221,16 @@ class Cluster:
                 self.draft = self.worker("draft", "draft")
             argv = [os.path.join(BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
                     "--target", ",".join(t.address for t in self.targets),
+                    *(self.security.coordinator_args() if self.security else []),
                     *self.coordinator_args]
             if self.draft:
                 argv += ["--draft", self.draft.address]
             self.coordinator = Process("coordinator", argv, self.dir)
             self.processes.append(self.coordinator)
-            assert wait_for(lambda: health(self.coordinator.address) == "SERVING", 60), \
+            assert wait_for(lambda: health(self.coordinator.address,
+                                           security=self.security) == "SERVING", 60), \
                 "coordinator not SERVING"
-            self.channel = grpc.insecure_channel(self.coordinator.address)
+            self.channel = channel(self.coordinator.address, self.security)
             self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
         except BaseException:
             self.__exit__()

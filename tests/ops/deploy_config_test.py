@@ -1,4 +1,5 @@
-"""deploy/ is consistent: every Kubernetes manifest parses and has the required shape
+"""deploy/ is consistent: the Kubernetes base (deploy/k8s/base, as `kubectl kustomize` renders
+it) has the required shape
 (separate target, draft and coordinator Deployments; headless worker Services; containers with
 images, ports, resources and grpc.health.v1 probes; scrape annotations on the metrics port;
 ConfigMap variables defined; flags the binaries know), the systemd units pass
@@ -13,6 +14,7 @@ import sys
 import tempfile
 
 import opslib
+from k8s_render import render
 from opslib import repo_path, require_file
 
 K8S = repo_path("deploy", "k8s")
@@ -26,20 +28,13 @@ def yaml_docs(path):
         return [d for d in yaml.safe_load_all(f) if d is not None]
 
 
-def manifests():
-    files = sorted(glob.glob(os.path.join(K8S, "*.yaml")))
-    assert files, f"no manifests in {K8S}"
-    objects = []
-    for path in files:
-        if os.path.basename(path) == "kustomization.yaml":
-            continue
-        for doc in yaml_docs(path):
-            objects.append((os.path.basename(path), doc))
-    return objects
+def manifests(kustomization="base"):
+    """(KIND/NAME, object) of every object the kustomization renders."""
+    return [(f"{o['kind']}/{o['metadata']['name']}", o) for o in render(kustomization)]
 
 
-def by_kind(kind):
-    return [(f, o) for f, o in manifests() if o["kind"] == kind]
+def by_kind(kind, kustomization="base"):
+    return [(f, o) for f, o in manifests(kustomization) if o["kind"] == kind]
 
 
 def known_flags(binary):
@@ -164,14 +159,20 @@ def test_volumes_refer_to_defined_claims():
                 assert v["persistentVolumeClaim"]["claimName"] in claims, f"{f}: {v}"
 
 
-def test_kustomization_lists_every_manifest():
-    (k,) = yaml_docs(require_file(os.path.join(K8S, "kustomization.yaml")))
-    files = {os.path.basename(p) for p in glob.glob(os.path.join(K8S, "*.yaml"))}
-    assert set(k["resources"]) == files - {"kustomization.yaml"}, k["resources"]
+def test_kustomizations_use_every_manifest_beside_them():
+    kustomizations = glob.glob(os.path.join(K8S, "**", "kustomization.yaml"), recursive=True)
+    assert len(kustomizations) >= 3, kustomizations
+    for path in kustomizations:
+        (k,) = yaml_docs(path)
+        folder = os.path.dirname(path)
+        used = {r for r in k.get("resources", []) if r.endswith(".yaml")}
+        used |= {p["path"] for p in k.get("patches", []) if "path" in p}
+        files = {os.path.basename(p) for p in glob.glob(os.path.join(folder, "*.yaml"))}
+        assert used == files - {"kustomization.yaml"}, (path, sorted(used), sorted(files))
 
 
 def test_pod_monitor_relabels_the_component():
-    (_, pm), = by_kind("PodMonitor")
+    (_, pm), = by_kind("PodMonitor", "overlays/production")
     endpoint = pm["spec"]["podMetricsEndpoints"][0]
     assert endpoint["port"] == "metrics", endpoint
     assert any(r.get("targetLabel") == "component" for r in endpoint["relabelings"]), endpoint

@@ -78,5 +78,33 @@ def test_target_only_stack_serves_without_a_draft():
         assert r.stdout == GOLDEN_32 + "\n", repr(r.stdout)
 
 
+def test_tls_stack_needs_the_key_and_the_certificates():
+    # --tls: mutual TLS to the workers, TLS and an API key on the coordinator.
+    with LocalStack(extra=["--tls"]) as stack:
+        tls = os.path.join(stack.dir, "tls")
+        key = open(os.path.join(tls, "api-key")).read().strip()
+        assert key and "API key in" in stack.start_output.stderr, stack.start_output.stderr
+        chat = [opslib.binary("tandem-chat"), "--server", stack.coordinator, "--tls-ca",
+                os.path.join(tls, "ca.crt"), "-p", "Once upon a time", "--format", "raw",
+                "--temp", "0", "--max-tokens", "32"]
+        env = {k: v for k, v in stack.env.items() if k != "TANDEM_API_KEY"}
+        r = opslib.subprocess.run(chat, capture_output=True, text=True, timeout=60,
+                                  env={**env, "TANDEM_API_KEY": key})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == GOLDEN_32 + "\n", repr(r.stdout)
+        r = opslib.subprocess.run(chat, capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 2 and "UNAUTHENTICATED" in r.stderr, r.stderr
+        # status speaks TLS with the client certificate; a plaintext check reaches nothing.
+        status = opslib.subprocess.run([opslib.LOCAL_SCRIPT, "status", "--dir", stack.dir],
+                                       capture_output=True, text=True, timeout=30,
+                                       env=stack.env)
+        assert status.returncode == 0 and status.stdout.count("SERVING") == 3, status.stdout
+        health = opslib.subprocess.run(
+            ["/usr/bin/python3", opslib.repo_path("client", "python", "tandem_health.py"),
+             "--server", stack.addr("target")], capture_output=True, text=True, timeout=30)
+        assert health.returncode == 1 and "UNREACHABLE" in health.stdout, health.stdout
+        assert stack.stop().returncode == 0
+
+
 if __name__ == "__main__":
     sys.exit(opslib.run_tests(globals()))
