@@ -8,6 +8,7 @@
 #include "core/base/utf8_repair.h"
 #include "core/chat/builtin_formats.h"
 #include "core/chat/chat_template.h"
+#include "core/chat/family_format.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
 #include "services/common/grpc_status.h"
@@ -27,6 +28,17 @@ void SetError(const absl::Status& status, v1::SessionResponse* response) {
   response->mutable_error()->set_message(WireMessage(status.message()));
 }
 
+// The built-in format a conversation renders with: the one it names; else "" (the model's own
+// template) if the model has one; else its vocabulary's family format (family_format.h), as
+// tandem-chat in-process; else raw.
+std::string ChatFormat(const WorkerEngine& engine, const v1::ChatConversation& chat) {
+  if (!chat.format().empty() || engine.chat_template().has_value()) return chat.format();
+  const Tokenizer& tok = engine.tokenizer();
+  return chat::FamilyFormatName(
+             [&](absl::string_view text) { return tok.TokenId(text).has_value(); })
+      .value_or("raw");
+}
+
 // Renders a conversation with the model's template (or a built-in format).
 absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
                                        const v1::ChatConversation& chat) {
@@ -42,8 +54,7 @@ absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
   }
   const bool generation_prompt =
       chat.has_add_generation_prompt() ? chat.add_generation_prompt() : true;
-  std::string format = chat.format();
-  if (format.empty() && !engine.chat_template().has_value()) format = "raw";
+  const std::string format = ChatFormat(engine, chat);
   absl::StatusOr<chat::ChatTemplate> t =
       format.empty() ? chat::ChatTemplate::Create(*engine.chat_template(), options)
                      : chat::BuiltinFormat(format, options);
@@ -190,9 +201,7 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
       if (!rendered.ok()) return ToGrpcStatus(rendered.status());
       text = *std::move(rendered);
       // The template writes BOS and the control tokens itself (raw: BOS as the model says).
-      options.parse_special =
-          request->chat().format() != "raw" &&
-          (engine->chat_template().has_value() || !request->chat().format().empty());
+      options.parse_special = ChatFormat(*engine, request->chat()) != "raw";
       options.add_special = !options.parse_special;
       break;
     }

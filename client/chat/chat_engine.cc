@@ -6,6 +6,7 @@
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/chat/builtin_formats.h"
+#include "core/chat/family_format.h"
 #include "core/chat/model_chat_template.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/special_tokens.h"
@@ -63,6 +64,18 @@ absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(std::optional<std::string> source, chat::ModelChatTemplate(model_->path()));
+  const std::optional<std::string> family = chat::FamilyFormatName(
+      [&](absl::string_view text) { return tokenizer_->TokenId(text).has_value(); });
+  if (!source.has_value() && family.has_value()) {
+    ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::BuiltinFormat(*family, template_options));
+    template_.emplace(std::move(t));
+    format_name_ = *family;
+    notices_.push_back(
+        absl::StrCat("the model has no chat template; its special tokens are "
+                     "those of the ",
+                     *family, " format: using it (choose another with --format)"));
+    return absl::OkStatus();
+  }
   if (!source.has_value()) {
     format_name_ = "raw";
     notices_.push_back(
@@ -126,6 +139,9 @@ absl::StatusOr<TurnResult> ChatEngine::Turn(absl::string_view user_text,
   turn.reply += rest;
   if (!rest.empty()) on_text(rest);
   turn.generation = *result;
+  turn.stop_text = SpecialTokenText(*tokenizer_, result->stop_token >= 0
+                                                     ? std::optional<int32_t>(result->stop_token)
+                                                     : std::nullopt);
   conversation_.push_back({"assistant", json::Value(turn.reply), {}});
   return turn;
 }

@@ -32,7 +32,8 @@ namespace tandem {
 struct ChatOptions {
   std::string model_path;
   std::string draft_path;  // empty: no speculation
-  std::string format;      // built-in format name; empty: the model's own template
+  std::string format;      // built-in format name; empty: the model's own template, else the
+                           // family format of its special tokens (family_format.h), else raw
   std::string system;      // optional system message
   SamplerConfig sampler;
   int64_t context_size = 4096;  // capped at the model's context length
@@ -46,6 +47,7 @@ struct ChatOptions {
 struct TurnResult {
   std::string reply;
   GenerationResult generation;
+  std::string stop_text;  // the stored text of generation.stop_token (e.g. "<|eot_id|>"), if any
 };
 
 class ChatEngine {

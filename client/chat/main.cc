@@ -43,7 +43,8 @@ ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
 ABSL_FLAG(std::string, format, "",
           "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
-          "(default: the model's own template, else raw)");
+          "(default: the model's own template, else the format its special tokens belong to, "
+          "else raw)");
 ABSL_FLAG(float, temp, tandem::SamplingDefaults::kTemperature, "temperature; 0 is greedy");
 ABSL_FLAG(int, top_k, tandem::SamplingDefaults::kTopK, "keep the k most likely tokens; 0 disables");
 ABSL_FLAG(float, top_p, tandem::SamplingDefaults::kTopP, "nucleus mass in (0, 1]; 1 disables");
@@ -106,6 +107,10 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
     line +=
         absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
                         100 * sp.acceptance_rate(), sp.accepted, sp.drafted, sp.tokens_per_round());
+  }
+  if (turn.generation.stop_reason == tandem::StopReason::kStopId && !turn.stop_text.empty()) {
+    line +=
+        absl::StrFormat(" | end of turn %s (id %d)", turn.stop_text, turn.generation.stop_token);
   }
   std::fprintf(stderr, "%s]\n", line.c_str());
 }

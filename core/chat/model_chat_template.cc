@@ -14,7 +14,34 @@ namespace {
 
 constexpr char kGgufKey[] = "tokenizer.chat_template";
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Newer Hugging Face folders (transformers >= 4.50, e.g. Gemma 3) keep the template in its own
+// file: chat_template.jinja, or chat_template.json {"chat_template": "..."}.
+absl::StatusOr<std::optional<std::string>> FromTemplateFile(const std::string& folder) {
+  std::error_code error;
+  const std::string jinja = (std::filesystem::path(folder) / "chat_template.jinja").string();
+  if (std::filesystem::is_regular_file(jinja, error)) return ReadAll(jinja);
+  const std::string path = (std::filesystem::path(folder) / "chat_template.json").string();
+  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
+  absl::StatusOr<json::Value> doc = json::Parse(ReadAll(path));
+  const json::Value* source =
+      doc.ok() && doc->is_object() ? doc->as_object().Find("chat_template") : nullptr;
+  if (source == nullptr || !source->is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a JSON object with a string chat_template"));
+  }
+  return source->as_string();
+}
+
 absl::StatusOr<std::optional<std::string>> FromTokenizerConfig(const std::string& folder) {
+  ASSIGN_OR_RETURN(std::optional<std::string> own_file, FromTemplateFile(folder));
+  if (own_file.has_value()) return own_file;
   const std::string path = (std::filesystem::path(folder) / "tokenizer_config.json").string();
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return std::nullopt;

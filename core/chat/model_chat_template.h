@@ -1,6 +1,7 @@
-// Finds the chat template a model ships: GGUF `tokenizer.chat_template`, or `chat_template`
-// in a Hugging Face folder's tokenizer_config.json (a string, or the "default" entry of a
-// list of named templates).
+// Finds the chat template a model ships: GGUF `tokenizer.chat_template`, or in a Hugging Face
+// folder chat_template.jinja, chat_template.json's `chat_template` (newer folders, e.g.
+// Gemma 3), or `chat_template` in tokenizer_config.json (a string, or the "default" entry of
+// a list of named templates), the first that exists.
 #ifndef TANDEM_CORE_CHAT_MODEL_CHAT_TEMPLATE_H_
 #define TANDEM_CORE_CHAT_MODEL_CHAT_TEMPLATE_H_
 

@@ -43,6 +43,21 @@ TEST(ModelChatTemplateTest, ReadsStringAndNamedListTemplates) {
               IsOkAndHolds(Optional(std::string("D"))));
 }
 
+TEST(ModelChatTemplateTest, OwnTemplateFilesComeBeforeTokenizerConfig) {
+  const std::string jinja =
+      TempFolderWithConfig("own_jinja", R"({"chat_template": "from tokenizer_config"})");
+  std::ofstream(jinja + "/chat_template.jinja") << "{{ bos_token }}jinja file";
+  EXPECT_THAT(ModelChatTemplate(jinja),
+              IsOkAndHolds(Optional(std::string("{{ bos_token }}jinja file"))));
+  const std::string json = TempFolderWithConfig("own_json", R"({})");
+  std::ofstream(json + "/chat_template.json") << R"({"chat_template": "json file"})";
+  EXPECT_THAT(ModelChatTemplate(json), IsOkAndHolds(Optional(std::string("json file"))));
+  const std::string broken = TempFolderWithConfig("own_json_broken", R"({})");
+  std::ofstream(broken + "/chat_template.json") << R"({"chat_template": 1})";
+  EXPECT_THAT(ModelChatTemplate(broken),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("chat_template.json")));
+}
+
 TEST(ModelChatTemplateTest, MalformedConfigNamesTheFile) {
   EXPECT_THAT(ModelChatTemplate(TempFolderWithConfig("broken", "{not json")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tokenizer_config.json")));

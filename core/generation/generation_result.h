@@ -54,6 +54,7 @@ struct SpeculationStats {
 
 struct GenerationResult {
   StopReason stop_reason = StopReason::kMaxTokens;
+  int32_t stop_token = -1;  // the stop id that ended the call (kStopId), else -1
   GenerationStats stats;
   SpeculationStats speculation;  // zero for a plain Session
 };

@@ -75,6 +75,7 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
     cached_.push_back(token);
   }
   result.stats.generated_tokens = rules.generated();
+  result.stop_token = rules.stop_token();
   result.stats.decode_seconds = SecondsSince(decode_start);
   return result;
 }

@@ -213,6 +213,8 @@ TEST_F(SessionTest, StopRulesApplyInOrder) {
     EXPECT_EQ(tokens, c.reported) << c.name;
     EXPECT_EQ(r.stop_reason, c.reason) << c.name << ": " << StopReasonName(r.stop_reason);
     EXPECT_EQ(r.stats.generated_tokens, static_cast<int64_t>(c.reported.size())) << c.name;
+    // The id that ended the call, for the stop-id cases only.
+    EXPECT_EQ(r.stop_token, c.reason == StopReason::kStopId ? c.stop_ids[0] : -1) << c.name;
   }
 }
 

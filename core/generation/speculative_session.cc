@@ -111,6 +111,7 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   }
   result.stop_reason = *stop;
   result.stats.generated_tokens = rules.generated();
+  result.stop_token = rules.stop_token();
   result.stats.decode_seconds = SecondsSince(decode_start);
   return result;
 }

@@ -29,6 +29,7 @@ int64_t CommonPrefixLength(absl::Span<const int32_t> a, absl::Span<const int32_t
 
 std::optional<StopReason> StopRules::Emit(int32_t token, int64_t position) {
   if (std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end()) {
+    stop_token_ = token;
     return StopReason::kStopId;
   }
   ++generated_;

@@ -44,6 +44,8 @@ class StopRules {
   std::optional<StopReason> Emit(int32_t token, int64_t position);
 
   int64_t generated() const { return generated_; }
+  // The stop id that ended the call (kStopId), else -1.
+  int32_t stop_token() const { return stop_token_; }
 
  private:
   absl::Span<const int32_t> stop_ids_;
@@ -51,6 +53,7 @@ class StopRules {
   int64_t context_size_;
   TokenCallback on_token_;
   int64_t generated_ = 0;
+  int32_t stop_token_ = -1;
 };
 
 }  // namespace tandem

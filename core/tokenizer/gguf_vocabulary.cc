@@ -1,5 +1,6 @@
 #include "core/tokenizer/gguf_vocabulary.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,6 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
@@ -112,6 +115,34 @@ absl::Status ReadTokens(const GgufFile& gguf, Vocabulary* vocab) {
   return absl::OkStatus();
 }
 
+// GGUF keeps no strip attributes; llama.cpp gives Phi-3's special (control, user-defined,
+// unknown) tokens and </s> the rstrip its tokenizer.json has, all but <unk>, <s> and
+// <|endoftext|>, by model name (here also by architecture).
+absl::Status ApplyPhi3Strips(const GgufFile& gguf, Vocabulary* vocab) {
+  bool phi3 = false;
+  if (gguf.HasKey("general.architecture")) {
+    ASSIGN_OR_RETURN(absl::string_view arch, gguf.GetString("general.architecture"));
+    phi3 = arch == "phi3";
+  }
+  if (gguf.HasKey("general.name")) {
+    ASSIGN_OR_RETURN(absl::string_view name, gguf.GetString("general.name"));
+    const std::string lower = absl::AsciiStrToLower(name);
+    phi3 = phi3 || absl::StrContains(lower, "phi-3") || absl::StrContains(lower, "phi3");
+  }
+  if (!phi3) return absl::OkStatus();
+  for (size_t id = 0; id < vocab->tokens.size(); ++id) {
+    const std::string& text = vocab->tokens[id];
+    const TokenType type = vocab->types[id];
+    const bool special = type == TokenType::kControl || type == TokenType::kUserDefined ||
+                         type == TokenType::kUnknown;
+    if ((special || text == "</s>") && text != "<unk>" && text != "<s>" &&
+        text != "<|endoftext|>") {
+      vocab->rstrip_ids.push_back(static_cast<int32_t>(id));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
@@ -159,6 +190,19 @@ absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.eos_token_id", &vocab.eos_id));
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.unknown_token_id", &vocab.unk_id));
   RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.padding_token_id", &vocab.pad_id));
+  // End of turn (<|eot_id|>, <end_of_turn>) and end of message (Llama 3.1's <|eom_id|>).
+  for (absl::string_view key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+    std::optional<int32_t> id;
+    RETURN_IF_ERROR(ReadId(gguf, key, &id));
+    if (id.has_value() && static_cast<size_t>(*id) >= vocab.tokens.size()) {
+      return absl::DataLossError(absl::StrCat(
+          "'", key, "' = ", *id, " is outside the vocabulary of ", vocab.tokens.size(), " tokens"));
+    }
+    if (id.has_value() && std::find(vocab.end_of_turn_ids.begin(), vocab.end_of_turn_ids.end(),
+                                    *id) == vocab.end_of_turn_ids.end()) {
+      vocab.end_of_turn_ids.push_back(*id);
+    }
+  }
   if (vocab.encoding == TextEncoding::kWordPiece) {
     // BERT frames a text as [CLS] ... [SEP].
     RETURN_IF_ERROR(ReadId(gguf, "tokenizer.ggml.cls_token_id", &vocab.bos_id));
@@ -176,6 +220,7 @@ absl::StatusOr<Vocabulary> VocabularyFromGguf(const GgufFile& gguf) {
   // The file says BOS should be added but names none: don't add it.
   if (vocab.add_bos && !vocab.bos_id.has_value()) vocab.add_bos = false;
   if (vocab.add_eos && !vocab.eos_id.has_value()) vocab.add_eos = false;
+  RETURN_IF_ERROR(ApplyPhi3Strips(gguf, &vocab));
   RETURN_IF_ERROR(ValidateVocabulary(vocab));
   return vocab;
 }

@@ -115,6 +115,15 @@ absl::Status ReadPreTokenizer(const json::Value& v, Normalisation* n) {
     }
     return absl::OkStatus();
   }
+  if (type == "Split" && n->metaspace && !n->byte_level) {
+    // Gemma's Split on " " after a normalizer that replaced every space by '▁' matches
+    // nothing: a no-op (transformers' GemmaTokenizer writes it, merged_with_previous).
+    const json::Value* pattern = v.as_object().Find("pattern");
+    if (pattern != nullptr && StringMember(*pattern, "String") == std::string(" ") &&
+        !BoolMember(v, "invert", false)) {
+      return absl::OkStatus();
+    }
+  }
   if (type == "Split") {
     const json::Value* pattern = v.as_object().Find("pattern");
     std::optional<std::string> regex;
@@ -181,6 +190,8 @@ absl::Status ReadTokens(const json::Object& root, const json::Object& model, Voc
       }
       entries.emplace_back(id->as_int(), &content->as_string());
       added.emplace_back(id->as_int(), BoolMember(t, "special", false));
+      if (BoolMember(t, "lstrip", false)) vocab->lstrip_ids.push_back(id->as_int());
+      if (BoolMember(t, "rstrip", false)) vocab->rstrip_ids.push_back(id->as_int());
       max_id = std::max(max_id, id->as_int());
     }
   }
@@ -196,6 +207,10 @@ absl::Status ReadTokens(const json::Object& root, const json::Object& model, Voc
   }
   for (const auto& [id, special] : added) {
     vocab->types[id] = special ? TokenType::kControl : TokenType::kUserDefined;
+  }
+  for (auto* ids : {&vocab->lstrip_ids, &vocab->rstrip_ids}) {
+    std::sort(ids->begin(), ids->end());
+    ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
   }
   return absl::OkStatus();
 }
@@ -223,6 +238,17 @@ absl::Status ReadSpecials(const json::Object& root, const json::Value& config,
   };
   // The post-processor's template: a SpecialToken first adds BOS, one last adds EOS.
   const json::Value* post = root.Find("post_processor");
+  if (post != nullptr && TypeOf(*post) == "Sequence") {
+    // Llama 3: [ByteLevel, TemplateProcessing]; the template is what adds tokens.
+    const json::Value* list = post->as_object().Find("processors");
+    const json::Value* found = nullptr;
+    if (list != nullptr && list->is_array()) {
+      for (const json::Value& item : list->as_array()) {
+        if (TypeOf(item) == "TemplateProcessing") found = &item;
+      }
+    }
+    post = found;
+  }
   if (post != nullptr && TypeOf(*post) == "TemplateProcessing") {
     const json::Value* single = post->as_object().Find("single");
     if (single != nullptr && single->is_array() && !single->as_array().empty()) {

@@ -55,6 +55,82 @@ TEST(HfVocabularyTest, ConfigDecidesBosAndEos) {
   EXPECT_THAT(tok.Encode("ab", {.add_special = true}), IsOkAndHolds(ElementsAre(5, 2, 6)));
 }
 
+// Llama 3's tokenizer.json: the template that adds <|begin_of_text|> sits in a Sequence after
+// ByteLevel, and tokenizer_config.json has no add_bos_token.
+TEST(HfVocabularyTest, SequencePostProcessorWithATemplateAddsBos) {
+  std::string json = kByteLevel;
+  const std::string post = R"("post_processor": {"type": "ByteLevel"},)";
+  json.replace(json.find(post), post.size(),
+               R"("post_processor": {"type": "Sequence", "processors": [
+                   {"type": "ByteLevel", "add_prefix_space": true},
+                   {"type": "TemplateProcessing",
+                    "single": [{"SpecialToken": {"id": "<|im_start|>", "type_id": 0}},
+                               {"Sequence": {"id": "A", "type_id": 0}}]}]},)");
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(json, R"({})"));
+  EXPECT_EQ(vocab.bos_id, 5);
+  EXPECT_TRUE(vocab.add_bos);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("ab", {.add_special = true}), IsOkAndHolds(ElementsAre(5, 2)));
+}
+
+// Phi-3: its chat tokens rstrip, so the newline a template writes after <|user|> is absorbed
+// and the text after it starts a new segment (with the dummy prefix).
+TEST(HfVocabularyTest, AddedTokensStripTheWhitespaceTheySay) {
+  const std::string json = R"({
+    "added_tokens": [{"id": 0, "content": "<unk>", "special": true},
+                     {"id": 4, "content": "<|user|>", "special": true, "rstrip": true},
+                     {"id": 5, "content": "<|end|>", "special": true, "lstrip": true}],
+    "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "▁"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+    "model": {"type": "BPE", "byte_fallback": false, "unk_token": "<unk>",
+              "vocab": {"<unk>": 0, "▁": 1, "a": 2, "▁a": 3},
+              "merges": ["▁ a"]}})";
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(json, ""));
+  EXPECT_THAT(vocab.rstrip_ids, ElementsAre(4));
+  EXPECT_THAT(vocab.lstrip_ids, ElementsAre(5));
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("<|user|>\n a \n<|end|>\n", {.parse_special = true}),
+              IsOkAndHolds(ElementsAre(4, 3, 5, 1, 0)));
+  // Without the attributes every space is text ('\n' has no token: <unk>).
+  vocab.rstrip_ids.clear();
+  vocab.lstrip_ids.clear();
+  ASSERT_OK_AND_ASSIGN(Tokenizer plain, Tokenizer::Create(vocab));
+  EXPECT_THAT(plain.Encode("<|user|>\na<|end|>", {.parse_special = true}),
+              IsOkAndHolds(ElementsAre(4, 1, 0, 2, 5)));
+}
+
+// Gemma (transformers' GemmaTokenizer): Replace ' ' -> '▁', no dummy prefix, byte fallback,
+// and a Split on " " that finds no space left to split.
+TEST(HfVocabularyTest, GemmaSplitOnSpaceAfterReplaceIsANoOp) {
+  const std::string json = R"({
+    "added_tokens": [{"id": 0, "content": "<pad>", "special": true},
+                     {"id": 1, "content": "<eos>", "special": true},
+                     {"id": 2, "content": "<bos>", "special": true},
+                     {"id": 3, "content": "<unk>", "special": true},
+                     {"id": 4, "content": "<start_of_turn>", "special": true}],
+    "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+    "pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
+                      "behavior": "MergedWithPrevious", "invert": false},
+    "model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>",
+              "vocab": {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<start_of_turn>": 4,
+                        "<0x0A>": 5, "a": 6, "▁": 7, "▁a": 8},
+              "merges": ["▁ a"]}})";
+  ASSERT_OK_AND_ASSIGN(Vocabulary vocab, VocabularyFromTokenizerJson(json, ""));
+  EXPECT_EQ(vocab.encoding, TextEncoding::kMetaspace);
+  EXPECT_EQ(vocab.space_prefix, SpacePrefix::kNever);
+  EXPECT_EQ(vocab.types[5], TokenType::kByte);
+  ASSERT_OK_AND_ASSIGN(Tokenizer tok, Tokenizer::Create(vocab));
+  EXPECT_THAT(tok.Encode("<start_of_turn>a a\n", {.parse_special = true}),
+              IsOkAndHolds(ElementsAre(4, 6, 8, 5)));
+  // A Split on a space is still refused where spaces are left to split.
+  const std::string byte_level = R"({
+    "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated"},
+    "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})";
+  EXPECT_THAT(VocabularyFromTokenizerJson(byte_level, ""),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Split")));
+}
+
 TEST(HfVocabularyTest, MetaspacePreTokenizerPrependsOnlyFirst) {
   const std::string json = R"({
     "added_tokens": [{"id": 0, "content": "<s>", "special": true}],

@@ -1,6 +1,9 @@
-// Which ids end a model's turn: EOS and the end-of-turn control tokens of common chat formats
+// Which ids end a model's turn: EOS, the ids the model's files declare (GGUF
+// tokenizer.ggml.eot_token_id / eom_token_id, generation_config.json's or config.json's
+// eos_token_id list: Vocabulary::end_of_turn_ids), and the end-of-turn tokens of the common chat
+// formats
 // (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|>, <|eom_id|>) that the
-// vocabulary has.
+// vocabulary has, so that a file which names none still stops at its family's.
 #ifndef TANDEM_CORE_TOKENIZER_SPECIAL_TOKENS_H_
 #define TANDEM_CORE_TOKENIZER_SPECIAL_TOKENS_H_
 

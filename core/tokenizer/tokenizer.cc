@@ -37,6 +37,11 @@ struct Segment {
   int32_t id = -1;  // >= 0 for a special token
 };
 
+// The whitespace a stripping special token absorbs (as llama.cpp's isspace).
+bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 bool IsSpecialType(TokenType type) {
   return type == TokenType::kControl || type == TokenType::kUnknown;
 }
@@ -86,6 +91,8 @@ struct Tokenizer::Impl {
     std::string text;
     int32_t id;
     bool control;
+    bool lstrip = false;  // absorbs the whitespace before it
+    bool rstrip = false;  // ... after it
   };
   std::array<std::vector<Special>, 256> specials;
 
@@ -121,6 +128,9 @@ absl::StatusOr<Tokenizer> Tokenizer::Create(Vocabulary vocab) {
   auto impl = std::make_shared<Impl>();
   impl->fingerprint = VocabularyFingerprint(vocab);
   impl->vocab = std::move(vocab);
+  for (auto* ids : {&impl->vocab.lstrip_ids, &impl->vocab.rstrip_ids}) {
+    std::sort(ids->begin(), ids->end());  // for binary_search below
+  }
   const Vocabulary& v = impl->vocab;
   const size_t n = v.tokens.size();
 
@@ -134,8 +144,12 @@ absl::StatusOr<Tokenizer> Tokenizer::Create(Vocabulary vocab) {
     if (type == TokenType::kControl || type == TokenType::kUnknown ||
         type == TokenType::kUserDefined) {
       const auto first = static_cast<uint8_t>(v.tokens[id][0]);
-      impl->specials[first].push_back(
-          {v.tokens[id], static_cast<int32_t>(id), type != TokenType::kUserDefined});
+      const auto has = [&](const std::vector<int32_t>& ids) {
+        return std::binary_search(ids.begin(), ids.end(), static_cast<int32_t>(id));
+      };
+      impl->specials[first].push_back({v.tokens[id], static_cast<int32_t>(id),
+                                       type != TokenType::kUserDefined, has(v.lstrip_ids),
+                                       has(v.rstrip_ids)});
     }
     if (v.encoding == TextEncoding::kByteLevel && type != TokenType::kControl &&
         type != TokenType::kUnknown) {
@@ -195,9 +209,18 @@ void Tokenizer::Impl::Partition(absl::string_view text, bool parse_special,
       ++pos;
       continue;
     }
-    if (pos > plain_begin) out->push_back({text.substr(plain_begin, pos - plain_begin)});
+    size_t plain_end = pos;
+    if (found->lstrip) {
+      while (plain_end > plain_begin && IsAsciiSpace(text[plain_end - 1])) --plain_end;
+    }
+    if (plain_end > plain_begin) {
+      out->push_back({text.substr(plain_begin, plain_end - plain_begin)});
+    }
     out->push_back({text.substr(pos, found->text.size()), found->id});
     pos += found->text.size();
+    if (found->rstrip) {
+      while (pos < text.size() && IsAsciiSpace(text[pos])) ++pos;
+    }
     plain_begin = pos;
   }
   if (plain_begin < text.size()) out->push_back({text.substr(plain_begin)});

@@ -2,11 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -14,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/model/gguf_reader.h"
+#include "core/tokenizer/generation_config.h"
 #include "core/tokenizer/gguf_vocabulary.h"
 #include "core/tokenizer/hf_vocabulary.h"
 #include "core/tokenizer/legacy_vocabulary.h"
@@ -49,6 +52,25 @@ std::string Dirname(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// The eos_token_id list of a generation_config.json (or config.json) beside the tokenizer, if
+// there is one.
+absl::Status AddGenerationConfigIds(const std::string& path, Vocabulary* vocab) {
+  if (!IsFile(path)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string json, ReadFile(path));
+  absl::StatusOr<std::vector<int32_t>> ids =
+      GenerationConfigEosIds(json, static_cast<int64_t>(vocab->tokens.size()));
+  if (!ids.ok()) {
+    return absl::Status(ids.status().code(), absl::StrCat(path, ": ", ids.status().message()));
+  }
+  for (int32_t id : *ids) {
+    if (std::find(vocab->end_of_turn_ids.begin(), vocab->end_of_turn_ids.end(), id) ==
+        vocab->end_of_turn_ids.end()) {
+      vocab->end_of_turn_ids.push_back(id);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Vocabulary> FromTokenizerJson(const std::string& path) {
   ASSIGN_OR_RETURN(std::string json, ReadFile(path));
   std::string config;
@@ -59,6 +81,10 @@ absl::StatusOr<Vocabulary> FromTokenizerJson(const std::string& path) {
   absl::StatusOr<Vocabulary> vocab = VocabularyFromTokenizerJson(json, config);
   if (!vocab.ok()) {
     return absl::Status(vocab.status().code(), absl::StrCat(path, ": ", vocab.status().message()));
+  }
+  // Llama 3.1 lists its stops in both files; some folders have only config.json's.
+  for (const char* name : {"/generation_config.json", "/config.json"}) {
+    RETURN_IF_ERROR(AddGenerationConfigIds(Dirname(path) + name, &*vocab));
   }
   return vocab;
 }

@@ -69,6 +69,14 @@ absl::Status ValidateVocabulary(const Vocabulary& vocab) {
   if (auto s = CheckId(vocab.eos_id, "EOS", n); !s.ok()) return s;
   if (auto s = CheckId(vocab.unk_id, "unknown", n); !s.ok()) return s;
   if (auto s = CheckId(vocab.pad_id, "padding", n); !s.ok()) return s;
+  for (const auto* ids : {&vocab.end_of_turn_ids, &vocab.lstrip_ids, &vocab.rstrip_ids}) {
+    for (int32_t id : *ids) {
+      if (auto s = CheckId(id, ids == &vocab.end_of_turn_ids ? "end-of-turn" : "stripping", n);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   if (vocab.add_bos && !vocab.bos_id.has_value()) {
     return absl::DataLossError("the vocabulary adds BOS but has no BOS token");
   }

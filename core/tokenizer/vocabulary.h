@@ -74,6 +74,15 @@ struct Vocabulary {
   std::optional<int32_t> eos_id;
   std::optional<int32_t> unk_id;
   std::optional<int32_t> pad_id;
+  // Ids the model's files declare as ending a turn besides EOS (GGUF tokenizer.ggml.eot_token_id
+  // and eom_token_id, the eos_token_id list of a Hugging Face generation_config.json), in the
+  // order read, without repeats. EndOfTurnIds (special_tokens.h) adds the known texts.
+  std::vector<int32_t> end_of_turn_ids;
+  // Special tokens that absorb the whitespace before (lstrip) or after (rstrip) them when
+  // matched in text, as tokenizer.json added tokens may say (Phi-3's chat tokens rstrip: the
+  // "\n" after <|user|> is not encoded).
+  std::vector<int32_t> lstrip_ids;
+  std::vector<int32_t> rstrip_ids;
   bool add_bos = false;  // Encode with add_special puts BOS first
   bool add_eos = false;  // ... and EOS last
 
