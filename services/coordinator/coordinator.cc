@@ -357,6 +357,13 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
     params.continue_tokens = options_.continue_tokens;
+    const v1::SpeculationMethod method = request.speculation().method();
+    if (!v1::SpeculationMethod_IsValid(method)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("speculation.method ", static_cast<int>(method), " is not a method"));
+    }
+    params.ngram = method == v1::SPECULATION_METHOD_NGRAM;
+    params.ngram_fallback = method == v1::SPECULATION_METHOD_UNSPECIFIED && options_.ngram_fallback;
     params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
     if (!request.ignore_eos()) {
       for (int32_t id : target_info_.special_tokens().end_of_turn_ids())
@@ -384,7 +391,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
     // fresh one for this request; its cache is re-filled from the history.
     bool draft_lost = false;  // a draft was tried and did not answer
-    if (params.speculate && NeedsDraft(*session)) {
+    if (params.speculate && !params.ngram && NeedsDraft(*session)) {
       draft_lost = !AttachDraft(session_id, *session);
     }
     CancelIfTargetDown(*session);

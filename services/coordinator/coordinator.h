@@ -53,6 +53,9 @@ struct CoordinatorOptions {
   // Without a draft, a verify may let a busy target draw this many more tokens alone
   // (RoundParams::continue_tokens); 0: one token per verify.
   int32_t continue_tokens = 3;
+  // Requests with SPECULATION_METHOD_UNSPECIFIED use the n-gram drafter while their session
+  // has no draft worker (none configured, or it failed).
+  bool ngram_fallback = false;
   int max_queued_requests = 256;                     // admission queue length
   absl::Duration max_queue_wait = absl::Minutes(5);  // longest wait, whatever the deadline
   absl::Duration session_idle = absl::Minutes(5);    // a named session unused this long goes

@@ -67,6 +67,9 @@ ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
           "longest prompt text (or chat messages together) in bytes");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message the server receives");
 ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
+ABSL_FLAG(bool, ngram_fallback, false,
+          "requests that do not choose a speculation method use the n-gram (prompt-lookup) "
+          "drafter while no draft worker serves them (none configured, or it failed)");
 ABSL_FLAG(int, continue_tokens, 3,
           "without a draft, tokens a busy target may draw alone after each verify's "
           "(one more per 4 sessions in its last step; 0: one token per verify)");
@@ -222,6 +225,7 @@ int main(int argc, char** argv) {
   options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.default_max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.continue_tokens = absl::GetFlag(FLAGS_continue_tokens);
+  options.ngram_fallback = absl::GetFlag(FLAGS_ngram_fallback);
   options.worker_wait = absl::Seconds(absl::GetFlag(FLAGS_worker_wait_seconds));
   if (options.max_sessions < 1 || options.default_max_tokens < 1) {
     return Fail(2, "--max-sessions and --max-tokens must be >= 1");

@@ -189,8 +189,18 @@ absl::Status Speculation(const Value& v, OpenAiRequest& r) {
     } else if (key == "adaptive") {
       ASSIGN_OR_RETURN(bool b, Bool(f, value));
       s->set_adaptive(b);
+    } else if (key == "method") {
+      ASSIGN_OR_RETURN(std::string m, String(f, value));
+      if (m == "draft_model") {
+        s->set_method(v1::SPECULATION_METHOD_DRAFT_MODEL);
+      } else if (m == "ngram") {
+        s->set_method(v1::SPECULATION_METHOD_NGRAM);
+      } else {
+        return Invalid(f, "is not 'draft_model' or 'ngram'");
+      }
     } else {
-      return Invalid(f, "unknown field (speculation takes enabled, draft_tokens, adaptive)");
+      return Invalid(f,
+                     "unknown field (speculation takes enabled, draft_tokens, adaptive, method)");
     }
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/generation/ngram_drafter.h"
 #include "services/common/proto_convert.h"
 
 namespace tandem {
@@ -56,6 +57,7 @@ class Runner {
   void DraftDone(Clock::time_point start, int64_t tokens, const absl::Status& status);
   void DropDraft();
   absl::StatusOr<v1::DraftResult> Draft(int32_t k);
+  v1::DraftResult NgramDraft(int32_t k) const;
   absl::StatusOr<v1::VerifyResult> Verify(const v1::DraftResult& guesses);
   int32_t ContinueTokens() const;
   void Adapt(int32_t drafted, int32_t accepted);
@@ -128,6 +130,17 @@ absl::StatusOr<v1::DraftResult> Runner::Draft(int32_t k) {
   return response->draft();
 }
 
+v1::DraftResult Runner::NgramDraft(int32_t k) const {
+  v1::DraftResult result;
+  for (int32_t token : NgramGuesses(seq_, k)) {
+    v1::DraftToken* guess = result.add_guesses();
+    guess->set_token_id(token);
+    guess->mutable_distribution()->add_token_ids(token);  // q is one-hot: q(g) = 1
+    guess->mutable_distribution()->add_probabilities(1.0f);
+  }
+  return result;
+}
+
 absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) {
   while (true) {
     v1::SessionRequest request;
@@ -185,7 +198,7 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
   const auto prefill_start = Clock::now();
   out_.prompt_tokens = static_cast<int32_t>(n);
   RETURN_IF_ERROR(SyncTarget(n - 1));
-  if (s_.draft != nullptr && p_.speculate && s_.draft_known < n - 1) {
+  if (s_.draft != nullptr && p_.speculate && !p_.ngram && s_.draft_known < n - 1) {
     const int64_t work = n - 1 - s_.draft_known;
     const auto start = Clock::now();
     const absl::Status synced =
@@ -207,15 +220,17 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
     const int64_t k = std::max<int64_t>(
         0, std::min<int64_t>({k_, s_.context_size - len, p_.max_tokens - out_.generated - 1}));
     v1::DraftResult guesses;
-    if (s_.draft != nullptr && p_.speculate && k > 0) {
+    if (s_.draft != nullptr && p_.speculate && !p_.ngram && k > 0) {
       absl::StatusOr<v1::DraftResult> drafted = Draft(static_cast<int32_t>(k));
       if (drafted.ok()) {
         guesses = *std::move(drafted);
         // The draft ran the sequence and every guess but the last.
         s_.draft_known = len + std::max(0, guesses.guesses_size() - 1);
       } else {
-        DropDraft();  // the request goes on with the target alone
+        DropDraft();  // the request goes on with the target alone (or the n-gram drafter)
       }
+    } else if (p_.speculate && (p_.ngram || p_.ngram_fallback) && k > 0) {
+      guesses = NgramDraft(static_cast<int32_t>(k));
     }
     absl::StatusOr<v1::VerifyResult> verified = Verify(guesses);
     if (verified.status().code() == absl::StatusCode::kInvalidArgument &&

@@ -57,6 +57,10 @@ struct RoundParams {
   int32_t draft_tokens = 4;
   bool adaptive = false;
   int32_t max_draft_tokens = 16;
+  // Guesses from the n-gram drafter (ngram_drafter.h) instead of the draft worker; or only
+  // while the session has no draft worker (none configured, or it failed).
+  bool ngram = false;
+  bool ngram_fallback = false;
   // A round without guesses lets the target draw up to this many more tokens alone
   // (VerifyRequest.continue_tokens): a busy target then keeps its batch full instead of
   // waiting for every session's round trip between steps. 0: one token per verify.
