@@ -180,6 +180,34 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
     return Median(ratios);
   };
 
+  // One decode step of n sessions at once (a ragged batch of n one-row segments, each with
+  // its own cache after the prompt, as the worker's scheduler runs them), against one
+  // session's step, timed in pairs as above.
+  auto session_step_ratio = [&](int64_t n) -> absl::StatusOr<double> {
+    std::vector<std::unique_ptr<KvCache>> caches;
+    for (int64_t i = 0; i < n; ++i) {
+      ASSIGN_OR_RETURN(caches.emplace_back(), decoder.NewCache(context, o.kv));
+      RETURN_IF_ERROR(decoder.Forward(*caches.back(), prompt, 0, LogitsMode::kLast).status());
+    }
+    auto step = [&](int64_t sessions) -> absl::StatusOr<double> {
+      std::vector<ForwardSegment> segments;
+      for (int64_t i = 0; i < sessions; ++i) {
+        segments.push_back({caches[i].get(), absl::MakeConstSpan(extra).subspan(i, 1),
+                            o.prompt_tokens, LogitsMode::kLast});
+      }
+      const auto start = Clock::now();
+      RETURN_IF_ERROR(decoder.ForwardBatch(segments).status());
+      return Seconds(start);
+    };
+    std::vector<double> ratios;
+    for (int r = 0; r < std::max(o.reps, 7); ++r) {
+      ASSIGN_OR_RETURN(double one, step(1));
+      ASSIGN_OR_RETURN(double many, step(n));
+      ratios.push_back(many / one);
+    }
+    return Median(ratios);
+  };
+
   const double decode_tok_s = Median(decode);
   // Peak memory of loading and inference, read before the bandwidth probe's own buffer.
   rusage usage{};
@@ -199,6 +227,10 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   for (int64_t b : o.batches) {
     ASSIGN_OR_RETURN(double ratio, cost_ratio(b));
     report.emplace_back(absl::StrCat("batch_", b, "_cost_ratio"), Fixed(ratio, 3));
+  }
+  for (int64_t n : o.sessions) {
+    ASSIGN_OR_RETURN(double ratio, session_step_ratio(n));
+    report.emplace_back(absl::StrCat("sessions_", n, "_step_ratio"), Fixed(ratio, 3));
   }
   report.emplace_back("weight_bytes_per_token", absl::StrCat(weight_bytes));
   report.emplace_back("packed_weight_bytes", absl::StrCat(model->packed_bytes()));

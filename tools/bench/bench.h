@@ -20,6 +20,7 @@ struct BenchOptions {
   int64_t prompt_tokens = 128;  // -p
   int64_t decode_tokens = 64;   // -n
   std::vector<int64_t> batches = {1, 2, 5, 9};
+  std::vector<int64_t> sessions = {};  // --sessions: decode steps of that many sessions at once
   int reps = 3;
 };
 

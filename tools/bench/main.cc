@@ -1,4 +1,5 @@
 // tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64] [--batch 1,2,5,9]
+//                    [--sessions 8,16]
 //                    [--reps R]
 // Prints one `key value` line per figure.
 #include <cstdio>
@@ -18,6 +19,8 @@ ABSL_FLAG(std::string, kv, "f16",
 ABSL_FLAG(int, p, 128, "prompt tokens for the prefill measurement");
 ABSL_FLAG(int, n, 64, "tokens for the decode measurement");
 ABSL_FLAG(std::string, batch, "1,2,5,9", "batch sizes for the verify cost ratio");
+ABSL_FLAG(std::string, sessions, "",
+          "session counts for the cost of one decode step of that many sessions at once");
 ABSL_FLAG(int, reps, 3, "repetitions; each figure is the median");
 
 int main(int argc, char** argv) {
@@ -27,7 +30,7 @@ int main(int argc, char** argv) {
       {"tandem-bench", "0.1.0",
        "Measures prefill/decode speed and verify cost of a model.\n"
        "usage: tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64]\n"
-       "       [--batch 1,2,5,9] [--reps R]",
+       "       [--batch 1,2,5,9] [--sessions 8,16] [--reps R]",
        "tools/bench/main.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-bench: %s\n", std::string(args.status().message()).c_str());
@@ -49,15 +52,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.kv = *kv;
-  options.batches.clear();
-  for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_batch), ',')) {
-    int64_t b;
-    if (!absl::SimpleAtoi(part, &b) || b < 1 || b > 512) {
-      std::fprintf(stderr, "tandem-bench: --batch: '%s' is not a size in [1, 512]\n",
-                   std::string(part).c_str());
-      return 2;
+  // A list of sizes in [1, max] for `flag`; false (after saying why) if one is not.
+  auto sizes = [](const char* flag, const std::string& text, int64_t max,
+                  std::vector<int64_t>* out) {
+    out->clear();
+    for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+      int64_t b;
+      if (!absl::SimpleAtoi(part, &b) || b < 1 || b > max) {
+        std::fprintf(stderr, "tandem-bench: --%s: '%s' is not a size in [1, %lld]\n", flag,
+                     std::string(part).c_str(), static_cast<long long>(max));
+        return false;
+      }
+      out->push_back(b);
     }
-    options.batches.push_back(b);
+    return true;
+  };
+  if (!sizes("batch", absl::GetFlag(FLAGS_batch), 512, &options.batches) ||
+      !sizes("sessions", absl::GetFlag(FLAGS_sessions), 64, &options.sessions)) {
+    return 2;
   }
   absl::StatusOr<tandem::BenchReport> report = tandem::RunBench(options);
   if (!report.ok()) {
