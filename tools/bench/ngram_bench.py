@@ -90,7 +90,8 @@ def main():
                 "tokens_per_target_pass": statistics.median(per_pass),
                 "same_output": ok,
             }
-    print(f"n-gram speculation, stories260K through the processes, greedy, {a.tokens} tokens, "
+    print(f"n-gram speculation, {os.path.basename(a.model)} through the processes, greedy, "
+          f"{a.tokens} tokens, "
           f"k = {a.draft_tokens}, medians of {a.reps}")
     print("prompt | target alone tok/s | n-gram tok/s | speedup | tokens per target pass")
     for name, r in rows.items():
