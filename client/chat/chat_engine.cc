@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
   session.context_size =
       std::min<int64_t>(options.context_size, engine->model_->config().context_length);
   session.kv_type = options.kv_type;
-  session.stop_ids = EndOfTurnIds(*engine->tokenizer_);
+  if (!options.ignore_eos) session.stop_ids = EndOfTurnIds(*engine->tokenizer_);
   if (options.draft_path.empty()) {
     ASSIGN_OR_RETURN(engine->session_, Session::Create(*engine->model_, *engine->pool_, session));
   } else {

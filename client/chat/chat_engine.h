@@ -39,6 +39,7 @@ struct ChatOptions {
   int64_t context_size = 4096;  // capped at the model's context length
   KvType kv_type = KvType::kF16;
   int64_t max_tokens = 512;
+  bool ignore_eos = false;  // no end-of-turn id stops a reply: every reply runs to max_tokens
   int threads = 2;
   int32_t draft_tokens = 4;
   bool adaptive_draft = false;

@@ -1,6 +1,7 @@
 // tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME]
 //      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
+//      [--ignore-eos]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
 // tandem-chat --server HOST:PORT [--timeout 600] [--tls] [--tls-ca PEM]
 //      [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]
@@ -60,6 +61,8 @@ ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
 ABSL_FLAG(int, max_tokens, 512, "most tokens per reply");
+ABSL_FLAG(bool, ignore_eos, false,
+          "no end-of-turn token ends a reply: each runs to --max-tokens (benchmarks)");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
@@ -155,7 +158,8 @@ int main(int argc, char** argv) {
        "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] "
        "[--temp T]\n"
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
-       "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--threads N]\n"
+       "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--ignore-eos] [--threads "
+       "N]\n"
        "       [--draft MODEL] [--draft-tokens K|auto] [--timeout S] [--tls] [--tls-ca PEM]\n"
        "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
        "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
@@ -195,6 +199,7 @@ int main(int argc, char** argv) {
   options.sampler.seed = absl::GetFlag(FLAGS_seed);
   options.context_size = absl::GetFlag(FLAGS_ctx);
   options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.ignore_eos = absl::GetFlag(FLAGS_ignore_eos);
   options.threads = absl::GetFlag(FLAGS_threads);
   if (options.context_size < 1) return Fail(2, "--ctx must be >= 1");
   if (options.max_tokens < 1) return Fail(2, "--max-tokens must be >= 1");

@@ -132,6 +132,7 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   // Every field, so the coordinator samples exactly as the in-process engine would.
   SamplerConfigToProto(options_.sampler, request.mutable_sampling());
   request.set_max_tokens(static_cast<int32_t>(options_.max_tokens));
+  request.set_ignore_eos(options_.ignore_eos);
   request.mutable_speculation()->set_draft_tokens(options_.draft_tokens);
   request.mutable_speculation()->set_adaptive(options_.adaptive_draft);
   request.set_session_id(session_id_);

@@ -135,6 +135,37 @@ def test_through_the_coordinator_the_same_turns_end_at_the_same_token():
                                env=env)
 
 
+def test_ignore_eos_runs_each_reply_to_max_tokens_in_process_and_through_the_coordinator():
+    """tandem-chat --ignore-eos (benchmarks on random models): the end-of-turn id the fixture
+    ends its turns with no longer stops a reply, which runs to --max-tokens; without the flag
+    the same reply stops early (the case can fail)."""
+    local = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
+    env = dict(os.environ, TANDEM_BIN=BIN)
+    with tempfile.TemporaryDirectory() as folder:
+        gguf, _ = make_fixture(folder, "qwen3", "qwen3", [], 0)
+
+        def decoded(r):
+            return [int(m.group(3)) for m in map(STATS.match, r.stderr.splitlines()) if m]
+
+        assert decoded(chat(gguf, ["Hello there"]))[0] < MAX_TOKENS
+        assert decoded(chat(gguf, ["Hello there"], "--ignore-eos")) == [MAX_TOKENS]
+        run = os.path.join(folder, "run")
+        start = subprocess.run([local, "start", "--target", gguf, "--dir", run],
+                               capture_output=True, text=True, timeout=120, env=env)
+        assert start.returncode == 0, start.stderr
+        try:
+            server = open(os.path.join(run, "coordinator.addr")).read().strip()
+            remote = subprocess.run(
+                [os.path.join(BIN, "tandem-chat"), "--server", server, "--temp", "0",
+                 "--max-tokens", str(MAX_TOKENS), "--ignore-eos"], input="Hello there\n",
+                capture_output=True, text=True, timeout=120)
+            assert remote.returncode == 0, remote.stderr
+            assert decoded(remote) == [MAX_TOKENS], remote.stderr
+        finally:
+            subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
+                           env=env)
+
+
 def tokenize(model, text):
     r = subprocess.run([os.path.join(BIN, "tandem-tokenize"), "--model", model,
                         "--parse-special", "--add-special"], input=text, capture_output=True,
