@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/base/status_macros.h"
@@ -38,6 +39,20 @@ std::vector<int32_t> SyntheticTokens(int64_t n, int64_t vocab) {
   std::vector<int32_t> ids(n);
   for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 17) % vocab);
   return ids;
+}
+
+// The median over `reps` pairs of seconds(n) / seconds(1), each pair timed back to back so
+// that both see the same machine load.
+absl::StatusOr<double> PairedRatio(int reps,
+                                   absl::FunctionRef<absl::StatusOr<double>(int64_t)> seconds,
+                                   int64_t n) {
+  std::vector<double> ratios;
+  for (int r = 0; r < reps; ++r) {
+    ASSIGN_OR_RETURN(double one, seconds(1));
+    ASSIGN_OR_RETURN(double many, seconds(n));
+    ratios.push_back(many / one);
+  }
+  return Median(ratios);
 }
 
 int64_t MatrixBytes(const WeightMatrix& m) { return m.rows * m.row_bytes; }
@@ -170,19 +185,10 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
                         .status());
     return Seconds(start);
   };
-  auto cost_ratio = [&](int64_t b) -> absl::StatusOr<double> {
-    std::vector<double> ratios;
-    for (int r = 0; r < std::max(o.reps, 7); ++r) {
-      ASSIGN_OR_RETURN(double one, pass_seconds(1));
-      ASSIGN_OR_RETURN(double many, pass_seconds(b));
-      ratios.push_back(many / one);
-    }
-    return Median(ratios);
-  };
 
   // One decode step of n sessions at once (a ragged batch of n one-row segments, each with
   // its own cache after the prompt, as the worker's scheduler runs them), against one
-  // session's step, timed in pairs as above.
+  // session's step.
   auto session_step_ratio = [&](int64_t n) -> absl::StatusOr<double> {
     std::vector<std::unique_ptr<KvCache>> caches;
     for (int64_t i = 0; i < n; ++i) {
@@ -199,13 +205,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
       RETURN_IF_ERROR(decoder.ForwardBatch(segments).status());
       return Seconds(start);
     };
-    std::vector<double> ratios;
-    for (int r = 0; r < std::max(o.reps, 7); ++r) {
-      ASSIGN_OR_RETURN(double one, step(1));
-      ASSIGN_OR_RETURN(double many, step(n));
-      ratios.push_back(many / one);
-    }
-    return Median(ratios);
+    return PairedRatio(std::max(o.reps, 7), step, n);
   };
 
   const double decode_tok_s = Median(decode);
@@ -225,7 +225,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   report.emplace_back("prefill_tok_s", Fixed(Median(prefill), 2));
   report.emplace_back("decode_tok_s", Fixed(decode_tok_s, 2));
   for (int64_t b : o.batches) {
-    ASSIGN_OR_RETURN(double ratio, cost_ratio(b));
+    ASSIGN_OR_RETURN(double ratio, PairedRatio(std::max(o.reps, 7), pass_seconds, b));
     report.emplace_back(absl::StrCat("batch_", b, "_cost_ratio"), Fixed(ratio, 3));
   }
   for (int64_t n : o.sessions) {
