@@ -9,10 +9,14 @@
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
 #include "gtest/gtest.h"
+#include "workers/engine_test_util.h"
 #include "workers/worker_engine.h"
 
 namespace tandem {
 namespace {
+
+using ::tandem::testing::LongPrompt;
+using ::tandem::testing::NextAfter;
 
 std::unique_ptr<WorkerEngine> GemmaEngine(int64_t budget = 0) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/fixtures/gemma2-F16.gguf");
@@ -29,33 +33,14 @@ std::unique_ptr<WorkerEngine> GemmaEngine(int64_t budget = 0) {
   return engine.ok() ? std::move(*engine) : nullptr;
 }
 
-std::vector<int32_t> Prompt(int seed, int n) {
-  std::vector<int32_t> ids = {1};
-  for (int i = 1; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + seed * 101) % 500 + 3));
-  return ids;
-}
-
-// The greedy next token after `prompt` (all but its last id synced from `position`, the last
-// one pending).
-absl::StatusOr<int32_t> NextAfter(WorkerEngine& engine, int64_t session,
-                                  const std::vector<int32_t>& prompt, int64_t position) {
-  SamplerConfig greedy;
-  greedy.temperature = 0;
-  std::vector<int32_t> rest(prompt.begin() + position, prompt.end() - 1);
-  absl::StatusOr<AcceptanceResult> verdict =
-      engine.Verify(session, position, rest, prompt.back(), {}, {}, greedy, nullptr);
-  if (!verdict.ok()) return verdict.status();
-  return verdict->next_token;
-}
-
 TEST(SlidingWindowSyncTest, SyncingBackBehindTheRingRefillsFromTheHistoryExactly) {
   std::unique_ptr<WorkerEngine> engine = GemmaEngine(), fresh = GemmaEngine();
   ASSERT_NE(engine, nullptr);
   ASSERT_NE(fresh, nullptr);
   ASSERT_EQ(engine->model().config().sliding_window, 16);
-  const std::vector<int32_t> first = Prompt(1, 300);
+  const std::vector<int32_t> first = LongPrompt(1, 300);
   std::vector<int32_t> second(first.begin(), first.begin() + 100);
-  const std::vector<int32_t> tail = Prompt(2, 150);
+  const std::vector<int32_t> tail = LongPrompt(2, 150);
   second.insert(second.end(), tail.begin() + 1, tail.end());
 
   ASSERT_OK_AND_ASSIGN(int64_t session, engine->OpenSession(0));
@@ -94,9 +79,9 @@ TEST(SlidingWindowSyncTest, ASharedPrefixIsAdoptedWithItsRingBlocks) {
   std::unique_ptr<WorkerEngine> engine = GemmaEngine(), fresh = GemmaEngine();
   ASSERT_NE(engine, nullptr);
   ASSERT_NE(fresh, nullptr);
-  const std::vector<int32_t> shared = Prompt(6, 200);
+  const std::vector<int32_t> shared = LongPrompt(6, 200);
   std::vector<int32_t> a_prompt = shared, b_prompt = shared;
-  const std::vector<int32_t> a_tail = Prompt(7, 51), b_tail = Prompt(8, 51);
+  const std::vector<int32_t> a_tail = LongPrompt(7, 51), b_tail = LongPrompt(8, 51);
   a_prompt.insert(a_prompt.end(), a_tail.begin() + 1, a_tail.end());
   b_prompt.insert(b_prompt.end(), b_tail.begin() + 1, b_tail.end());
   ASSERT_OK_AND_ASSIGN(int64_t reference, fresh->OpenSession(0));
@@ -124,7 +109,7 @@ TEST(SlidingWindowSyncTest, ABudgetOverBothPoolsPreemptsIdleSessionsThatRefillEx
   std::unique_ptr<WorkerEngine> fresh = GemmaEngine();
   ASSERT_NE(budgeted, nullptr);
   ASSERT_NE(fresh, nullptr);
-  const std::vector<int32_t> a_prompt = Prompt(4, 480), b_prompt = Prompt(5, 480);
+  const std::vector<int32_t> a_prompt = LongPrompt(4, 480), b_prompt = LongPrompt(5, 480);
   ASSERT_OK_AND_ASSIGN(int64_t reference, fresh->OpenSession(0));
   ASSERT_OK_AND_ASSIGN(int32_t a_expected, NextAfter(*fresh, reference, a_prompt, 0));
   ASSERT_OK_AND_ASSIGN(int64_t b_reference, fresh->OpenSession(0));

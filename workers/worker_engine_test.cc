@@ -16,10 +16,13 @@
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "workers/engine_test_util.h"
 
 namespace tandem {
 namespace {
 
+using ::tandem::testing::LongPrompt;
+using ::tandem::testing::NextAfter;
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -182,25 +185,6 @@ TEST(WorkerEngineTest, AtTheSessionLimitTheLeastRecentlyUsedIdleSessionIsEvicted
   ASSERT_OK(target->OpenSession(0, &evicted).status());  // now c is the older one
   EXPECT_EQ(evicted, std::vector<int64_t>{c});
   EXPECT_EQ(target->active_sessions(), 2);
-}
-
-// A prompt of n ids in the stories260K vocabulary, distinct per seed.
-std::vector<int32_t> LongPrompt(int seed, int n) {
-  std::vector<int32_t> ids = {1};
-  for (int i = 1; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + seed * 101) % 500 + 3));
-  return ids;
-}
-
-// The greedy next token after `prompt` (all but its last id synced, the last one pending).
-absl::StatusOr<int32_t> NextAfter(WorkerEngine& engine, int64_t session,
-                                  const std::vector<int32_t>& prompt, int64_t position) {
-  SamplerConfig greedy;
-  greedy.temperature = 0;
-  std::vector<int32_t> rest(prompt.begin() + position, prompt.end() - 1);
-  absl::StatusOr<AcceptanceResult> verdict =
-      engine.Verify(session, position, rest, prompt.back(), {}, {}, greedy, nullptr);
-  if (!verdict.ok()) return verdict.status();
-  return verdict->next_token;
 }
 
 TEST(WorkerEngineTest, TheKvBudgetPreemptsIdleSessionsBlocksAndTheyRefillTransparently) {
