@@ -54,20 +54,33 @@ struct NgramCase {
   bool uses_ngram;  // guesses expected
 };
 
+// A stories260K target worker and a coordinator over it alone; `coordinator` is null (after a
+// test failure) if either did not start.
+struct OneTargetStack {
+  explicit OneTargetStack(const CoordinatorOptions& options) : metrics(registry) {
+    target.Serve();
+    if (target.server == nullptr) return;
+    std::vector<std::unique_ptr<WorkerClient>> targets;
+    targets.push_back(target.Client("target"));
+    absl::StatusOr<std::unique_ptr<Coordinator>> created =
+        Coordinator::Create(options, std::move(targets), {}, &metrics);
+    EXPECT_OK(created.status());
+    if (created.ok()) coordinator = std::move(*created);
+  }
+  testing::TestWorker target{WorkerRole::kTarget, "models/stories260K/stories260K.gguf"};
+  prometheus::Registry registry;
+  CoordinatorMetrics metrics;
+  std::unique_ptr<Coordinator> coordinator;
+};
+
 class NgramSpeculationTest : public ::testing::TestWithParam<NgramCase> {};
 
 TEST_P(NgramSpeculationTest, GreedyOutputIsTheTargetAlonesAndGuessesAreKept) {
-  testing::TestWorker target(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
-  target.Serve();
-  ASSERT_NE(target.server, nullptr);
-  std::vector<std::unique_ptr<WorkerClient>> targets;
-  targets.push_back(target.Client("target"));
-  prometheus::Registry registry;
-  CoordinatorMetrics metrics(registry);
   CoordinatorOptions options;
   options.ngram_fallback = GetParam().fallback;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
-                       Coordinator::Create(options, std::move(targets), {}, &metrics));
+  OneTargetStack stack(options);
+  ASSERT_NE(stack.coordinator, nullptr);
+  Coordinator* coordinator = stack.coordinator.get();
 
   const Reply alone =
       Generate(*coordinator, Greedy(v1::SPECULATION_METHOD_UNSPECIFIED, /*enabled=*/false));
@@ -93,15 +106,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(NgramSpeculationTest, AnUnknownMethodIsInvalidArgument) {
-  testing::TestWorker target(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
-  target.Serve();
-  ASSERT_NE(target.server, nullptr);
-  std::vector<std::unique_ptr<WorkerClient>> targets;
-  targets.push_back(target.Client("target"));
-  prometheus::Registry registry;
-  CoordinatorMetrics metrics(registry);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
-                       Coordinator::Create(CoordinatorOptions(), std::move(targets), {}, &metrics));
+  OneTargetStack stack(CoordinatorOptions{});
+  ASSERT_NE(stack.coordinator, nullptr);
+  Coordinator* coordinator = stack.coordinator.get();
   v1::GenerateRequest request = Greedy(v1::SPECULATION_METHOD_NGRAM);
   request.mutable_speculation()->set_method(static_cast<v1::SpeculationMethod>(7));
   const absl::Status status = coordinator->Generate(
