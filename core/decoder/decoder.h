@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/decoder/forward_runner.h"
@@ -94,7 +95,15 @@ class Decoder : public ForwardRunner {
   // from `logits` on.
   void RunBatch(float* logits);
   void RunLayers();
+  // fn(begin, end) over the batch's rows [0, rows_): row-wise work (norms, rope, residual
+  // adds) split across the pool's threads for batches big enough to pay for it; each row's
+  // arithmetic is the same either way.
+  void ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn);
   void AttentionBlock(int64_t layer);
+  // Bias, q/k norms and rope of rows [begin, end), and their k and v into the caches.
+  void QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64_t end);
+  // x += [RmsNorm with post_norm](proj) for rows [begin, end); no norm when null.
+  void AddResidual(const float* post_norm, int64_t begin, int64_t end);
   void FeedForwardBlock(int64_t layer);
   void Attention(int64_t layer);
 
