@@ -51,15 +51,22 @@ namespace tandem {
 // Weights below this (relative to the best candidate's 1) are dropped; see the rules above.
 inline constexpr float kMinSamplerWeight = 0x1p-64f;
 
+// How a speculative round couples the draft's guesses with the target's tokens.
+enum class Coupling {
+  kStandard,  // the p/q rule of acceptance.h: keep g with probability min(1, p(g) / q(g))
+  kGumbel,    // both pick by Gumbel-max over shared noise (gumbel_coupling.h): drafter-invariant
+};
+
 // Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
 struct SamplerConfig {
-  float temperature = 1.0f;         // >= 0 and finite; 0 is greedy
-  int32_t top_k = 0;                // keep the k best; 0 disables; >= 0
-  float top_p = 1.0f;               // keep the smallest set reaching this mass; in (0, 1]
-  float min_p = 0.0f;               // drop w < min_p (relative to the best); in [0, 1)
-  float repetition_penalty = 1.0f;  // > 0; 1 disables
-  int32_t penalty_window = 64;      // context tokens the penalty looks at; >= 0
-  uint64_t seed = 0;                // keys the counter-based random stream
+  float temperature = 1.0f;                 // >= 0 and finite; 0 is greedy
+  int32_t top_k = 0;                        // keep the k best; 0 disables; >= 0
+  float top_p = 1.0f;                       // keep the smallest set reaching this mass; in (0, 1]
+  float min_p = 0.0f;                       // drop w < min_p (relative to the best); in [0, 1)
+  float repetition_penalty = 1.0f;          // > 0; 1 disables
+  int32_t penalty_window = 64;              // context tokens the penalty looks at; >= 0
+  uint64_t seed = 0;                        // keys the counter-based random stream
+  Coupling coupling = Coupling::kStandard;  // how drafts and tokens are drawn (speculation)
 };
 
 // A distribution in sparse form: the ids that survived the filters, strictly increasing, and
