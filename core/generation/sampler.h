@@ -59,14 +59,15 @@ enum class Coupling {
 
 // Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
 struct SamplerConfig {
-  float temperature = 1.0f;                 // >= 0 and finite; 0 is greedy
-  int32_t top_k = 0;                        // keep the k best; 0 disables; >= 0
-  float top_p = 1.0f;                       // keep the smallest set reaching this mass; in (0, 1]
-  float min_p = 0.0f;                       // drop w < min_p (relative to the best); in [0, 1)
-  float repetition_penalty = 1.0f;          // > 0; 1 disables
-  int32_t penalty_window = 64;              // context tokens the penalty looks at; >= 0
-  uint64_t seed = 0;                        // keys the counter-based random stream
-  Coupling coupling = Coupling::kStandard;  // how drafts and tokens are drawn (speculation)
+  float temperature = 1.0f;         // >= 0 and finite; 0 is greedy
+  int32_t top_k = 0;                // keep the k best; 0 disables; >= 0
+  float top_p = 1.0f;               // keep the smallest set reaching this mass; in (0, 1]
+  float min_p = 0.0f;               // drop w < min_p (relative to the best); in [0, 1)
+  float repetition_penalty = 1.0f;  // > 0; 1 disables
+  int32_t penalty_window = 64;      // context tokens the penalty looks at; >= 0
+  uint64_t seed = 0;                // keys the counter-based random stream
+  // How speculation draws guesses and the target's tokens (Sample() does not read it).
+  Coupling coupling = Coupling::kStandard;
 };
 
 // A distribution in sparse form: the ids that survived the filters, strictly increasing, and
