@@ -288,6 +288,10 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
       },
       timing));
   out.q.resize(out.guesses.size());
+  // Gumbel coupling's verify reads only the guessed ids: q stays off the wire.
+  if (config.coupling == Coupling::kGumbel) {
+    for (SparseDistribution& q : out.q) q = SparseDistribution();
+  }
   return out;
 }
 
@@ -314,9 +318,13 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
           ? static_cast<int32_t>(std::min<int64_t>(
                 continue_tokens, scheduler_->last_step_sessions() / kSessionsPerContinuedToken))
           : 0;
-  // The draft is not trusted: each q must be a distribution that could have drawn its guess.
-  ASSIGN_OR_RETURN(std::vector<SparseDistribution> draft_q,
-                   ValidateDraftDistributions(guesses, q, std::max<int64_t>(vocab, 1) + 128));
+  // The draft is not trusted: each q must be a distribution that could have drawn its guess
+  // (Gumbel coupling reads no q: a guess is kept only if it is the target's own pick).
+  std::vector<SparseDistribution> draft_q;
+  if (config.coupling != Coupling::kGumbel) {
+    ASSIGN_OR_RETURN(draft_q,
+                     ValidateDraftDistributions(guesses, q, std::max<int64_t>(vocab, 1) + 128));
+  }
   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab));
   std::vector<int32_t> with_pending(tokens.begin(), tokens.end());
   with_pending.push_back(pending);

@@ -323,7 +323,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
         for (size_t i = 0; i < out->guesses.size(); ++i) {
           v1::DraftToken* guess = result->add_guesses();
           guess->set_token_id(out->guesses[i]);
-          SparseToProto(out->q[i], guess->mutable_distribution());
+          if (!out->q[i].ids.empty()) SparseToProto(out->q[i], guess->mutable_distribution());
         }
       }
       break;

@@ -2,7 +2,7 @@
 //      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--ignore-eos]
-//      [--threads N] [--draft MODEL] [--draft-tokens 4|auto]
+//      [--threads N] [--draft MODEL] [--draft-tokens 4|auto] [--coupling standard|gumbel]
 // tandem-chat --server HOST:PORT [--timeout 600] [--tls] [--tls-ca PEM]
 //      [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]
 //      [the same flags but --ctx, --kv, --threads, --draft: those are the workers' and the
@@ -66,6 +66,9 @@ ABSL_FLAG(bool, ignore_eos, false,
 ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
 ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(std::string, coupling, "standard",
+          "how guesses become tokens: standard (p/q rule) or gumbel (seeded output equals the "
+          "target alone's, whatever the draft)");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
@@ -160,7 +163,8 @@ int main(int argc, char** argv) {
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--ignore-eos] [--threads "
        "N]\n"
-       "       [--draft MODEL] [--draft-tokens K|auto] [--timeout S] [--tls] [--tls-ca PEM]\n"
+       "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel]\n"
+       "       [--timeout S] [--tls] [--tls-ca PEM]\n"
        "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
        "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
        "an empty line quits. With --server, --ctx, --kv, --threads and --draft are the\n"
@@ -197,6 +201,11 @@ int main(int argc, char** argv) {
   options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
   options.sampler.seed = absl::GetFlag(FLAGS_seed);
+  if (const std::string coupling = absl::GetFlag(FLAGS_coupling); coupling == "gumbel") {
+    options.sampler.coupling = tandem::Coupling::kGumbel;
+  } else if (coupling != "standard") {
+    return Fail(2, "--coupling: '" + coupling + "' is not 'standard' or 'gumbel'");
+  }
   options.context_size = absl::GetFlag(FLAGS_ctx);
   options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.ignore_eos = absl::GetFlag(FLAGS_ignore_eos);

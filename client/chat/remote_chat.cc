@@ -135,6 +135,7 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   request.set_ignore_eos(options_.ignore_eos);
   request.mutable_speculation()->set_draft_tokens(options_.draft_tokens);
   request.mutable_speculation()->set_adaptive(options_.adaptive_draft);
+  request.mutable_speculation()->set_coupling(CouplingToProto(options_.sampler.coupling));
   request.set_session_id(session_id_);
   return request;
 }

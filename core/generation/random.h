@@ -22,6 +22,7 @@ enum class RandomPurpose : uint64_t {
                     // every guess was kept, from p(k+1), and every token without a draft
                     // (DrawTargetToken in acceptance.h: in-process and remote alike)
   kSample = 5,      // Sampler::Sample's default stream (not used by the sessions)
+  kGumbel = 6,      // the Gumbel noise of one token id at a position (gumbel_coupling.h)
 };
 
 // A 64-bit hash of (seed, position, purpose) with full avalanche.

@@ -51,6 +51,12 @@ namespace tandem {
 // Weights below this (relative to the best candidate's 1) are dropped; see the rules above.
 inline constexpr float kMinSamplerWeight = 0x1p-64f;
 
+// How a speculative round couples the draft's guesses with the target's tokens.
+enum class Coupling {
+  kStandard,  // the p/q rule of acceptance.h: keep g with probability min(1, p(g) / q(g))
+  kGumbel,    // both pick by Gumbel-max over shared noise (gumbel_coupling.h): drafter-invariant
+};
+
 // Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
 struct SamplerConfig {
   float temperature = 1.0f;         // >= 0 and finite; 0 is greedy
@@ -60,6 +66,8 @@ struct SamplerConfig {
   float repetition_penalty = 1.0f;  // > 0; 1 disables
   int32_t penalty_window = 64;      // context tokens the penalty looks at; >= 0
   uint64_t seed = 0;                // keys the counter-based random stream
+  // How speculation draws guesses and the target's tokens (Sample() does not read it).
+  Coupling coupling = Coupling::kStandard;
 };
 
 // A distribution in sparse form: the ids that survived the filters, strictly increasing, and

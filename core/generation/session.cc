@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/acceptance.h"
+#include "core/generation/gumbel_coupling.h"
 
 namespace tandem {
 namespace {
@@ -58,8 +59,8 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
   for (;;) {
     const int64_t position = static_cast<int64_t>(cached_.size());
     sampler_.Distribution(logits, cached_, absl::MakeSpan(p_));
-    const int32_t token =
-        DrawTargetToken(DistributionView::Dense(p_), sampler_.config().seed, position);
+    const int32_t token = PickTargetToken(DistributionView::Dense(p_), sampler_.config().coupling,
+                                          sampler_.config().seed, position);
     if (token < 0) {
       return absl::InternalError(
           absl::StrCat("the sampler left no candidate for position ", position));

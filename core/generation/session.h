@@ -13,8 +13,9 @@
 // and fed back one at a time. The sampler's context is the session's cached tokens, so the
 // repetition penalty covers the prompt and the reply so far. Each token is the target's own
 // draw at its absolute position (DrawTargetToken, acceptance.h: the kBonus stream over the
-// filtered distribution), exactly as a target worker draws it in a verify without guesses, so
-// seeded output is the same in-process and through a coordinator without a draft.
+// filtered distribution; under Coupling::kGumbel its Gumbel pick, gumbel_coupling.h), exactly
+// as a target worker draws it in a verify without guesses, so seeded output is the same
+// in-process and through a coordinator without a draft.
 //
 // Stop rules and errors: see stop_rules.h. A failed forward pass is returned as is and leaves
 // the session usable.

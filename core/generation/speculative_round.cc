@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/generation/gumbel_coupling.h"
 #include "core/generation/random.h"
 #include "core/generation/stop_rules.h"
 
@@ -33,6 +34,21 @@ absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
   return result;
 }
 
+namespace {
+
+// The draft's guess from q at `position`: a draw from the kDraftDraw stream (standard), or
+// the Gumbel pick the target makes from p with the same noise (gumbel). -1 if q has no mass.
+int32_t DraftPick(const SparseDistribution& q, Coupling coupling, uint64_t seed, int64_t position) {
+  if (coupling == Coupling::kGumbel) {
+    return GumbelPick(DistributionView::Sparse(q), seed, position);
+  }
+  const int64_t drawn =
+      Sampler::Draw(q.probabilities, CounterUniform(seed, position, RandomPurpose::kDraftDraw));
+  return drawn < 0 ? -1 : q.ids[drawn];
+}
+
+}  // namespace
+
 absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
                           std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q) {
@@ -49,14 +65,12 @@ absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sa
     const int64_t position = pending_position + 1 + i;
     // The cache holds exactly this position's history: the sequence, then earlier guesses.
     sampler.Distribution(logits, state.cached, &(*q)[i]);
-    const double u = CounterUniform(seed, position, RandomPurpose::kDraftDraw);
-    const int64_t drawn = Sampler::Draw((*q)[i].probabilities, u);
+    const int32_t guess = DraftPick((*q)[i], sampler.config().coupling, seed, position);
     // The sampler's distributions always give the best candidate a positive probability.
-    if (drawn < 0) {
+    if (guess < 0) {
       return absl::InternalError(absl::StrCat("draft distribution at position ", position,
                                               " has no positive probability"));
     }
-    const int32_t guess = (*q)[i].ids[drawn];
     guesses->push_back(guess);
     if (i + 1 == k) break;  // the last guess is verified, never run by the draft
     ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1), position,
@@ -71,7 +85,8 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
                                                uint64_t seed, VerifyScratch* scratch) {
-  if (q.size() < guesses->size()) {
+  const bool gumbel = sampler.config().coupling == Coupling::kGumbel;  // q is not read
+  if (!gumbel && q.size() < guesses->size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(guesses->size(), " guesses but ", q.size(), " draft distributions"));
   }
@@ -107,6 +122,7 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
   }
   // After an out-of-vocabulary guess the bonus row is never read: repeat the last row.
   if (tested > runnable) p_views.push_back(p_views.back());
+  if (gumbel) return AcceptGuessesGumbel(*guesses, p_views, seed, pending_position + 1);
   for (int64_t i = 0; i < tested; ++i) q_views.push_back(DistributionView::Sparse(q[i]));
 
   AcceptanceInput input;
@@ -134,7 +150,8 @@ absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& s
         decoder.Forward(*state.cache, absl::MakeConstSpan(&token, 1), position, LogitsMode::kLast));
     state.cached.push_back(token);
     sampler.Distribution(logits, state.cached, p);
-    token = DrawTargetToken(DistributionView::Dense(p), seed, position + 1);
+    token =
+        PickTargetToken(DistributionView::Dense(p), sampler.config().coupling, seed, position + 1);
     if (token < 0) {
       return absl::InternalError(
           absl::StrCat("the sampler left no candidate for position ", position + 1));

@@ -52,7 +52,8 @@ absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
 // Draft half: samples up to `k` guesses after `sequence` (target ids; see kDraftStandIn) from
 // the draft's filtered distributions q (sparse), feeding each back except the last. Guess i
 // sits at absolute position sequence.size() + i and is drawn with
-// Sampler::Draw(q.probabilities, CounterUniform(seed, position, kDraftDraw)).
+// Sampler::Draw(q.probabilities, CounterUniform(seed, position, kDraftDraw)), or under
+// Coupling::kGumbel (sampler.config().coupling) is GumbelPick(q, seed, position).
 absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
                           std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q);
@@ -68,7 +69,8 @@ struct VerifyScratch {
 };
 
 // Target half: runs [pending, guesses that are in the vocabulary] as one batched pass,
-// filters each row with `sampler` into p and applies AcceptGuesses. `guesses` is cut to the
+// filters each row with `sampler` into p and applies AcceptGuesses (Coupling::kGumbel:
+// AcceptGuessesGumbel, which reads no q; `q` may then be empty). `guesses` is cut to the
 // guesses tested (those up to and including the first outside the vocabulary).
 absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelState& state,
                                                Sampler& sampler, absl::Span<const int32_t> sequence,
@@ -79,7 +81,7 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
 // Target half without a draft, several tokens in one call: `first` was just drawn for position
 // state.cached.size(); runs it, draws the next token, and so on, `steps` more tokens into
 // `tokens` (fewer at the end of the cache). Each is drawn exactly as a verify of its
-// predecessor with no guesses draws it (the sampler over the cache's history, DrawTargetToken
+// predecessor with no guesses draws it (the sampler over the cache's history, PickTargetToken
 // at its position), so the tokens equal those of `steps` one-token rounds. The last token is
 // not run: it is the next round's pending token.
 absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& sampler,

@@ -229,10 +229,17 @@ std::vector<LosslessCase> LosslessCases() {
   everything.min_p = 0.05f;
   everything.repetition_penalty = 1.3f;
   everything.penalty_window = 8;
+  // Gumbel coupling (gumbel_coupling.h) must be as lossless as the standard rule.
+  SamplerConfig gumbel_t1 = PlainT1();
+  gumbel_t1.coupling = Coupling::kGumbel;
+  SamplerConfig gumbel_everything = everything;
+  gumbel_everything.coupling = Coupling::kGumbel;
   return {{"first4layers T=1", kDrafts[2], PlainT1()},
           {"first4layers T=1 top-k 20 top-p 0.9", kDrafts[2], filtered},
           {"distilled T=1 top-k 20 top-p 0.9", kDrafts[3], filtered},
-          {"distilled T=0.8 top-k top-p min-p penalty", kDrafts[3], everything}};
+          {"distilled T=0.8 top-k top-p min-p penalty", kDrafts[3], everything},
+          {"gumbel first4layers T=1", kDrafts[2], gumbel_t1},
+          {"gumbel distilled T=0.8 top-k top-p min-p penalty", kDrafts[3], gumbel_everything}};
 }
 
 // "The little dog was sad because": the continuation is genuinely uncertain.

@@ -15,6 +15,7 @@ SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t 
       params.has_repetition_penalty() ? params.repetition_penalty() : D::kRepetitionPenalty;
   config.penalty_window = params.has_penalty_window() ? params.penalty_window() : D::kPenaltyWindow;
   config.seed = params.has_seed() ? params.seed() : unset_seed;
+  config.coupling = CouplingFromProto(params.coupling());
   return config;
 }
 
@@ -26,6 +27,15 @@ void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* param
   params->set_repetition_penalty(config.repetition_penalty);
   params->set_penalty_window(config.penalty_window);
   params->set_seed(config.seed);
+  params->set_coupling(CouplingToProto(config.coupling));
+}
+
+Coupling CouplingFromProto(v1::Coupling coupling) {
+  return coupling == v1::COUPLING_GUMBEL ? Coupling::kGumbel : Coupling::kStandard;
+}
+
+v1::Coupling CouplingToProto(Coupling coupling) {
+  return coupling == Coupling::kGumbel ? v1::COUPLING_GUMBEL : v1::COUPLING_STANDARD;
 }
 
 SparseDistribution SparseFromProto(const v1::SparseDistribution& proto) {

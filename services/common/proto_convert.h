@@ -22,6 +22,11 @@ SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t 
 // Sets every field, so the receiver's defaults never matter.
 void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* params);
 
+// COUPLING_GUMBEL is Coupling::kGumbel; every other value (unspecified, standard, one this
+// build does not know) the standard rule. The coordinator refuses unknown values first.
+Coupling CouplingFromProto(v1::Coupling coupling);
+v1::Coupling CouplingToProto(Coupling coupling);
+
 SparseDistribution SparseFromProto(const v1::SparseDistribution& proto);
 void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto);
 

@@ -115,6 +115,19 @@ TEST(SamplingToProtoTest, RoundTripsEveryFieldWhateverTheDefaults) {
   EXPECT_EQ(back.repetition_penalty, 1.25f);
   EXPECT_EQ(back.penalty_window, 0);
   EXPECT_EQ(back.seed, 0u);
+  EXPECT_EQ(back.coupling, Coupling::kStandard);
+  config.coupling = Coupling::kGumbel;
+  SamplerConfigToProto(config, &params);
+  EXPECT_EQ(params.coupling(), v1::COUPLING_GUMBEL);
+  EXPECT_EQ(SamplerConfigFromProto(params, kSeed).coupling, Coupling::kGumbel);
+}
+
+TEST(CouplingFromProtoTest, OnlyGumbelIsGumbel) {
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_GUMBEL), Coupling::kGumbel);
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_STANDARD), Coupling::kStandard);
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_UNSPECIFIED), Coupling::kStandard);
+  EXPECT_EQ(CouplingFromProto(static_cast<v1::Coupling>(9)), Coupling::kStandard);
+  EXPECT_EQ(CouplingToProto(Coupling::kStandard), v1::COUPLING_STANDARD);
 }
 
 TEST(TokenLogprobsToProtoTest, CarriesTheTokenAndTheAlternativesInOrder) {

@@ -362,6 +362,12 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat("speculation.method ", static_cast<int>(method), " is not a method"));
     }
+    const v1::Coupling coupling = request.speculation().coupling();
+    if (!v1::Coupling_IsValid(coupling)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("speculation.coupling ", static_cast<int>(coupling), " is not a coupling"));
+    }
+    params.sampler.coupling = CouplingFromProto(coupling);  // sampling.coupling is ignored
     params.ngram = method == v1::SPECULATION_METHOD_NGRAM;
     params.ngram_fallback = method == v1::SPECULATION_METHOD_UNSPECIFIED && options_.ngram_fallback;
     params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());

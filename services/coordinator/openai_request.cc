@@ -198,9 +198,19 @@ absl::Status Speculation(const Value& v, OpenAiRequest& r) {
       } else {
         return Invalid(f, "is not 'draft_model' or 'ngram'");
       }
+    } else if (key == "coupling") {
+      ASSIGN_OR_RETURN(std::string c, String(f, value));
+      if (c == "standard") {
+        s->set_coupling(v1::COUPLING_STANDARD);
+      } else if (c == "gumbel") {
+        s->set_coupling(v1::COUPLING_GUMBEL);
+      } else {
+        return Invalid(f, "is not 'standard' or 'gumbel'");
+      }
     } else {
       return Invalid(f,
-                     "unknown field (speculation takes enabled, draft_tokens, adaptive, method)");
+                     "unknown field (speculation takes enabled, draft_tokens, adaptive, method, "
+                     "coupling)");
     }
   }
   return absl::OkStatus();

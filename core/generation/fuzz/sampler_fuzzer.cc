@@ -6,7 +6,8 @@
 //  - both Distribution forms give finite probabilities in [0, 1] summing to 1 (within 1e-3),
 //    the sparse ids strictly increasing and equal to the dense form's non-zero entries;
 //  - Draw over non-negative weights returns -1 exactly when none is positive, else an index
-//    whose weight is positive.
+//    whose weight is positive;
+//  - GumbelPick picks a token the distribution keeps, the same from the dense and sparse form.
 // TANDEM_FUZZ_VERBOSE=1 prints each case before it runs (for replaying a reproducer).
 #include <cmath>
 #include <cstddef>
@@ -17,6 +18,7 @@
 
 #include "core/base/fuzz_assert.h"
 #include "core/generation/fuzz/sampler_fuzz_input.h"
+#include "core/generation/gumbel_coupling.h"
 #include "core/generation/sampler.h"
 
 namespace tandem {
@@ -69,6 +71,11 @@ void CheckDistributions(const fuzzing::SamplerCase& c, Sampler& sampler, int32_t
     has_sampled = has_sampled || id == sampled;
   }
   CHECK_CASE(has_sampled, "sampled id %d is not in the distribution", sampled);
+  // Gumbel coupling's pick is one token of the support, the same from either form.
+  const int32_t pick = GumbelPick(DistributionView::Sparse(sparse), c.config.seed, c.position);
+  CHECK_CASE(pick >= 0 && pick < c.vocab_size && dense[pick] > 0, "Gumbel pick %d", pick);
+  CHECK_CASE(pick == GumbelPick(DistributionView::Dense(dense), c.config.seed, c.position),
+             "Gumbel pick %d from the sparse form differs from the dense form's", pick);
 }
 
 void CheckDraw(const fuzzing::SamplerCase& c) {

@@ -134,6 +134,10 @@ v1::GenerateRequest ReadRequest(FuzzReader& in) {
   if (flags & 8) r.mutable_speculation()->set_adaptive(true);
   r.set_require_existing_session(flags & 16);
   r.set_ignore_eos(flags & 32);
+  if (flags & 64) {  // the known couplings and two no enum names
+    r.mutable_speculation()->set_coupling(
+        static_cast<v1::Coupling>(in.Pick<int>({0, 1, 2, 3, -1})));
+  }
   r.set_session_id(in.Choose<const char*>({"", "", "", "a", "b", "c"}));
   return r;
 }
