@@ -209,17 +209,16 @@ class Process:
         return self.proc.returncode
 
 
-def assert_plaintext_refused(process):
-    """A TLS coordinator serves no plaintext client: gRPC (and HTTP, when it listens) without
-    TLS fail at the handshake, so a `_tls` test really runs over TLS."""
-    with grpc.insecure_channel(process.address) as ch:
+def assert_plaintext_refused(address, http=None):
+    """A TLS coordinator at `address` (HTTP API at `http`) serves no plaintext client: gRPC
+    and HTTP without TLS fail at the handshake, so a `_tls` test really runs over TLS."""
+    with grpc.insecure_channel(address) as ch:
         try:
             STUBS.generator_pb2_grpc.GeneratorStub(ch).DescribeModel(
                 STUBS.generator_pb2.DescribeModelRequest(), timeout=5)
-            raise AssertionError(f"{process.address} served a plaintext gRPC client")
+            raise AssertionError(f"{address} served a plaintext gRPC client")
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.UNAVAILABLE, (e.code(), e.details())
-    http = http_address(process)
     if http:
         host, port = http.rsplit(":", 1)
         plain = http_client.HTTPConnection(host, int(port), timeout=5)
@@ -287,7 +286,7 @@ class Cluster:
                                        security=self.security) == "SERVING", 60), \
             "coordinator not SERVING"
         if self.security:
-            assert_plaintext_refused(self.coordinator)
+            assert_plaintext_refused(self.coordinator.address, http_address(self.coordinator))
         self.channel = channel(self.coordinator.address, self.security)
         self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
 
@@ -318,9 +317,14 @@ class Cluster:
                                       wait=False)
         return self.targets[i]
 
-    def __exit__(self, *exc):
+    def stop(self):
+        """Stops every process (the coordinator first); {name: exit code}."""
         codes = {p.name: p.stop() for p in reversed(self.processes)}
         self.processes = []
+        return codes
+
+    def __exit__(self, *exc):
+        codes = self.stop()
         # The coordinator drains and exits cleanly whatever its workers went through.
         if not exc or exc[0] is None:
             coordinator = codes.get("coordinator")
