@@ -318,7 +318,12 @@ class Cluster:
         return self.targets[i]
 
     def stop(self):
-        """Stops every process (the coordinator first); {name: exit code}."""
+        """Stops every process (the coordinator first); {name: exit code}. The Cluster's own
+        channel is closed first: an open client connection holds the coordinator's drain
+        (5.7 s instead of 1.8 s when idle), which under load came near the 15 s kill."""
+        if getattr(self, "channel", None) is not None:
+            self.channel.close()
+            self.channel = None
         codes = {p.name: p.stop() for p in reversed(self.processes)}
         self.processes = []
         return codes
