@@ -88,7 +88,8 @@ def test_16_idle_named_sessions_no_longer_lock_anyone_out():
             else:
                 final = r.final
         assert ids == expected
-        assert final.speculation.drafted_tokens > 0 and not final.speculation.draft_failed
+        assert final.speculation.drafted_tokens > 0 and not final.speculation.draft_failed, \
+            final.speculation
 
 
 def test_a_cancelled_request_frees_its_session():

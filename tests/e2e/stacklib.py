@@ -196,11 +196,13 @@ class Process:
             os.kill(self.proc.pid, sig)
 
     def stop(self):
-        """SIGTERM (a frozen process is resumed first), SIGKILL after 15 s; the exit code."""
+        """SIGTERM (a frozen process is resumed first), SIGKILL after 30 s; the exit code.
+        (The coordinator may drain for --drain-seconds 10 after a 1 s notice; on a loaded
+        2-core machine that plus its exit came past 15 s.)"""
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGTERM)
         try:
-            self.proc.wait(15)
+            self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.signal(signal.SIGKILL)
             self.proc.wait(10)
