@@ -153,8 +153,8 @@ def measure(stack, a, logs):
                 "outside": r.seconds - r.server, "client_cpu": r.client_cpu / r.tokens,
                 "coordinator_cpu": r.coordinator_cpu})
         print(f"  round {rep}: " + ", ".join(
-            f"{name} {figures[name][-1]['stream']:.2f}" for name, _ in runs) +
-            " streaming tok/s", flush=True)
+            f"{name} {figures[name][-1]['stream']:.2f}/{figures[name][-1]['server']:.2f}"
+            for name, _ in runs) + " tok/s (streaming/server-side)", flush=True)
     return figures
 
 
