@@ -1,4 +1,6 @@
-"""tandem-chat as a user runs it: the golden continuation, speculation, and exit codes.
+"""tandem-chat as a user runs it: the golden continuation, speculation, and exit codes; with
+--server against stacklib's three processes (over mutual TLS with an API key, given to
+tandem-chat by --tls-ca and --api-key-file, under TANDEM_E2E_TLS=1).
 
 Needs TANDEM_BIN (the folder with the binaries) and TANDEM_SHARED (set by CTest).
 """
@@ -7,16 +9,16 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "ops"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
+sys.path.insert(0, HERE)
 import opslib  # noqa: E402  (the shared test runner)
+import stacklib  # noqa: E402  (the three processes, over mutual TLS with a key if the run is)
 
 BIN = os.environ["TANDEM_BIN"]
 MODELS = os.path.join(os.environ["TANDEM_SHARED"], "models", "stories260K")
 TARGET = os.path.join(MODELS, "stories260K.gguf")
 DRAFT = os.path.join(MODELS, "derived", "stories-draft-distilled.gguf")
-LOCAL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                     "deploy", "local", "tandem-local.sh")
 GOLDEN_32 = (", there was a little girl named Lily. She loved to play outside in the park. "
              "One day, she saw")
 
@@ -54,26 +56,10 @@ def test_interactive_turns_reuse_the_cache_and_reset():
     assert "conversation reset" in r.stderr
 
 
-def start_stack(run, draft=None):
-    """tandem-local.sh start in `run`; returns the coordinator's address."""
-    env = dict(os.environ, TANDEM_BIN=BIN)
-    args = [LOCAL, "start", "--target", TARGET, "--dir", run]
-    if draft:
-        args += ["--draft", draft]
-    start = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
-    assert start.returncode == 0, start.stderr
-    return open(os.path.join(run, "coordinator.addr")).read().strip()
-
-
-def stop_stack(run):
-    subprocess.run([LOCAL, "stop", "--dir", run], capture_output=True, timeout=60,
-                   env=dict(os.environ, TANDEM_BIN=BIN))
-
-
-def assert_same_text_in_process_and_remote(server, draft, samplings):
+def assert_same_text_in_process_and_remote(stack, draft, samplings):
     for sampling in samplings:
         common = ["--format", "raw", "-p", "Once upon a time", "--max-tokens", "48", *sampling]
-        remote = chat("--server", server, *common)
+        remote = chat(*stack.chat_args(), *common)
         local_run = chat(TARGET, *(["--draft", draft] if draft else []), *common)
         assert remote.returncode == 0 and local_run.returncode == 0, (remote.stderr,
                                                                       local_run.stderr)
@@ -87,79 +73,64 @@ def test_three_processes_equal_in_process_output():
     """Greedy and seeded sampling through target + draft workers and the coordinator on
     loopback give exactly the in-process text: with explicit filters, and with the defaults
     both sides share (core/generation/sampling_defaults.h)."""
-    import tempfile
-    with tempfile.TemporaryDirectory() as run:
-        try:
-            server = start_stack(run, DRAFT)
-            assert_same_text_in_process_and_remote(server, DRAFT, [
-                ["--temp", "0"],
-                ["--temp", "0.8", "--top-p", "0.95", "--top-k", "0", "--min-p", "0", "--seed", "5"],
-                ["--temp", "0.8", "--seed", "5"],
-                ["--seed", "11", "--repeat-penalty", "1.3", "--repeat-last-n", "0"],
-            ])
-        finally:
-            stop_stack(run)
+    with stacklib.Cluster(draft=True) as stack:
+        assert_same_text_in_process_and_remote(stack, DRAFT, [
+            ["--temp", "0"],
+            ["--temp", "0.8", "--top-p", "0.95", "--top-k", "0", "--min-p", "0", "--seed", "5"],
+            ["--temp", "0.8", "--seed", "5"],
+            ["--seed", "11", "--repeat-penalty", "1.3", "--repeat-last-n", "0"],
+        ])
 
 
 def test_target_alone_equals_in_process_output_for_a_seed():
     """Without a draft the coordinator runs verifies with no guesses; in-process tandem-chat
     runs a Session. The same seed and flags give the same text."""
-    import tempfile
-    with tempfile.TemporaryDirectory() as run:
-        try:
-            server = start_stack(run)
-            assert_same_text_in_process_and_remote(server, None, [
-                ["--temp", "0.8", "--seed", "5"],
-                ["--temp", "1.1", "--seed", "123", "--top-k", "0"],
-                ["--seed", "7", "--repeat-penalty", "1.3"],
-                # Uniform over the whole vocabulary: byte tokens that never form characters.
-                # Both print the same well-formed text (chat() decodes stdout strictly).
-                ["--temp", "1e30", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--seed", "3"],
-            ])
-        finally:
-            stop_stack(run)
+    with stacklib.Cluster(draft=False) as stack:
+        assert_same_text_in_process_and_remote(stack, None, [
+            ["--temp", "0.8", "--seed", "5"],
+            ["--temp", "1.1", "--seed", "123", "--top-k", "0"],
+            ["--seed", "7", "--repeat-penalty", "1.3"],
+            # Uniform over the whole vocabulary: byte tokens that never form characters.
+            # Both print the same well-formed text (chat() decodes stdout strictly).
+            ["--temp", "1e30", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--seed", "3"],
+        ])
 
 
 def test_a_frozen_coordinator_costs_at_most_the_timeout():
     """A coordinator that stops answering (SIGSTOP: a hung host) no longer hangs tandem-chat:
     it gives up within --timeout and says so, at start-up and in the middle of a turn."""
     import signal
-    import tempfile
     import time
-    with tempfile.TemporaryDirectory() as run:
+    with stacklib.Cluster(draft=False) as stack:
+        server, coordinator = stack.coordinator.address, stack.coordinator
+        coordinator.signal(signal.SIGSTOP)
         try:
-            server = start_stack(run)
-            pid = int(open(os.path.join(run, "coordinator.pid")).read().strip())
-            os.kill(pid, signal.SIGSTOP)
-            try:
-                start = time.monotonic()
-                r = chat("--server", server, "--timeout", "2", "-p", "Once upon a time")
-                took = time.monotonic() - start
-            finally:
-                os.kill(pid, signal.SIGCONT)
-            assert took < 30, took
-            assert r.returncode == 2, (r.returncode, r.stderr)
-            assert f"coordinator {server} did not answer DescribeModel within 2s" in r.stderr, \
-                r.stderr
-            # Frozen after the connection check, in the turn: the stdin loop reports the turn
-            # and goes on to the next line.
-            proc = subprocess.Popen([os.path.join(BIN, "tandem-chat"), "--server", server,
-                                     "--timeout", "2", "--format", "raw", "--max-tokens", "8"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-            time.sleep(1.0)  # let it connect
-            os.kill(pid, signal.SIGSTOP)
-            try:
-                start = time.monotonic()
-                out, err = proc.communicate("Once upon a time\n", timeout=60)
-                took = time.monotonic() - start
-            finally:
-                os.kill(pid, signal.SIGCONT)
-            assert took < 30, took
-            assert proc.returncode == 0, (proc.returncode, err)
-            assert f"no complete reply from coordinator {server} within --timeout 2s" in err, err
+            start = time.monotonic()
+            r = chat(*stack.chat_args(), "--timeout", "2", "-p", "Once upon a time")
+            took = time.monotonic() - start
         finally:
-            stop_stack(run)
+            coordinator.signal(signal.SIGCONT)
+        assert took < 30, took
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert f"coordinator {server} did not answer DescribeModel within 2s" in r.stderr, \
+            r.stderr
+        # Frozen after the connection check, in the turn: the stdin loop reports the turn
+        # and goes on to the next line.
+        proc = subprocess.Popen([os.path.join(BIN, "tandem-chat"), *stack.chat_args(),
+                                 "--timeout", "2", "--format", "raw", "--max-tokens", "8"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # let it connect
+        coordinator.signal(signal.SIGSTOP)
+        try:
+            start = time.monotonic()
+            out, err = proc.communicate("Once upon a time\n", timeout=60)
+            took = time.monotonic() - start
+        finally:
+            coordinator.signal(signal.SIGCONT)
+        assert took < 30, took
+        assert proc.returncode == 0, (proc.returncode, err)
+        assert f"no complete reply from coordinator {server} within --timeout 2s" in err, err
 
 
 def test_flags_that_mean_nothing_in_a_mode_are_refused():

@@ -1,13 +1,13 @@
 """Limits over real processes: 64 clients against --max-sessions 16 workers all complete
 exactly (queued, not refused); 16 idle named sessions no longer lock anyone out; a cancelled
 request frees its session; oversized requests get their documented codes at once; Attach
-streams that never open are closed. Uses tools/bench/concurrency_bench.py's stack.
+streams that never open are closed. tools/bench/concurrency_bench.py's clients against
+stacklib's Cluster (over mutual TLS with an API key under TANDEM_E2E_TLS=1).
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
 import os
 import sys
-import tempfile
 import threading
 import time
 
@@ -18,15 +18,31 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import concurrency_bench as bench  # noqa: E402
 import opslib  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import stacklib  # noqa: E402
+
 import grpc  # noqa: E402
 
 STUBS = bench.STUBS
-BIN = opslib.env_dir("TANDEM_BIN")
-MODELS = os.path.join(opslib.env_dir("TANDEM_SHARED"), "models")
 
 
-def stack(log_dir, **kwargs):
-    return bench.Stack(BIN, MODELS, 16, log_dir, **kwargs)
+class Stack(stacklib.Cluster):
+    """bench's stack on stacklib's Cluster: target and draft workers with --max-sessions 16
+    and a coordinator (over mutual TLS with a key when the run is)."""
+
+    def __init__(self, coordinator_args=(), worker_args=()):
+        super().__init__(coordinator_args=["--metrics-listen", "127.0.0.1:0",
+                                           *coordinator_args],
+                         worker_args=["--max-sessions", "16", *worker_args])
+
+    def __enter__(self):
+        super().__enter__()
+        self.target_metrics, self.draft_metrics = self.targets[0].metrics, self.draft.metrics
+        return self
+
+    def metric(self, name, address=None):
+        """Sum of a metric's samples on the coordinator's (or ADDRESS's) /metrics."""
+        return stacklib.metric(address or self.coordinator.metrics, name)
 
 
 def eventually(check, seconds=10):
@@ -38,7 +54,7 @@ def eventually(check, seconds=10):
 
 
 def test_64_clients_against_16_session_workers_all_complete_exactly():
-    with tempfile.TemporaryDirectory() as logs, stack(logs) as s:
+    with Stack() as s:
         r = bench.run(s, clients=64, max_tokens=32, prompts=bench.PROMPTS, idle_sessions=0,
                       timeout=120)
         bench.report(r)
@@ -48,7 +64,7 @@ def test_64_clients_against_16_session_workers_all_complete_exactly():
 
 
 def test_16_idle_named_sessions_no_longer_lock_anyone_out():
-    with tempfile.TemporaryDirectory() as logs, stack(logs) as s:
+    with Stack() as s:
         expected, _ = bench.generate(s.stub, bench.request("Once upon a time", 24), 60)
         for i in range(16):
             bench.generate(s.stub, bench.request("The cat", 2, session=f"idle-{i}"), 60)
@@ -72,11 +88,12 @@ def test_16_idle_named_sessions_no_longer_lock_anyone_out():
             else:
                 final = r.final
         assert ids == expected
-        assert final.speculation.drafted_tokens > 0 and not final.speculation.draft_failed
+        assert final.speculation.drafted_tokens > 0 and not final.speculation.draft_failed, \
+            final.speculation
 
 
 def test_a_cancelled_request_frees_its_session():
-    with tempfile.TemporaryDirectory() as logs, stack(logs) as s:
+    with Stack() as s:
         call = s.stub.Generate(bench.request("Once upon a time", 400, "chat-1"), timeout=60)
         next(call)  # the first delta: the request runs
         call.cancel()  # what Ctrl-C in tandem-chat --server does to the call
@@ -99,7 +116,7 @@ def test_oversized_requests_get_their_documented_codes_at_once():
     unknown.require_existing_session = True
     cases.append(("8 KB session id", unknown, grpc.StatusCode.INVALID_ARGUMENT,
                   "session_id is 8192 bytes"))
-    with tempfile.TemporaryDirectory() as logs, stack(logs) as s:
+    with Stack() as s:
         for name, req, code, message in cases:
             start = time.monotonic()
             try:
@@ -119,11 +136,10 @@ def threads_of(pid):
 
 
 def test_attach_streams_that_never_open_are_closed():
-    with tempfile.TemporaryDirectory() as logs, \
-            stack(logs, worker_args=["--open-timeout-seconds", "1"]) as s:
-        target_pid = s.processes[0].pid
+    with Stack(worker_args=["--open-timeout-seconds", "1"]) as s:
+        target_pid = s.targets[0].pid
         before = threads_of(target_pid)
-        channel = grpc.insecure_channel(s.target)
+        channel = stacklib.channel(s.targets[0].address, s.security)
         worker = STUBS.worker_pb2_grpc.WorkerStub(channel)
         codes = []
         lock = threading.Lock()

@@ -11,14 +11,13 @@ Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 import os
 import signal
 import sys
-import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import opslib  # noqa: E402
 import stacklib  # noqa: E402
-from stacklib import BIN, STUBS, Clients, Process, grpc, health, request, wait_for  # noqa: E402
+from stacklib import Clients, request, wait_for  # noqa: E402
 
 PROMPTS = ["Once upon a time", "Tom and Sam went to the park", "The little cat",
            "Lily saw a big red ball", "One day, a bird", "The sun was hot and",
@@ -33,24 +32,8 @@ class DnsCluster(stacklib.Cluster):
         super().__init__(targets=2, coordinator_args=[
             "--resolve-interval-seconds", "1", "--health-interval-ms", "600000"])
 
-    def __enter__(self):
-        try:
-            self.targets = [self.worker("target", f"target{i}") for i in range(2)]
-            self.draft = self.worker("draft", "draft")
-            names = ",".join("dns:///localhost:" + t.address.rsplit(":", 1)[1]
-                             for t in self.targets)
-            argv = [os.path.join(BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
-                    "--target", names, "--draft", self.draft.address, *self.coordinator_args]
-            self.coordinator = Process("coordinator", argv, self.dir)
-            self.processes.append(self.coordinator)
-            assert wait_for(lambda: health(self.coordinator.address) == "SERVING", 60), \
-                "coordinator not SERVING"
-            self.channel = grpc.insecure_channel(self.coordinator.address)
-            self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
+    def target_list(self):
+        return ",".join("dns:///localhost:" + t.address.rsplit(":", 1)[1] for t in self.targets)
 
     def sessions_on(self, i):
         return stacklib.metric(self.targets[i].metrics, "tandem_worker_active_sessions")

@@ -1,13 +1,12 @@
 """The three processes under failure: a draft killed mid-request, a target restarted
-mid-session, a client that cancels. Real processes on loopback (deploy/local/tandem-local.sh).
+mid-session, a client that cancels. Real processes on loopback (stacklib's Cluster; over
+mutual TLS with an API key under TANDEM_E2E_TLS=1).
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True
@@ -15,42 +14,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import opslib  # noqa: E402  (the shared test runner)
 import stacklib  # noqa: E402  (stubs, binaries, models, requests and their replies)
-from stacklib import BIN, DRAFT, STUBS, TARGET, collect, grpc, request  # noqa: E402
-
-LOCAL = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
+from stacklib import STUBS, collect, grpc, request  # noqa: E402
 
 
-class Stack:
-    """target + draft + coordinator on loopback, stopped on exit."""
+class Stack(stacklib.Cluster):
+    """target + draft + coordinator on stacklib's Cluster (mutual TLS and a key when the run
+    is), stopped on exit."""
 
-    def __enter__(self):
-        self.dir = tempfile.mkdtemp(prefix="tandem-failover-")
-        self.env = dict(os.environ, TANDEM_BIN=BIN)
-        r = subprocess.run([LOCAL, "start", "--target", TARGET, "--draft", DRAFT, "--dir",
-                            self.dir], capture_output=True, text=True, timeout=120, env=self.env)
-        assert r.returncode == 0, r.stderr
-        self.stub = STUBS.generator_pb2_grpc.GeneratorStub(
-            grpc.insecure_channel(self.read("coordinator.addr")))
-        return self
-
-    def __exit__(self, *exc):
-        subprocess.run([LOCAL, "stop", "--dir", self.dir], capture_output=True, timeout=60,
-                       env=self.env)
-        for name in ("target-restarted",):
-            pid_file = os.path.join(self.dir, name + ".pid")
-            if os.path.exists(pid_file):
-                try:
-                    os.kill(int(self.read(name + ".pid")), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-    def read(self, name):
-        with open(os.path.join(self.dir, name)) as f:
-            return f.read().strip()
+    def __init__(self, **kwargs):
+        super().__init__(coordinator_args=["--metrics-listen", "127.0.0.1:0"], **kwargs)
 
     def metric(self, name, process):
         """Sum of a metric's samples on PROCESS's /metrics."""
-        return stacklib.metric(self.read(process + ".metrics"), name)
+        where = {"coordinator": self.coordinator, "draft": self.draft, "target": self.targets[0]}
+        return stacklib.metric(where[process].metrics, name)
 
 
 def target_alone(prompt, max_tokens):
@@ -64,12 +41,11 @@ def target_alone(prompt, max_tokens):
 def test_killing_the_draft_mid_request_keeps_the_output_exact():
     expected = target_alone("Once upon a time", 600)
     with Stack() as stack:
-        draft_pid = int(stack.read("draft.pid"))
         killed = []
 
         def kill_draft(n):
             if n >= 20 and not killed:
-                os.kill(draft_pid, signal.SIGKILL)
+                stack.draft.signal(signal.SIGKILL)
                 killed.append(n)
 
         ids, final = collect(stack.stub.Generate(request("Once upon a time", 600)), kill_draft)
@@ -84,15 +60,10 @@ def test_a_restarted_target_resyncs_the_session():
         first, _ = collect(stack.stub.Generate(request("Tom and Sam went to the park", 16,
                                                        session="s1")))
         # Kill the target and start a new one on the same address.
-        address = stack.read("target.addr")
-        os.kill(int(stack.read("target.pid")), signal.SIGKILL)
+        stack.targets[0].signal(signal.SIGKILL)
+        stack.targets[0].proc.wait(10)
         time.sleep(0.3)
-        restarted = subprocess.Popen([os.path.join(BIN, "tandem-worker"), "--role", "target",
-                                      "--model", TARGET, "--listen", address],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        with open(os.path.join(stack.dir, "target-restarted.pid"), "w") as f:
-            f.write(str(restarted.pid))
-        assert "listening on" in restarted.stdout.readline()
+        stack.restart_target(0)
         follow_up = "Tom and Sam went to the park" + "".join([])  # same prefix, longer reply
         second, final = collect(stack.stub.Generate(request(follow_up, 32, session="s1")))
     expected = target_alone(follow_up, 32)
@@ -165,15 +136,14 @@ def test_malformed_requests_are_refused_and_the_stack_keeps_serving():
 def test_an_incompatible_draft_is_refused_at_start():
     other = os.path.join(os.environ["TANDEM_SHARED"], "models", "llama-2-tiny-random",
                          "llama-2-tiny-random.gguf")
-    with tempfile.TemporaryDirectory() as run:
-        env = dict(os.environ, TANDEM_BIN=BIN)
-        r = subprocess.run([LOCAL, "start", "--target", TARGET, "--draft", other, "--dir", run],
-                           capture_output=True, text=True, timeout=120, env=env)
-        subprocess.run([LOCAL, "stop", "--dir", run], capture_output=True, timeout=60, env=env)
-        assert r.returncode != 0
-        log = open(os.path.join(run, "coordinator.log")).read()
-        assert "FAILED_PRECONDITION" in log and "llama-2-tiny-random" in log, log
-
+    stack = Stack(draft_model=other)
+    try:
+        with stack:
+            raise AssertionError("the coordinator started with an incompatible draft")
+    except AssertionError as e:
+        assert "coordinator did not start" in str(e), e
+    log = open(os.path.join(stack.dir, "coordinator.log")).read()
+    assert "FAILED_PRECONDITION" in log and "llama-2-tiny-random" in log, log
 
 if __name__ == "__main__":
     sys.exit(opslib.run_tests(globals()))

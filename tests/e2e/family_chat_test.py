@@ -11,6 +11,9 @@ something first, or at least stop).
 If the stop rule missed the family's end-of-turn id, every turn would run to --max-tokens.
 Llama 3 and Qwen2 use the real Llama 3.1 and Qwen2.5 templates (../shared/models/chat_templates).
 
+Through the coordinator, stacklib's Cluster runs the processes (over mutual TLS with an API
+key under TANDEM_E2E_TLS=1).
+
 Also pins each family's template render through the Jinja engine (tandem-tokenize) and that
 the GGUF and the HF folder tokenize alike.
 
@@ -27,8 +30,10 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import opslib  # noqa: E402  (the shared test runner)
 import fixture_tokenizer  # noqa: E402
+import stacklib  # noqa: E402  (the processes, over mutual TLS with a key if the run is)
 
 BIN = os.environ["TANDEM_BIN"]
 TEMPLATES = os.path.join(os.environ["TANDEM_SHARED"], "models", "chat_templates")
@@ -106,21 +111,14 @@ def test_through_the_coordinator_the_same_turns_end_at_the_same_token():
     """tandem-chat --server with workers serving the fixture: the coordinator stops each turn
     at the family's end-of-turn id too, and the text equals the in-process chat's, with the
     model's template (phi3) and with the family format of a model without one (qwen3)."""
-    local = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
-    env = dict(os.environ, TANDEM_BIN=BIN)
     for arch, family, extra, seed in (("phi3", "phi3", [], 0),
                                       ("qwen3", "qwen3", ["--no-chat-template"], 0)):
         with tempfile.TemporaryDirectory() as folder:
             gguf, _ = make_fixture(folder, arch, family, extra, seed)
-            run = os.path.join(folder, "run")
-            start = subprocess.run([local, "start", "--target", gguf, "--dir", run],
-                                   capture_output=True, text=True, timeout=120, env=env)
-            assert start.returncode == 0, start.stderr
-            try:
-                server = open(os.path.join(run, "coordinator.addr")).read().strip()
+            with stacklib.Cluster(draft=False, target_model=gguf) as stack:
                 turns = ["Hello there", "Tell me more"]
                 remote = subprocess.run(
-                    [os.path.join(BIN, "tandem-chat"), "--server", server, "--temp", "0",
+                    [os.path.join(BIN, "tandem-chat"), *stack.chat_args(), "--temp", "0",
                      "--max-tokens", str(MAX_TOKENS)], input="".join(t + "\n" for t in turns),
                     capture_output=True, text=True, timeout=120)
                 assert remote.returncode == 0, remote.stderr
@@ -130,17 +128,12 @@ def test_through_the_coordinator_the_same_turns_end_at_the_same_token():
                 decoded = [int(m.group(3)) for m in map(STATS.match, remote.stderr.splitlines())
                            if m]
                 assert len(decoded) == 2 and max(decoded) < MAX_TOKENS, (arch, remote.stderr)
-            finally:
-                subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
-                               env=env)
 
 
 def test_ignore_eos_runs_each_reply_to_max_tokens_in_process_and_through_the_coordinator():
     """tandem-chat --ignore-eos (benchmarks on random models): the end-of-turn id the fixture
     ends its turns with no longer stops a reply, which runs to --max-tokens; without the flag
     the same reply stops early (the case can fail)."""
-    local = os.path.join(ROOT, "deploy", "local", "tandem-local.sh")
-    env = dict(os.environ, TANDEM_BIN=BIN)
     with tempfile.TemporaryDirectory() as folder:
         gguf, _ = make_fixture(folder, "qwen3", "qwen3", [], 0)
 
@@ -149,21 +142,13 @@ def test_ignore_eos_runs_each_reply_to_max_tokens_in_process_and_through_the_coo
 
         assert decoded(chat(gguf, ["Hello there"]))[0] < MAX_TOKENS
         assert decoded(chat(gguf, ["Hello there"], "--ignore-eos")) == [MAX_TOKENS]
-        run = os.path.join(folder, "run")
-        start = subprocess.run([local, "start", "--target", gguf, "--dir", run],
-                               capture_output=True, text=True, timeout=120, env=env)
-        assert start.returncode == 0, start.stderr
-        try:
-            server = open(os.path.join(run, "coordinator.addr")).read().strip()
+        with stacklib.Cluster(draft=False, target_model=gguf) as stack:
             remote = subprocess.run(
-                [os.path.join(BIN, "tandem-chat"), "--server", server, "--temp", "0",
+                [os.path.join(BIN, "tandem-chat"), *stack.chat_args(), "--temp", "0",
                  "--max-tokens", str(MAX_TOKENS), "--ignore-eos"], input="Hello there\n",
                 capture_output=True, text=True, timeout=120)
             assert remote.returncode == 0, remote.stderr
             assert decoded(remote) == [MAX_TOKENS], remote.stderr
-        finally:
-            subprocess.run([local, "stop", "--dir", run], capture_output=True, timeout=60,
-                           env=env)
 
 
 def tokenize(model, text):

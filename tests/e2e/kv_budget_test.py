@@ -63,46 +63,19 @@ def make_model(folder):
     return path
 
 
-class Stack:
-    """A target worker (no draft) and a coordinator on loopback; `worker` is its Process."""
+class Stack(stacklib.Cluster):
+    """A target worker of `model` (no draft) and a coordinator on stacklib's Cluster (over
+    mutual TLS with a key when the run is)."""
 
-    def __init__(self, model, folder, name, worker_args=()):
-        self.model, self.folder, self.name = model, folder, name
-        self.worker_args = list(worker_args)
-        self.processes = []
-
-    def __enter__(self):
-        try:
-            self.worker = stacklib.Process(f"{self.name}-target", [
-                os.path.join(stacklib.BIN, "tandem-worker"), "--role", "target", "--model",
-                self.model, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-                "--threads", "1", "--ctx", str(CTX), "--kv", "f16", "--max-sessions",
-                str(SESSIONS), *self.worker_args], self.folder)
-            self.processes.append(self.worker)
-            assert stacklib.wait_for(lambda: stacklib.health(self.worker.address) == "SERVING",
-                                     60), f"{self.name} target not SERVING"
-            self.coordinator = stacklib.Process(f"{self.name}-coordinator", [
-                os.path.join(stacklib.BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
-                "--target", self.worker.address, "--max-sessions", str(2 * SESSIONS)],
-                self.folder)
-            self.processes.append(self.coordinator)
-            assert stacklib.wait_for(
-                lambda: stacklib.health(self.coordinator.address) == "SERVING", 60)
-            self.channel = grpc.insecure_channel(self.coordinator.address)
-            self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        for p in reversed(self.processes):
-            p.stop()
-        return False
+    def __init__(self, model, worker_args=()):
+        super().__init__(targets=1, draft=False, target_model=model,
+                         coordinator_args=["--max-sessions", str(2 * SESSIONS)],
+                         worker_args=["--ctx", str(CTX), "--kv", "f16", "--max-sessions",
+                                      str(SESSIONS), *worker_args])
 
     def memory_mb(self, field):
         """VmRSS or VmHWM of the target worker, MiB."""
-        with open(f"/proc/{self.worker.pid}/status") as f:
+        with open(f"/proc/{self.targets[0].pid}/status") as f:
             line = next(line for line in f if line.startswith(field + ":"))
         return int(line.split()[1]) / 1024
 
@@ -192,14 +165,14 @@ def test_64_sessions_in_a_budget_of_8_contexts_are_held_reclaimed_and_refilled_e
     with tempfile.TemporaryDirectory(prefix="tandem-kv-budget-") as folder:
         model = make_model(folder)
         model_mb = os.path.getsize(model) / (1 << 20)
-        with Stack(model, folder, "budgeted", ["--kv-budget-mb", str(BUDGET_MB)]) as s:
+        with Stack(model, ["--kv-budget-mb", str(BUDGET_MB)]) as s:
             loaded_mb = s.memory_mb("VmRSS")
             start = time.monotonic()
             got = converse(s.stub, named=True)
             seconds = time.monotonic() - start
             peak_mb = s.memory_mb("VmHWM")
-            evicted = stacklib.metric(s.worker.metrics, "tandem_worker_evicted_sessions_total")
-        with Stack(model, folder, "fresh") as fresh:
+            evicted = stacklib.metric(s.targets[0].metrics, "tandem_worker_evicted_sessions_total")
+        with Stack(model) as fresh:
             want = converse(fresh.stub, named=False)
     problems = compare(got, want)
     missing = not_held(got[1])

@@ -8,7 +8,9 @@ TLS and the API key are checked through a front in this test that terminates mut
 (certificates made here with Debian's openssl) and requires `authorization: Bearer KEY`
 before it forwards each call, byte for byte, to the real coordinator: with the CA, a client
 certificate and the key the reply equals the plain one; without the key it is
-UNAUTHENTICATED; without a client certificate the handshake fails (UNAVAILABLE).
+UNAUTHENTICATED; without a client certificate the handshake fails (UNAVAILABLE). Under
+TANDEM_E2E_TLS=1 the stack itself runs over mutual TLS with stacklib's key, and every client
+here (the front's too) connects with its CA and key.
 
 Needs TANDEM_BIN, TANDEM_SHARED (set by CTest) and openssl; prints "N passed, N failed".
 """
@@ -39,7 +41,8 @@ CERTS = None  # folder with ca.crt, server.crt/key, client.crt/key
 
 
 def client(**kw):
-    return tandem_client.Client(STACK.coordinator.address, **kw)
+    """A module client of the stack's coordinator (with its CA and key in a TLS run)."""
+    return tandem_client.Client(STACK.coordinator.address, **STACK.client_kwargs(), **kw)
 
 
 def raw_generate(prompt, max_tokens):
@@ -162,7 +165,7 @@ class TlsFront:
 
     def __init__(self, target, certs):
         read = lambda name: open(os.path.join(certs, name), "rb").read()  # noqa: E731
-        self.channel = grpc.insecure_channel(target)
+        self.channel = stacklib.channel(target, STACK.security)
         self.server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=8))
         handlers = {}
         for method, streaming in (("Generate", True), ("Tokenize", False),

@@ -1,8 +1,9 @@
 """Random Generate requests against the real three-process stack (stories260K target and its
-distilled draft, started with deploy/local/tandem-local.sh): valid and invalid fields, edge
-values, random ids, invalid UTF-8 in text, chat content, stop strings and session ids, random
-sampling parameters including NaN, inf, huge and negative ones; one at a time, then 200 more
-from 8 clients at once, sharing session ids.
+distilled draft, started by stacklib's Cluster: over mutual TLS with an API key under
+TANDEM_E2E_TLS=1): valid and invalid fields, edge values, random ids, invalid UTF-8 in text,
+chat content, stop strings and session ids, random sampling parameters including NaN, inf,
+huge and negative ones; one at a time, then 200 more from 8 clients at once, sharing session
+ids.
 
 Every call must end OK or with a code the API documents (INVALID_ARGUMENT, OUT_OF_RANGE,
 NOT_FOUND, RESOURCE_EXHAUSTED, ABORTED, or DEADLINE_EXCEEDED from the per-call deadline); a
@@ -29,7 +30,9 @@ sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 import tandem_stubs  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
-import opslib  # noqa: E402  (the shared test runner and the local stack)
+import opslib  # noqa: E402  (the shared test runner)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import stacklib  # noqa: E402  (the three processes, over mutual TLS with a key if the run is)
 
 STUBS = tandem_stubs.load()
 import grpc  # noqa: E402
@@ -310,16 +313,8 @@ class Run:
 
 
 def dead_processes(stack):
-    dead = []
-    for name in ("target", "draft", "coordinator"):
-        pid = stack.pid(name)
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    dead.append(name)
-        except (OSError, TypeError):
-            dead.append(name)
-    return dead
+    """Names (target0, draft, coordinator) of the stack's processes that have exited."""
+    return [p.name for p in stack.processes if not p.alive()]
 
 
 def log_tail(stack, name, lines=3):
@@ -422,20 +417,17 @@ def close_sessions(stub):
             pass  # NOT_FOUND: never made, or already closed
 
 
-class Stack(opslib.LocalStack):
+class Stack(stacklib.Cluster):
     def __init__(self):
         # A 512-token context keeps the longest request short and makes long prompts
         # OUT_OF_RANGE cheaply; max_tokens 0 means 16.
-        super().__init__(extra=["--worker-arg", "--ctx=512", "--coordinator-arg",
-                                "--max-tokens=16"])
+        super().__init__(worker_args=["--ctx=512"], coordinator_args=["--max-tokens=16"])
 
     def __enter__(self):
         super().__enter__()
-        self.channel = grpc.insecure_channel(self.coordinator)
         self.generate = self.channel.unary_stream(
             "/tandem.v1.Generator/Generate", request_serializer=lambda b: b,
             response_deserializer=lambda b: b)
-        self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
         return self
 
 
@@ -465,7 +457,7 @@ def test_random_generate_requests_end_ok_or_with_a_documented_code():
             for name in dead:
                 run.fail(f"{name} died", log_tail(stack, name), f"#{index} {summary}")
             restart = time.monotonic()
-            stack.__exit__(None, None, None)
+            stack.stop()  # a process died: its exit code is already a failure
             restarts += 1
             if restarts > MAX_RESTARTS:
                 stack = None

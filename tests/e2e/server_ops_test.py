@@ -2,7 +2,8 @@
 refused with one line and exit 2, reflection (v1 and v1alpha) lets a client with no .proto call
 health Check, the coordinator logs each request outcome and says which worker it waits for,
 DescribeModel and client errors hide file paths and worker addresses, a model load prints one
-summary line, tandem-bench answers --help.
+summary line, tandem-bench answers --help. Under TANDEM_E2E_TLS=1 every server runs with
+stacklib's certificates and key (mutual TLS to the workers) and the clients use them.
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
@@ -20,10 +21,15 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 import opslib  # noqa: E402  (the shared test runner)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import stacklib  # noqa: E402  (the run's TLS: stacklib.SECURITY, stacklib.channel)
 from stacklib import BIN, DRAFT, STUBS, TARGET, grpc  # noqa: E402  (stubs, binaries, models)
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
 GRPC_PROTO = "/usr/share/grpc-proto/grpc"
+# Under TANDEM_E2E_TLS=1 every server here runs with the run's certificates and key.
+WORKER_TLS = stacklib.SECURITY.worker_args() if stacklib.SECURITY else []
+COORDINATOR_TLS = stacklib.SECURITY.coordinator_args() if stacklib.SECURITY else []
 
 
 class Process:
@@ -76,7 +82,7 @@ class Process:
 
 def worker(*extra):
     return Process("tandem-worker", "--role", "target", "--model", TARGET, "--threads", "1",
-                   *extra)
+                   *WORKER_TLS, *extra)
 
 
 def run(name, *args, timeout=30):
@@ -98,7 +104,8 @@ def assert_one_line_exit_2(r, seconds, *needles):
 def test_a_second_worker_on_a_busy_port_exits_2_with_one_line():
     with worker() as first:
         taken = first.address()
-        r, seconds = run("tandem-worker", "--role", "target", "--model", TARGET, "--listen", taken)
+        r, seconds = run("tandem-worker", "--role", "target", "--model", TARGET, "--listen", taken,
+                         *WORKER_TLS)
         assert_one_line_exit_2(r, seconds, taken, "already in use")
         assert first.proc.poll() is None
 
@@ -112,7 +119,7 @@ def test_a_coordinator_on_a_busy_port_exits_2_before_waiting_for_workers():
         nobody = f"127.0.0.1:{s.getsockname()[1]}"
         for flag in ("--listen", "--metrics-listen"):
             r, seconds = run("tandem-coordinator", "--target", nobody, flag, taken,
-                             "--worker-wait-seconds", "60")
+                             "--worker-wait-seconds", "60", *COORDINATOR_TLS)
             assert_one_line_exit_2(r, seconds, taken, "already in use")
 
 
@@ -122,7 +129,7 @@ def test_a_busy_metrics_port_exits_2_with_one_line():
         held.listen(1)
         metrics = f"127.0.0.1:{held.getsockname()[1]}"
         r, seconds = run("tandem-worker", "--role", "target", "--model", TARGET,
-                         "--metrics-listen", metrics)
+                         "--metrics-listen", metrics, *WORKER_TLS)
         assert_one_line_exit_2(r, seconds, metrics, "/metrics")
 
 
@@ -152,7 +159,7 @@ def test_reflection_v1_and_v1alpha_describe_health_for_a_client_without_protos()
     with worker() as w:
         address = w.address()
         w.wait_for(r"loaded ", where="stderr")
-        channel = grpc.insecure_channel(address)
+        channel = stacklib.channel(address, key=False)
         for version in ("v1", "v1alpha"):
             pb2, pb2_grpc = reflection_stubs(version)
             listed = reflect(channel, pb2, pb2_grpc, list_services="")
@@ -200,7 +207,8 @@ def test_the_coordinator_says_which_worker_it_waits_for_and_stops_when_asked():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         nobody = f"127.0.0.1:{s.getsockname()[1]}"  # closed again: nothing listens there
-    with Process("tandem-coordinator", "--target", nobody, "--worker-wait-seconds", "8") as c:
+    with Process("tandem-coordinator", "--target", nobody, "--worker-wait-seconds", "8",
+                 *COORDINATOR_TLS) as c:
         line = c.wait_for(rf"waiting for worker {re.escape(nobody)}[^\n]*", where="stderr",
                           timeout=6)
         assert "more" in line.group(0), line.group(0)
@@ -215,8 +223,10 @@ def test_the_coordinator_says_which_worker_it_waits_for_and_stops_when_asked():
 def test_the_coordinator_logs_each_outcome_and_hides_paths_and_addresses():
     with worker() as w:
         target = w.address()
-        with Process("tandem-coordinator", "--target", target) as c:
-            stub = STUBS.generator_pb2_grpc.GeneratorStub(grpc.insecure_channel(c.address()))
+        with Process("tandem-coordinator", "--target", target, *COORDINATOR_TLS) as c:
+            if stacklib.SECURITY:
+                stacklib.assert_plaintext_refused(c.address())
+            stub = STUBS.generator_pb2_grpc.GeneratorStub(stacklib.channel(c.address()))
             described = stub.DescribeModel(STUBS.generator_pb2.DescribeModelRequest(),
                                            timeout=10)
             assert described.target.path == "" and described.target.name, described.target

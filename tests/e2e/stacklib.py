@@ -53,6 +53,9 @@ class Security:
         self.keys_file = os.path.join(self.dir, "api-keys")
         with open(self.keys_file, "w") as f:
             f.write(f"# made by stacklib\n{self.key}\n")
+        self.key_file = os.path.join(self.dir, "client-key")  # a client's: the key alone
+        with open(self.key_file, "w") as f:
+            f.write(self.key + "\n")
 
     def read(self, path):
         with open(path, "rb") as f:
@@ -66,6 +69,14 @@ class Security:
         return ["--tls-cert", self.server_cert, "--tls-key", self.server_key, "--tls-ca",
                 self.ca, "--worker-tls-cert", self.client_cert, "--worker-tls-key",
                 self.client_key, "--api-keys-file", self.keys_file]
+
+    def chat_args(self):
+        """tandem-chat --server's flags: TLS trusting the CA, the key from a file."""
+        return ["--tls-ca", self.ca, "--api-key-file", self.key_file]
+
+    def client_kwargs(self):
+        """tandem_client.Client's keyword arguments: the CA and the key."""
+        return {"root_certificates": self.ca, "api_key": self.key}
 
     def credentials(self, client_cert=True, key=None):
         """TLS trusting the CA, with the client certificate and `key` as a bearer token."""
@@ -138,14 +149,22 @@ def wait_for(predicate, timeout, step=0.05):
 
 
 class Process:
-    """One tandem binary; `address` is parsed from its "listening on" line."""
+    """One tandem binary; `address` is parsed from its "listening on" line (a process that
+    prints none within 60 s is killed and the constructor raises)."""
 
     def __init__(self, name, argv, folder):
         self.name = name
         self.log = open(os.path.join(folder, name + ".log"), "ab")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log,
                                      stdin=subprocess.DEVNULL)
-        self.address = self._read_address(60)
+        try:
+            self.address = self._read_address(60)
+        except BaseException:
+            self.signal(signal.SIGKILL)
+            self.proc.wait(10)
+            self.proc.stdout.close()
+            self.log.close()
+            raise
 
     def _read_address(self, timeout):
         end = time.monotonic() + timeout
@@ -169,16 +188,21 @@ class Process:
     def pid(self):
         return self.proc.pid
 
+    def alive(self):
+        return self.proc.poll() is None
+
     def signal(self, sig):
         if self.proc.poll() is None:
             os.kill(self.proc.pid, sig)
 
     def stop(self):
-        """SIGTERM (a frozen process is resumed first), SIGKILL after 15 s; the exit code."""
+        """SIGTERM (a frozen process is resumed first), SIGKILL after 30 s; the exit code.
+        (The coordinator may drain for --drain-seconds 10 after a 1 s notice; on a loaded
+        2-core machine that plus its exit came past 15 s.)"""
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGTERM)
         try:
-            self.proc.wait(15)
+            self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.signal(signal.SIGKILL)
             self.proc.wait(10)
@@ -187,13 +211,46 @@ class Process:
         return self.proc.returncode
 
 
-class Cluster:
-    """`targets` target workers, a draft (optional) and a coordinator given `coordinator_args`."""
+def assert_plaintext_refused(address, http=None):
+    """A TLS coordinator at `address` (HTTP API at `http`) serves no plaintext client: gRPC
+    and HTTP without TLS fail at the handshake, so a `_tls` test really runs over TLS."""
+    with grpc.insecure_channel(address) as ch:
+        try:
+            STUBS.generator_pb2_grpc.GeneratorStub(ch).DescribeModel(
+                STUBS.generator_pb2.DescribeModelRequest(), timeout=5)
+            raise AssertionError(f"{address} served a plaintext gRPC client")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, (e.code(), e.details())
+    if http:
+        host, port = http.rsplit(":", 1)
+        plain = http_client.HTTPConnection(host, int(port), timeout=5)
+        try:
+            plain.request("GET", "/v1/models", headers=auth_headers())
+            status = plain.getresponse().status
+            raise AssertionError(f"{http} answered plaintext HTTP with {status}")
+        except (http_client.HTTPException, OSError):
+            pass  # the TLS server closed the connection: no HTTP response
+        finally:
+            plain.close()
 
-    def __init__(self, targets=1, draft=True, coordinator_args=(), worker_args=(), tls=None):
+
+def http_address(process):
+    """HOST:PORT of the coordinator's HTTP API from its start-up line, or None."""
+    after = process.startup_line.split("(http on ")
+    return after[1].split(")")[0] if len(after) > 1 else None
+
+
+class Cluster:
+    """`targets` target workers (of `target_model`), a draft (of `draft_model`; optional) and
+    a coordinator given `coordinator_args`; each worker gets `worker_args`. Logs go to `dir`,
+    one NAME.log per process (target0.., draft, coordinator)."""
+
+    def __init__(self, targets=1, draft=True, coordinator_args=(), worker_args=(), tls=None,
+                 target_model=TARGET, draft_model=DRAFT):
         self.security = (SECURITY or Security()) if (TLS if tls is None else tls) else None
         self.n_targets = targets
         self.with_draft = draft
+        self.target_model, self.draft_model = target_model, draft_model
         self.coordinator_args = list(coordinator_args)
         self.worker_args = list(worker_args)
         self.dir = tempfile.mkdtemp(prefix="tandem-e2e-")
@@ -203,7 +260,7 @@ class Cluster:
         self.coordinator = None
 
     def worker(self, role, name, listen="127.0.0.1:0", wait=True):
-        model = TARGET if role == "target" else DRAFT
+        model = self.target_model if role == "target" else self.draft_model
         p = Process(name, [os.path.join(BIN, "tandem-worker"), "--role", role, "--model", model,
                            "--listen", listen, "--metrics-listen", "127.0.0.1:0", "--threads", "1",
                            *(self.security.worker_args() if self.security else []),
@@ -214,28 +271,46 @@ class Cluster:
                             60), f"{name} not SERVING"
         return p
 
+    def target_list(self):
+        """The coordinator's --target: the targets' addresses."""
+        return ",".join(t.address for t in self.targets)
+
+    def start_coordinator(self):
+        argv = [os.path.join(BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
+                "--target", self.target_list(),
+                *(self.security.coordinator_args() if self.security else []),
+                *self.coordinator_args]
+        if self.draft:
+            argv += ["--draft", self.draft.address]
+        self.coordinator = Process("coordinator", argv, self.dir)
+        self.processes.append(self.coordinator)
+        assert wait_for(lambda: health(self.coordinator.address,
+                                       security=self.security) == "SERVING", 60), \
+            "coordinator not SERVING"
+        if self.security:
+            assert_plaintext_refused(self.coordinator.address, http_address(self.coordinator))
+        self.channel = channel(self.coordinator.address, self.security)
+        self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
+
     def __enter__(self):
         try:
             self.targets = [self.worker("target", f"target{i}") for i in range(self.n_targets)]
             if self.with_draft:
                 self.draft = self.worker("draft", "draft")
-            argv = [os.path.join(BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
-                    "--target", ",".join(t.address for t in self.targets),
-                    *(self.security.coordinator_args() if self.security else []),
-                    *self.coordinator_args]
-            if self.draft:
-                argv += ["--draft", self.draft.address]
-            self.coordinator = Process("coordinator", argv, self.dir)
-            self.processes.append(self.coordinator)
-            assert wait_for(lambda: health(self.coordinator.address,
-                                           security=self.security) == "SERVING", 60), \
-                "coordinator not SERVING"
-            self.channel = channel(self.coordinator.address, self.security)
-            self.stub = STUBS.generator_pb2_grpc.GeneratorStub(self.channel)
+            self.start_coordinator()
         except BaseException:
             self.__exit__()
             raise
         return self
+
+    def chat_args(self):
+        """tandem-chat's flags to reach this coordinator (--server, TLS and the key)."""
+        return ["--server", self.coordinator.address,
+                *(self.security.chat_args() if self.security else [])]
+
+    def client_kwargs(self):
+        """tandem_client.Client's keyword arguments for this coordinator (TLS and the key)."""
+        return self.security.client_kwargs() if self.security else {}
 
     def restart_target(self, i):
         """Starts target i again on its old address (after it was killed); returns at once."""
@@ -244,8 +319,19 @@ class Cluster:
                                       wait=False)
         return self.targets[i]
 
-    def __exit__(self, *exc):
+    def stop(self):
+        """Stops every process (the coordinator first); {name: exit code}. The Cluster's own
+        channel is closed first: an open client connection holds the coordinator's drain
+        (5.7 s instead of 1.8 s when idle), which under load came near the 15 s kill."""
+        if getattr(self, "channel", None) is not None:
+            self.channel.close()
+            self.channel = None
         codes = {p.name: p.stop() for p in reversed(self.processes)}
+        self.processes = []
+        return codes
+
+    def __exit__(self, *exc):
+        codes = self.stop()
         # The coordinator drains and exits cleanly whatever its workers went through.
         if not exc or exc[0] is None:
             coordinator = codes.get("coordinator")
