@@ -38,14 +38,15 @@ absl::Status RoundDriver::DropDraft(const absl::Status& why, GenerationResult& r
 }
 
 absl::Status RoundDriver::Prefill(absl::Span<const int32_t> sequence, GenerationResult& result) {
-  // Both caches to the context but the pending token, which the first round runs. The two
-  // run at once: neither waits for the other's answer.
+  // Both caches to the context but the pending token, which the first round runs. Both
+  // calls start before either is waited for, so an asynchronous backend's prefill runs
+  // while the other's does (the draft first: the coordinator's target syncs on this thread).
   const int64_t end = static_cast<int64_t>(sequence.size()) - 1;
   const auto start = Clock::now();
-  int64_t reused = 0;
-  std::future<absl::Status> target = target_.Prefill(sequence, end, &reused);
   std::future<absl::Status> draft;
   if (draft_ != nullptr) draft = draft_->Prefill(sequence, end);
+  int64_t reused = 0;
+  std::future<absl::Status> target = target_.Prefill(sequence, end, &reused);
   const absl::Status target_status = target.get();
   const absl::Status draft_status = draft.valid() ? draft.get() : absl::OkStatus();
   RETURN_IF_ERROR(target_status);

@@ -36,6 +36,7 @@ class ChainTarget : public TargetBackend {
  public:
   std::future<absl::Status> Prefill(absl::Span<const int32_t>, int64_t, int64_t* reused) override {
     *reused = 0;
+    prefilled = true;
     if (before_prefill) return std::async(std::launch::async, before_prefill);
     return ReadyFuture(absl::OkStatus());
   }
@@ -59,6 +60,7 @@ class ChainTarget : public TargetBackend {
   }
 
   std::function<absl::Status()> before_prefill;
+  std::atomic<bool> prefilled{false};
   bool refuse_guesses = false;
   int32_t continue_tokens = 0;
   int32_t extra_continued = 0;  // a hostile target: more than asked
@@ -70,6 +72,7 @@ class ChainDraft : public DraftBackend {
  public:
   std::future<absl::Status> Prefill(absl::Span<const int32_t>, int64_t) override {
     prefilled = true;
+    if (before_prefill) return std::async(std::launch::async, before_prefill);
     return ReadyFuture(absl::OkStatus());
   }
   std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
@@ -82,6 +85,7 @@ class ChainDraft : public DraftBackend {
   }
   void Abandon() override { abandoned = true; }
 
+  std::function<absl::Status()> before_prefill;
   std::atomic<bool> prefilled{false};
   int calls = 0;
   int fail_on_call = -1;
@@ -285,22 +289,32 @@ TEST(RoundDriverTest, AHostileTargetGetsAnInternalError) {
               StatusIs(absl::StatusCode::kInternal, HasSubstr("target accepted 5 of 4 guesses")));
 }
 
-TEST(RoundDriverTest, TheDraftPrefillStartsBeforeTheTargetsIsWaitedFor) {
-  ChainTarget target;
-  ChainDraft draft;
-  // The target's prefill finishes only once the draft's has started (2 s at most).
-  target.before_prefill = [&draft] {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!draft.prefilled && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+// A prefill that finishes only once `other` has started its own (2 s at most).
+absl::Status AwaitPrefill(const std::atomic<bool>& other) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!other && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return other ? absl::OkStatus() : absl::DeadlineExceededError("the other prefill never started");
+}
+
+TEST(RoundDriverTest, BothPrefillsStartBeforeEitherIsWaitedFor) {
+  for (bool draft_waits : {false, true}) {
+    ChainTarget target;
+    ChainDraft draft;
+    if (draft_waits) {
+      draft.before_prefill = [&target] { return AwaitPrefill(target.prefilled); };
+    } else {
+      target.before_prefill = [&draft] { return AwaitPrefill(draft.prefilled); };
     }
-    return draft.prefilled ? absl::OkStatus()
-                           : absl::DeadlineExceededError("the draft's prefill never started");
-  };
-  StepDraftLength k(4, false, 16);
-  Driven run = Drive(target, &draft, nullptr, k, Limits(4));
-  ASSERT_OK(run.result.status());
-  EXPECT_EQ(run.tokens, Chain(5, 4));
+    StepDraftLength k(4, false, 16);
+    RoundDriverOptions options;
+    options.survive_draft_failure = true;
+    Driven run = Drive(target, &draft, nullptr, k, Limits(4), options);
+    ASSERT_OK(run.result.status()) << "draft waits " << draft_waits;
+    EXPECT_FALSE(run.result->speculation.draft_failed) << "draft waits " << draft_waits;
+    EXPECT_EQ(run.tokens, Chain(5, 4));
+  }
 }
 
 // Every round reaches the policy, and k follows it.
