@@ -27,36 +27,16 @@ struct Rendezvous {
   std::atomic<bool> overlapped{false};  // the draft's sync came while the target's was open
 };
 
-// Answers one session's stream: `on_sync` before each sync's answer; a verify keeps no guess
-// and ends the reply with `stop_token`.
-grpc::Status Answer(grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream,
-                    const std::function<void()>& on_sync, int32_t stop_token) {
-  v1::SessionRequest request;
-  while (stream->Read(&request)) {
-    v1::SessionResponse response;
-    response.set_request_id(request.request_id());
-    switch (request.request_case()) {
-      case v1::SessionRequest::kOpen:
-        response.mutable_opened();
-        break;
-      case v1::SessionRequest::kSync:
-        on_sync();
-        response.mutable_sync()->set_cached_tokens(request.sync().position() +
-                                                   request.sync().tokens_size());
-        break;
-      case v1::SessionRequest::kVerify:
-        response.mutable_verify()->set_accepted_count(0);
-        response.mutable_verify()->set_next_token(stop_token);
-        break;
-      case v1::SessionRequest::kDraft:
-        response.mutable_draft();
-        break;
-      default:
-        response.mutable_closed();
+// A verify keeps no guess and ends the reply with `stop_token`; a draft has no guesses.
+testing::FakeAnswer StopAt(int32_t stop_token) {
+  return [stop_token](const v1::SessionRequest& request, v1::SessionResponse* response) {
+    if (request.has_draft()) {
+      response->mutable_draft();
+      return;
     }
-    if (!stream->Write(response)) break;
-  }
-  return grpc::Status::OK;
+    response->mutable_verify()->set_accepted_count(0);
+    response->mutable_verify()->set_next_token(stop_token);
+  };
 }
 
 // The target as the coordinator sees it (a real worker's Describe), whose prefill sync
@@ -78,7 +58,7 @@ class WaitingTarget final : public v1::Worker::Service {
       }
       if (seen_->draft_synced) seen_->overlapped = true;
     };
-    return Answer(stream, wait_for_draft, stop_token_);
+    return testing::AnswerSession(stream, StopAt(stop_token_), wait_for_draft);
   }
 
  private:
@@ -88,25 +68,16 @@ class WaitingTarget final : public v1::Worker::Service {
 };
 
 // A draft describing the target's own model, whose syncs are noted.
-class NotingDraft final : public v1::Worker::Service {
+class NotingDraft final : public testing::FakeDraftWorker {
  public:
-  NotingDraft(const WorkerEngine& model, Rendezvous* seen) : model_(model), seen_(seen) {}
-  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeRequest*,
-                        v1::DescribeResponse* response) override {
-    FillModelInfo(model_, response->mutable_model());
-    response->set_role(v1::WORKER_ROLE_DRAFT);
-    response->set_max_sessions(16);
-    return grpc::Status::OK;
-  }
+  NotingDraft(const WorkerEngine& model, Rendezvous* seen) : FakeDraftWorker(model), seen_(seen) {}
   grpc::Status Attach(
       grpc::ServerContext*,
       grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override {
-    return Answer(
-        stream, [this] { seen_->draft_synced = true; }, -1);
+    return testing::AnswerSession(stream, StopAt(-1), [this] { seen_->draft_synced = true; });
   }
 
  private:
-  const WorkerEngine& model_;
   Rendezvous* seen_;
 };
 
