@@ -87,8 +87,10 @@ class EngineTarget : public TargetBackend {
   std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override {
     const int64_t pending = static_cast<int64_t>(call.sequence.size()) - 1;
     const int64_t from = std::min(known_, pending);
-    std::vector<SparseDistribution> q(call.proposal->q.begin(),
-                                      call.proposal->q.begin() + call.proposal->tokens.size());
+    const Proposal& proposal = *call.proposal;
+    std::vector<SparseDistribution> q(
+        proposal.q.begin(),
+        proposal.q.begin() + std::min(proposal.q.size(), proposal.tokens.size()));
     absl::StatusOr<AcceptanceResult> verdict = engine_.Verify(
         session_, from, call.sequence.subspan(from, pending - from), call.sequence.back(),
         call.proposal->tokens, q, sampler_, nullptr, /*logprobs=*/nullptr,

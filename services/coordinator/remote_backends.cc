@@ -100,7 +100,10 @@ absl::StatusOr<v1::VerifyResult> WorkerTarget::Call(const VerifyCall& call,
     for (size_t i = 0; i < proposal.tokens.size(); ++i) {
       v1::DraftToken* guess = verify->add_guesses();
       guess->set_token_id(proposal.tokens[i]);
-      SparseToProto(proposal.q[i], guess->mutable_distribution());
+      // As the draft sent it: a guess without q (Gumbel coupling) goes on without one.
+      const bool has_q = i < proposal.q.size() &&
+                         !(proposal.q[i].ids.empty() && proposal.q[i].probabilities.empty());
+      if (has_q) SparseToProto(proposal.q[i], guess->mutable_distribution());
     }
     if (proposal.tokens.empty()) verify->set_continue_tokens(continue_tokens);
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
