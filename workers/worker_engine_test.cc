@@ -12,6 +12,9 @@
 
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/generation/draft_length_policy.h"
+#include "core/generation/round_backends.h"
+#include "core/generation/round_driver.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
@@ -44,8 +47,73 @@ std::unique_ptr<WorkerEngine> Engine(WorkerRole role, const std::string& model,
   return engine.ok() ? std::move(*engine) : nullptr;
 }
 
-// Generates like SpeculativeSession::Generate, but through two engines (the coordinator's
-// loop, in miniature): EOS stops before it is reported; max_tokens caps the output.
+// The round driver's backends over engines in this process, each on one of its sessions,
+// sending only what the session's cache does not hold yet, as the coordinator's do.
+class EngineDraft : public DraftBackend {
+ public:
+  EngineDraft(WorkerEngine& engine, int64_t session, const SamplerConfig& sampler)
+      : engine_(engine), session_(session), sampler_(sampler) {}
+  std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end) override {
+    return ReadyFuture(engine_.Sync(session_, 0, sequence.first(end), nullptr).status());
+  }
+  std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
+                                  Proposal* out) override {
+    absl::StatusOr<DraftOutput> drafted =
+        engine_.Draft(session_, 0, sequence, k, sampler_, nullptr);
+    if (drafted.ok()) {
+      out->tokens = drafted->guesses;
+      out->q = drafted->q;
+    }
+    return ReadyFuture(drafted.status());
+  }
+
+ private:
+  WorkerEngine& engine_;
+  int64_t session_;
+  SamplerConfig sampler_;
+};
+
+class EngineTarget : public TargetBackend {
+ public:
+  EngineTarget(WorkerEngine& engine, int64_t session, const SamplerConfig& sampler,
+               int32_t continue_tokens = 0)
+      : engine_(engine), session_(session), sampler_(sampler), continue_(continue_tokens) {}
+  std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
+                                    int64_t* reused) override {
+    absl::StatusOr<int64_t> held = engine_.Sync(session_, 0, sequence.first(end), nullptr, reused);
+    if (held.ok()) known_ = *held;
+    return ReadyFuture(held.status());
+  }
+  std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override {
+    const int64_t pending = static_cast<int64_t>(call.sequence.size()) - 1;
+    const int64_t from = std::min(known_, pending);
+    const Proposal& proposal = *call.proposal;
+    std::vector<SparseDistribution> q(
+        proposal.q.begin(),
+        proposal.q.begin() + std::min(proposal.q.size(), proposal.tokens.size()));
+    absl::StatusOr<AcceptanceResult> verdict = engine_.Verify(
+        session_, from, call.sequence.subspan(from, pending - from), call.sequence.back(),
+        call.proposal->tokens, q, sampler_, nullptr, /*logprobs=*/nullptr,
+        std::min(call.continue_limit, continue_), &out->continued);
+    if (!verdict.ok()) return ReadyFuture(verdict.status());
+    out->accepted = verdict->accepted;
+    out->next_token = verdict->next_token;
+    // The cache holds the sequence, the kept guesses and every token drawn but the last.
+    known_ = pending + 1 + out->accepted + static_cast<int64_t>(out->continued.size());
+    return ReadyFuture(absl::OkStatus());
+  }
+
+ private:
+  WorkerEngine& engine_;
+  int64_t session_;
+  SamplerConfig sampler_;
+  int32_t continue_;
+  int64_t known_ = 0;
+};
+
+// Generates through two engines with the round driver, as the coordinator does over their
+// streams (k = 0: the target alone): EOS stops before it is reported; max_tokens caps the
+// output.
 std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
                                std::vector<int32_t> sequence, int max_tokens, int32_t k,
                                const SamplerConfig& sampler) {
@@ -54,31 +122,21 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
     ADD_FAILURE() << d.status() << " / " << t.status();
     return {};
   }
-  std::vector<int32_t> prefix(sequence.begin(), sequence.end() - 1);
-  EXPECT_OK(draft.Sync(*d, 0, prefix, nullptr).status());
-  EXPECT_OK(target.Sync(*t, 0, prefix, nullptr).status());
+  EngineDraft draft_backend(draft, *d, sampler);
+  EngineTarget target_backend(target, *t, sampler);
+  StepDraftLength policy(k, /*adaptive=*/false, 16);
+  RoundDriver driver(target_backend, k > 0 ? &draft_backend : nullptr, nullptr, policy);
+  const std::vector<int32_t> stop_ids = {kEos};
+  RoundLimits limits;
+  limits.stop_ids = stop_ids;
+  limits.max_tokens = max_tokens;
+  limits.context_size = target.context_size();
   std::vector<int32_t> out;
-  while (static_cast<int>(out.size()) < max_tokens) {
-    const int32_t round_k = std::min<int32_t>(k, max_tokens - static_cast<int32_t>(out.size()) - 1);
-    DraftOutput guesses;
-    if (round_k > 0) {
-      absl::StatusOr<DraftOutput> drafted = draft.Draft(*d, 0, sequence, round_k, sampler, nullptr);
-      EXPECT_TRUE(drafted.ok()) << drafted.status();
-      if (!drafted.ok()) return out;
-      guesses = *drafted;
-    }
-    std::vector<int32_t> before_pending(sequence.begin(), sequence.end() - 1);
-    absl::StatusOr<AcceptanceResult> verdict = target.Verify(
-        *t, 0, before_pending, sequence.back(), guesses.guesses, guesses.q, sampler, nullptr);
-    EXPECT_TRUE(verdict.ok()) << verdict.status();
-    if (!verdict.ok()) return out;
-    for (int32_t i = 0; i <= verdict->accepted; ++i) {
-      const int32_t token = i < verdict->accepted ? guesses.guesses[i] : verdict->next_token;
-      if (token == kEos || static_cast<int>(out.size()) == max_tokens) return out;
-      out.push_back(token);
-      sequence.push_back(token);
-    }
-  }
+  auto collect = [&](std::vector<int32_t>& tokens) {
+    out.insert(out.end(), tokens.begin(), tokens.end());
+    return true;
+  };
+  EXPECT_OK(driver.Generate(sequence, limits, collect).status());
   return out;
 }
 
@@ -361,25 +419,23 @@ TEST(WorkerEngineTest, AThreadCountBeyondThePoolLimitIsRefused) {
 namespace tandem {
 namespace {
 
-// Rounds without guesses that let the target continue alone (continue_tokens), as the
-// coordinator drives them: the next request starts after the tokens the cache holds.
+// Rounds without guesses that let the target continue alone (up to 3 tokens a verify), as
+// the coordinator drives them: each verify starts after the tokens the cache holds.
 std::vector<int32_t> ContinuedRounds(WorkerEngine& engine, int64_t session,
                                      std::vector<int32_t> seq, size_t length,
                                      const SamplerConfig& sampler, int64_t* continued_total) {
-  int64_t known = 0;
-  while (seq.size() < length) {
-    std::vector<int32_t> rest(seq.begin() + known, seq.end() - 1), continued;
-    absl::StatusOr<AcceptanceResult> verdict = engine.Verify(
-        session, known, rest, seq.back(), {}, {}, sampler, nullptr, /*logprobs=*/nullptr,
-        /*continue_tokens=*/3, &continued);
-    EXPECT_OK(verdict.status());
-    if (!verdict.ok()) break;
-    known = static_cast<int64_t>(seq.size() + continued.size());  // all drawn but the last
-    seq.push_back(verdict->next_token);
-    seq.insert(seq.end(), continued.begin(), continued.end());
-    *continued_total += static_cast<int64_t>(continued.size());
-  }
-  seq.resize(std::min(seq.size(), length));
+  EngineTarget target(engine, session, sampler, /*continue_tokens=*/3);
+  StepDraftLength no_guesses(0, /*adaptive=*/false, 16);
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& round) {
+    *continued_total += round.yielded - round.accepted - 1;
+  };
+  RoundDriver driver(target, nullptr, nullptr, no_guesses, {}, events);
+  RoundLimits limits;
+  limits.max_tokens = static_cast<int64_t>(length - seq.size());
+  limits.context_size = engine.context_size();
+  auto keep = [](std::vector<int32_t>&) { return true; };
+  EXPECT_OK(driver.Generate(seq, limits, keep).status());
   return seq;
 }
 

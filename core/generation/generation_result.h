@@ -43,6 +43,8 @@ struct SpeculationStats {
   // Index i: rounds with a guess i + 1, and how many of those kept it.
   std::vector<int64_t> drafted_per_position;
   std::vector<int64_t> accepted_per_position;
+  int32_t final_draft_tokens = 0;  // the k the next round would have asked for
+  bool draft_failed = false;       // the draft was abandoned (round_driver.h)
 
   double acceptance_rate() const {
     return drafted > 0 ? static_cast<double>(accepted) / drafted : 0;

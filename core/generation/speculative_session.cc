@@ -1,23 +1,14 @@
 #include "core/generation/speculative_session.h"
 
-#include <algorithm>
-#include <chrono>
-#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/generation/random.h"
+#include "core/generation/in_process_backends.h"
+#include "core/generation/round_driver.h"
 #include "core/generation/vocab_compatibility.h"
 
 namespace tandem {
-namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 SpeculativeSession::Side::Side(const Model& model, ThreadPool& pool, Sampler sampler)
     : decoder(model, pool), sampler(std::move(sampler)) {}
@@ -55,7 +46,7 @@ SpeculativeSession::SpeculativeSession(const Model& target, const Model& draft, 
     : options_(options),
       target_(target, pool, std::move(target_sampler)),
       draft_(draft, pool, std::move(draft_sampler)),
-      k_(options.draft_tokens) {}
+      k_policy_(options.draft_tokens, options.adaptive, options.max_draft_tokens) {}
 
 void SpeculativeSession::Reset() {
   target_.state.cached.clear();
@@ -72,69 +63,27 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
                                                               int64_t max_tokens,
                                                               TokenCallback on_token) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
-  GenerationResult result;
-  // Prefill both models up to the pending token (the context's last), which the first round
-  // runs.
-  const int64_t n = static_cast<int64_t>(context.size()) - 1;
-  const auto prefill_start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(RunOutput target_run, RunTokens(target_.decoder, target_.state, context.first(n),
-                                                   n, LogitsMode::kLast));
-  ToDraftVocabulary(context.first(n), draft_.sampler.vocab_size(), &draft_input_);
-  RETURN_IF_ERROR(
-      RunTokens(draft_.decoder, draft_.state, draft_input_, n, LogitsMode::kLast).status());
-  result.stats.reused_tokens = target_run.reused;
-  result.stats.prompt_tokens = static_cast<int64_t>(context.size()) - target_run.reused;
-  result.stats.prefill_seconds = SecondsSince(prefill_start);
-
-  const auto decode_start = std::chrono::steady_clock::now();
+  const uint64_t seed = options_.session.sampler.seed;
+  InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_);
+  InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed);
+  RoundDriver driver(target, &draft, /*fallback=*/nullptr, k_policy_);
+  RoundLimits limits;
+  limits.stop_ids = options_.session.stop_ids;
+  limits.max_tokens = max_tokens;
+  limits.context_size = context_size();
   sequence_.assign(context.begin(), context.end());
-  StopRules rules(options_.session.stop_ids, max_tokens, context_size(), on_token);
-  std::optional<StopReason> stop;
-  while (!stop) {
-    const int64_t pending_position = static_cast<int64_t>(sequence_.size()) - 1;
-    // No more guesses than the cache can verify or the limit can use.
-    const int64_t k = std::min<int64_t>(
-        {k_, context_size() - 1 - pending_position, max_tokens - rules.generated() - 1});
-    const uint64_t seed = options_.session.sampler.seed;
-    RETURN_IF_ERROR(DraftGuesses(draft_.decoder, draft_.state, draft_.sampler, sequence_,
-                                 static_cast<int32_t>(std::max<int64_t>(k, 0)), seed, &guesses_,
-                                 &q_));
-    ASSIGN_OR_RETURN(AcceptanceResult verdict,
-                     VerifyGuesses(target_.decoder, target_.state, target_.sampler, sequence_,
-                                   &guesses_, q_, seed, &verify_scratch_));
-    RecordRound(static_cast<int32_t>(guesses_.size()), verdict.accepted, result.speculation);
-    for (int32_t i = 0; i <= verdict.accepted && !stop; ++i) {
-      const int32_t token = i < verdict.accepted ? guesses_[i] : verdict.next_token;
-      stop = rules.Emit(token, static_cast<int64_t>(sequence_.size()));
-      if (!stop) sequence_.push_back(token);
+  // The driver reports a round's tokens at once; the callback sees them one by one and may
+  // stop after any.
+  auto each_token = [&](std::vector<int32_t>& tokens) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (!on_token(tokens[i])) {
+        tokens.resize(i + 1);
+        return false;
+      }
     }
-  }
-  result.stop_reason = *stop;
-  result.stats.generated_tokens = rules.generated();
-  result.stop_token = rules.stop_token();
-  result.stats.decode_seconds = SecondsSince(decode_start);
-  return result;
-}
-
-void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats) {
-  ++stats.rounds;
-  stats.drafted += drafted;
-  stats.accepted += accepted;
-  stats.round_tokens += accepted + 1;
-  if (static_cast<int32_t>(stats.drafted_per_position.size()) < drafted) {
-    stats.drafted_per_position.resize(drafted);
-    stats.accepted_per_position.resize(drafted);
-  }
-  for (int32_t i = 0; i < drafted; ++i) ++stats.drafted_per_position[i];
-  for (int32_t i = 0; i < accepted; ++i) ++stats.accepted_per_position[i];
-  // Adaptive k: a round that kept everything asked for earns one more guess; one that kept
-  // less than half costs one.
-  if (!options_.adaptive || drafted == 0 || drafted < k_) return;
-  if (accepted == drafted) {
-    k_ = std::min(k_ + 1, options_.max_draft_tokens);
-  } else if (2 * accepted < drafted) {
-    k_ = std::max(k_ - 1, 1);
-  }
+    return true;
+  };
+  return driver.Generate(sequence_, limits, each_token);
 }
 
 }  // namespace tandem

@@ -17,8 +17,9 @@
 // round included) and keyed random numbers, so greedy output equals the target's alone token
 // for token and sampled output is distributed exactly as the target's (lossless).
 //
-// Prefix reuse, stop rules, errors and GenerationStats are as in Session; SpeculationStats
-// count the rounds.
+// The rounds are RoundDriver's (round_driver.h) over in-process backends
+// (in_process_backends.h), the loop the coordinator runs over its workers. Prefix reuse, stop
+// rules, errors and GenerationStats are as in Session; SpeculationStats count the rounds.
 //
 // Thread-safety: not thread-safe; runs on one inference thread (it owns two Decoders that
 // share `pool`). The models and the pool must outlive the session.
@@ -35,6 +36,7 @@
 #include "core/decoder/kv_cache.h"
 #include "core/decoder/model.h"
 #include "core/generation/acceptance.h"
+#include "core/generation/draft_length_policy.h"
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
@@ -68,7 +70,7 @@ class SpeculativeSession {
   void set_seed(uint64_t seed);
 
   // The guesses the next round will ask for (changes between rounds when adaptive).
-  int32_t draft_tokens() const { return k_; }
+  int32_t draft_tokens() const { return k_policy_.Next(); }
   int64_t context_size() const { return target_.state.cache->shape().context_size; }
   // The tokens each cache holds, in order.
   absl::Span<const int32_t> target_cached_tokens() const { return target_.state.cached; }
@@ -86,19 +88,14 @@ class SpeculativeSession {
   SpeculativeSession(const Model& target, const Model& draft, ThreadPool& pool,
                      const SpeculativeOptions& options, Sampler target_sampler,
                      Sampler draft_sampler);
-  void RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats);
 
   SpeculativeOptions options_;
   Side target_;
   Side draft_;
-  int32_t k_;
-  // The round's state: the sequence so far with the pending token last, the guesses with
-  // their q, and the verify pass's buffers.
+  StepDraftLength k_policy_;  // k, kept across calls
+  // The sequence so far with the pending token last, and the verify pass's buffers.
   std::vector<int32_t> sequence_;
-  std::vector<int32_t> guesses_;
-  std::vector<SparseDistribution> q_;
   VerifyScratch verify_scratch_;
-  std::vector<int32_t> draft_input_;
 };
 
 }  // namespace tandem

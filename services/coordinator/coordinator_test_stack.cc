@@ -59,6 +59,42 @@ int TestWorker::AwaitSessions(int n) const {
   return engine->active_sessions();
 }
 
+grpc::Status FakeDraftWorker::Describe(grpc::ServerContext*, const v1::DescribeRequest*,
+                                       v1::DescribeResponse* response) {
+  FillModelInfo(model_, response->mutable_model());
+  response->set_role(v1::WORKER_ROLE_DRAFT);
+  response->set_max_sessions(16);
+  return grpc::Status::OK;
+}
+
+grpc::Status AnswerSession(
+    grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream,
+    const FakeAnswer& answer, const std::function<void()>& on_sync) {
+  v1::SessionRequest request;
+  while (stream->Read(&request)) {
+    v1::SessionResponse response;
+    response.set_request_id(request.request_id());
+    switch (request.request_case()) {
+      case v1::SessionRequest::kOpen:
+        response.mutable_opened();
+        break;
+      case v1::SessionRequest::kSync:
+        if (on_sync) on_sync();
+        response.mutable_sync()->set_cached_tokens(request.sync().position() +
+                                                   request.sync().tokens_size());
+        break;
+      case v1::SessionRequest::kDraft:
+      case v1::SessionRequest::kVerify:
+        answer(request, &response);
+        break;
+      default:
+        response.mutable_closed();
+    }
+    if (!stream->Write(response)) break;
+  }
+  return grpc::Status::OK;
+}
+
 std::unique_ptr<grpc::Server> ServeInProcess(grpc::Service* service) {
   grpc::ServerBuilder builder;
   builder.RegisterService(service);

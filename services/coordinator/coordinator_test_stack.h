@@ -3,6 +3,7 @@
 #ifndef TANDEM_SERVICES_COORDINATOR_COORDINATOR_TEST_STACK_H_
 #define TANDEM_SERVICES_COORDINATOR_COORDINATOR_TEST_STACK_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,25 @@ class TestWorker {
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 };
+
+// A fake draft worker that claims `model`'s model (so a coordinator whose target serves
+// `model` accepts it; role draft, 16 sessions); subclasses answer Attach.
+class FakeDraftWorker : public v1::Worker::Service {
+ public:
+  explicit FakeDraftWorker(const WorkerEngine& model) : model_(model) {}
+  grpc::Status Describe(grpc::ServerContext* context, const v1::DescribeRequest* request,
+                        v1::DescribeResponse* response) override;
+
+ private:
+  const WorkerEngine& model_;
+};
+
+// Answers a fake worker's session stream until it ends: an open is opened, a sync reports
+// every token cached, a close is closed, and a draft or verify gets what `answer` fills in.
+using FakeAnswer = std::function<void(const v1::SessionRequest&, v1::SessionResponse*)>;
+grpc::Status AnswerSession(
+    grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream,
+    const FakeAnswer& answer, const std::function<void()>& on_sync = nullptr);
 
 // A server for `service` with no listening port: reached through InProcessClient only.
 std::unique_ptr<grpc::Server> ServeInProcess(grpc::Service* service);

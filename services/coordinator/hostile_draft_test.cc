@@ -23,57 +23,33 @@ namespace {
 // What the hostile draft answers to every Draft.
 struct BadGuesses {
   std::string name;
-  int count;          // guesses per answer
-  bool q_misses_it;   // each q puts its mass on another token than its guess
+  int count;         // guesses per answer
+  bool q_misses_it;  // each q puts its mass on another token than its guess
 };
 
 // A draft worker that describes the target's own model (so the coordinator accepts it) and
 // answers Draft with `bad` guesses; Sync and Open succeed.
-class HostileDraft final : public v1::Worker::Service {
+class HostileDraft final : public testing::FakeDraftWorker {
  public:
-  HostileDraft(const WorkerEngine& model, BadGuesses bad) : model_(model), bad_(std::move(bad)) {}
-
-  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeRequest*,
-                        v1::DescribeResponse* response) override {
-    FillModelInfo(model_, response->mutable_model());
-    response->set_role(v1::WORKER_ROLE_DRAFT);
-    response->set_max_sessions(16);
-    return grpc::Status::OK;
-  }
+  HostileDraft(const WorkerEngine& model, BadGuesses bad)
+      : FakeDraftWorker(model), bad_(std::move(bad)) {}
 
   grpc::Status Attach(
       grpc::ServerContext*,
       grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override {
-    v1::SessionRequest request;
-    while (stream->Read(&request)) {
-      v1::SessionResponse response;
-      response.set_request_id(request.request_id());
-      switch (request.request_case()) {
-        case v1::SessionRequest::kOpen:
-          response.mutable_opened();
-          break;
-        case v1::SessionRequest::kSync:
-          response.mutable_sync()->set_cached_tokens(request.sync().position() +
-                                                     request.sync().tokens_size());
-          break;
-        case v1::SessionRequest::kDraft:
+    return testing::AnswerSession(
+        stream, [this](const v1::SessionRequest& request, v1::SessionResponse* response) {
+          if (!request.has_draft()) return;
           for (int i = 0; i < bad_.count; ++i) {
-            v1::DraftToken* guess = response.mutable_draft()->add_guesses();
+            v1::DraftToken* guess = response->mutable_draft()->add_guesses();
             guess->set_token_id(400);
             guess->mutable_distribution()->add_token_ids(bad_.q_misses_it ? 401 : 400);
             guess->mutable_distribution()->add_probabilities(1.0f);
           }
-          break;
-        default:
-          response.mutable_closed();
-      }
-      if (!stream->Write(response)) break;
-    }
-    return grpc::Status::OK;
+        });
   }
 
  private:
-  const WorkerEngine& model_;
   const BadGuesses bad_;
 };
 
@@ -95,9 +71,9 @@ TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
     drafts.push_back(testing::InProcessClient("draft", *draft_server));
     prometheus::Registry coordinator_registry;
     CoordinatorMetrics metrics(coordinator_registry);
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
-                         Coordinator::Create(CoordinatorOptions(), std::move(targets),
-                                             std::move(drafts), &metrics));
+    ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<Coordinator> coordinator,
+        Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts), &metrics));
     v1::GenerateRequest request;
     request.set_text("Once upon a time");
     request.mutable_sampling()->set_temperature(0);

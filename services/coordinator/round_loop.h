@@ -9,6 +9,10 @@
 // a stream on another (or the restarted) replica, which is re-synced from the history.
 // No accepted token is lost or repeated.
 //
+// The loop is core's RoundDriver (round_driver.h) over WorkerTarget and WorkerDraft
+// (remote_backends.h) or the n-gram drafter; the two prefills run concurrently. This file
+// converts the request and the outcome.
+//
 // Not thread-safe: one request of one session at a time.
 #ifndef TANDEM_SERVICES_COORDINATOR_ROUND_LOOP_H_
 #define TANDEM_SERVICES_COORDINATOR_ROUND_LOOP_H_

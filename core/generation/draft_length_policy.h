@@ -1,0 +1,51 @@
+// How many guesses the next round asks for: the one place where k adapts. The round driver
+// asks Next() before each round and reports each round to Observe(); a cost model (drafted,
+// accepted and the calls' times in, the k that maximises tokens per second out) plugs in as
+// another DraftLengthPolicy.
+//
+// Thread-safety: driven by one round driver at a time.
+#ifndef TANDEM_CORE_GENERATION_DRAFT_LENGTH_POLICY_H_
+#define TANDEM_CORE_GENERATION_DRAFT_LENGTH_POLICY_H_
+
+#include <cstdint>
+
+namespace tandem {
+
+// One round as the policy sees it.
+struct RoundReport {
+  int32_t asked = 0;          // the k the round asked the draft for (after the limits' clamp)
+  int32_t drafted = 0;        // guesses the draft proposed and the target tested
+  int32_t accepted = 0;       // of those, kept
+  int32_t yielded = 0;        // tokens the round produced (kept guesses, next token, continued)
+  double draft_seconds = 0;   // wall clock of the draft call (0 without one)
+  double verify_seconds = 0;  // wall clock of the verify call
+};
+
+class DraftLengthPolicy {
+ public:
+  virtual ~DraftLengthPolicy() = default;
+  // The k the next round asks for, >= 0 (0: no speculation); the driver lowers it to what the
+  // request's limits can use.
+  virtual int32_t Next() const = 0;
+  virtual void Observe(const RoundReport& round) = 0;
+};
+
+// Today's rule: a fixed k, or, when adaptive, one more guess after a round that kept all it
+// asked for and one fewer after one that kept less than half, within [1, max_k]. A round that
+// drafted fewer than k (the limits, or a draft that had fewer) teaches nothing.
+class StepDraftLength : public DraftLengthPolicy {
+ public:
+  StepDraftLength(int32_t k, bool adaptive, int32_t max_k)
+      : k_(k), adaptive_(adaptive), max_k_(max_k) {}
+  int32_t Next() const override { return k_; }
+  void Observe(const RoundReport& round) override;
+
+ private:
+  int32_t k_;
+  bool adaptive_;
+  int32_t max_k_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_DRAFT_LENGTH_POLICY_H_

@@ -1,0 +1,60 @@
+// The round driver's backends over models in this process: the two halves of
+// speculative_round.h (DraftGuesses, VerifyGuesses) on a decoder, its cache and its sampler.
+// Every call runs at once on the caller's thread and returns a ready future.
+//
+// Thread-safety: not thread-safe; the decoder, state and sampler must outlive the backend and
+// be used by nothing else meanwhile.
+#ifndef TANDEM_CORE_GENERATION_IN_PROCESS_BACKENDS_H_
+#define TANDEM_CORE_GENERATION_IN_PROCESS_BACKENDS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/decoder/decoder.h"
+#include "core/generation/round_backends.h"
+#include "core/generation/sampler.h"
+#include "core/generation/speculative_round.h"
+
+namespace tandem {
+
+class InProcessDraft : public DraftBackend {
+ public:
+  // Draws keyed by `seed`. Target ids outside the draft's vocabulary run as kDraftStandIn.
+  InProcessDraft(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed)
+      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed) {}
+
+  std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end) override;
+  std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
+                                  Proposal* out) override;
+
+ private:
+  ForwardRunner& decoder_;
+  ModelState& state_;
+  Sampler& sampler_;
+  uint64_t seed_;
+  std::vector<int32_t> input_;  // the prefill in the draft's vocabulary
+};
+
+class InProcessTarget : public TargetBackend {
+ public:
+  // Draws keyed by `seed`; `scratch` holds the verify pass's buffers.
+  InProcessTarget(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed,
+                  VerifyScratch* scratch)
+      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed), scratch_(scratch) {}
+
+  std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
+                                    int64_t* reused) override;
+  // Never continues alone (Verdict::continued stays empty).
+  std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override;
+
+ private:
+  ForwardRunner& decoder_;
+  ModelState& state_;
+  Sampler& sampler_;
+  uint64_t seed_;
+  VerifyScratch* scratch_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GENERATION_IN_PROCESS_BACKENDS_H_

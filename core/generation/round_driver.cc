@@ -1,0 +1,158 @@
+#include "core/generation/round_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+RoundDriver::RoundDriver(TargetBackend& target, DraftBackend* draft, DraftBackend* fallback,
+                         DraftLengthPolicy& policy, RoundDriverOptions options, RoundEvents events)
+    : target_(target),
+      primary_(draft),
+      fallback_(fallback),
+      draft_(draft != nullptr ? draft : fallback),
+      policy_(policy),
+      options_(options),
+      events_(std::move(events)) {}
+
+absl::Status RoundDriver::DropDraft(const absl::Status& why, GenerationResult& result) {
+  if (!options_.survive_draft_failure) return why;
+  draft_->Abandon();
+  draft_ = draft_ == primary_ ? fallback_ : nullptr;
+  result.speculation.draft_failed = true;
+  if (events_.draft_dropped) events_.draft_dropped(why);
+  return absl::OkStatus();
+}
+
+absl::Status RoundDriver::Prefill(absl::Span<const int32_t> sequence, GenerationResult& result) {
+  // Both caches to the context but the pending token, which the first round runs. Both
+  // calls start before either is waited for, so an asynchronous backend's prefill runs
+  // while the other's does (the draft first: the coordinator's target syncs on this thread).
+  const int64_t end = static_cast<int64_t>(sequence.size()) - 1;
+  const auto start = Clock::now();
+  std::future<absl::Status> draft;
+  if (draft_ != nullptr) draft = draft_->Prefill(sequence, end);
+  int64_t reused = 0;
+  std::future<absl::Status> target = target_.Prefill(sequence, end, &reused);
+  const absl::Status target_status = target.get();
+  const absl::Status draft_status = draft.valid() ? draft.get() : absl::OkStatus();
+  RETURN_IF_ERROR(target_status);
+  if (!draft_status.ok()) RETURN_IF_ERROR(DropDraft(draft_status, result));
+  result.stats.reused_tokens = reused;
+  result.stats.prompt_tokens = static_cast<int64_t>(sequence.size()) - reused;
+  result.stats.prefill_seconds = SecondsSince(start);
+  return absl::OkStatus();
+}
+
+absl::Status RoundDriver::Verify(absl::Span<const int32_t> sequence, int32_t continue_limit) {
+  VerifyCall call;
+  call.sequence = sequence;
+  call.proposal = &proposal_;
+  call.continue_limit = proposal_.tokens.empty() ? continue_limit : 0;
+  verdict_.continued.clear();
+  return target_.Verify(call, &verdict_).get();
+}
+
+absl::Status RoundDriver::Round(absl::Span<const int32_t> sequence, int32_t k,
+                                int32_t continue_limit, GenerationResult& result) {
+  RoundReport report;
+  report.asked = k;
+  proposal_.tokens.clear();
+  if (draft_ != nullptr && k > 0) {
+    const auto start = Clock::now();
+    const absl::Status drafted = draft_->Draft(sequence, k, &proposal_).get();
+    report.draft_seconds = SecondsSince(start);
+    if (!drafted.ok()) {
+      RETURN_IF_ERROR(DropDraft(drafted, result));  // this round goes on without guesses
+      proposal_.tokens.clear();
+    }
+  }
+  const auto start = Clock::now();
+  absl::Status verified = Verify(sequence, continue_limit);
+  if (verified.code() == absl::StatusCode::kInvalidArgument && !proposal_.tokens.empty() &&
+      draft_ != nullptr && options_.survive_draft_failure) {
+    // The target refused the guesses (too many, or a q that could not have drawn its guess):
+    // the draft is not to be trusted, and the round goes on without guesses.
+    RETURN_IF_ERROR(DropDraft(verified, result));
+    proposal_.tokens.clear();
+    verified = Verify(sequence, continue_limit);
+  }
+  RETURN_IF_ERROR(verified);
+  report.verify_seconds = SecondsSince(start);
+  const int32_t drafted = static_cast<int32_t>(proposal_.tokens.size());
+  if (verdict_.accepted < 0 || verdict_.accepted > drafted) {
+    return absl::InternalError(
+        absl::StrCat("target accepted ", verdict_.accepted, " of ", drafted, " guesses"));
+  }
+  const int32_t continued = static_cast<int32_t>(verdict_.continued.size());
+  if (continued > (drafted == 0 ? continue_limit : 0)) {
+    return absl::InternalError(absl::StrCat("target continued ", continued, " tokens unasked"));
+  }
+  report.drafted = drafted;
+  report.accepted = verdict_.accepted;
+  report.yielded = verdict_.accepted + 1 + continued;
+  Record(report, result.speculation);
+  policy_.Observe(report);
+  if (events_.round_done) events_.round_done(report);
+  return absl::OkStatus();
+}
+
+void RoundDriver::Record(const RoundReport& round, SpeculationStats& stats) {
+  ++stats.rounds;
+  stats.drafted += round.drafted;
+  stats.accepted += round.accepted;
+  stats.round_tokens += round.accepted + 1;
+  if (static_cast<int32_t>(stats.drafted_per_position.size()) < round.drafted) {
+    stats.drafted_per_position.resize(round.drafted);
+    stats.accepted_per_position.resize(round.drafted);
+  }
+  for (int32_t i = 0; i < round.drafted; ++i) ++stats.drafted_per_position[i];
+  for (int32_t i = 0; i < round.accepted; ++i) ++stats.accepted_per_position[i];
+}
+
+absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& sequence,
+                                                       const RoundLimits& limits,
+                                                       RoundTokensCallback on_round) {
+  if (sequence.empty()) return absl::InvalidArgumentError("round driver: the context is empty");
+  GenerationResult result;
+  RETURN_IF_ERROR(Prefill(sequence, result));
+  const auto decode_start = Clock::now();
+  StopRules rules(limits.stop_ids, limits.max_tokens, limits.context_size);
+  std::optional<StopReason> stop;
+  while (!stop) {
+    const int64_t length = static_cast<int64_t>(sequence.size());
+    // The most tokens after the next one the limit can use.
+    const int64_t room = std::max<int64_t>(0, limits.max_tokens - rules.generated() - 1);
+    // No more guesses than the cache can verify or the limit can use.
+    const int64_t k = std::max<int64_t>(
+        0, std::min<int64_t>({policy_.Next(), limits.context_size - length, room}));
+    RETURN_IF_ERROR(Round(sequence, static_cast<int32_t>(k), static_cast<int32_t>(room), result));
+    // The round's tokens: the kept guesses, the target's next token, what it continued with.
+    round_tokens_.assign(proposal_.tokens.begin(), proposal_.tokens.begin() + verdict_.accepted);
+    round_tokens_.push_back(verdict_.next_token);
+    round_tokens_.insert(round_tokens_.end(), verdict_.continued.begin(), verdict_.continued.end());
+    stop = rules.EmitRound(round_tokens_, length, on_round, &emitted_);
+    sequence.insert(sequence.end(), emitted_.begin(), emitted_.end());
+  }
+  result.stop_reason = *stop;
+  result.stop_token = rules.stop_token();
+  result.stats.generated_tokens = rules.generated();
+  result.stats.decode_seconds = SecondsSince(decode_start);
+  result.speculation.final_draft_tokens = policy_.Next();
+  return result;
+}
+
+}  // namespace tandem

@@ -1,0 +1,375 @@
+// RoundDriver (round_driver.h) over scripted backends: a target whose greedy next token is a
+// fixed function of the last one, and drafts that guess it right, wrong, or fail. Pins what
+// the driver decides: the stop rules over a round's tokens, k under the limits, dropping a
+// failed or refused draft for the fallback, continued tokens, and the concurrent prefills.
+#include "core/generation/round_driver.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The target's greedy token after `token`.
+int32_t Next(int32_t token) { return (token * 7 + 3) % 97 + 3; }
+
+// The target alone: `n` tokens after `pending`.
+std::vector<int32_t> Chain(int32_t pending, int n) {
+  std::vector<int32_t> out;
+  for (int32_t t = pending; static_cast<int>(out.size()) < n;) out.push_back(t = Next(t));
+  return out;
+}
+
+class ChainTarget : public TargetBackend {
+ public:
+  std::future<absl::Status> Prefill(absl::Span<const int32_t>, int64_t, int64_t* reused) override {
+    *reused = 0;
+    prefilled = true;
+    if (before_prefill) return std::async(std::launch::async, before_prefill);
+    return ReadyFuture(absl::OkStatus());
+  }
+  std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override {
+    guesses_seen.push_back(static_cast<int32_t>(call.proposal->tokens.size()));
+    if (refuse_guesses && !call.proposal->tokens.empty()) {
+      return ReadyFuture(absl::InvalidArgumentError("guess 0 has no probability under q"));
+    }
+    int32_t last = call.sequence.back();
+    out->accepted = 0;
+    for (int32_t guess : call.proposal->tokens) {
+      if (guess != Next(last)) break;
+      last = guess;
+      ++out->accepted;
+    }
+    out->next_token = last = Next(last);
+    const int32_t more = extra_continued + std::min(call.continue_limit, continue_tokens);
+    for (int32_t i = 0; i < more; ++i) out->continued.push_back(last = Next(last));
+    if (accepted_bonus > 0) out->accepted += accepted_bonus;
+    return ReadyFuture(absl::OkStatus());
+  }
+
+  std::function<absl::Status()> before_prefill;
+  std::atomic<bool> prefilled{false};
+  bool refuse_guesses = false;
+  int32_t continue_tokens = 0;
+  int32_t extra_continued = 0;  // a hostile target: more than asked
+  int32_t accepted_bonus = 0;   // a hostile target: more kept than guessed
+  std::vector<int32_t> guesses_seen;
+};
+
+class ChainDraft : public DraftBackend {
+ public:
+  std::future<absl::Status> Prefill(absl::Span<const int32_t>, int64_t) override {
+    prefilled = true;
+    if (before_prefill) return std::async(std::launch::async, before_prefill);
+    return ReadyFuture(absl::OkStatus());
+  }
+  std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
+                                  Proposal* out) override {
+    if (++calls == fail_on_call) return ReadyFuture(absl::UnavailableError("draft went away"));
+    out->tokens = Chain(sequence.back(), k);
+    if (wrong_at >= 0 && wrong_at < k) ++out->tokens[wrong_at];
+    out->q.resize(out->tokens.size());
+    return ReadyFuture(absl::OkStatus());
+  }
+  void Abandon() override { abandoned = true; }
+
+  std::function<absl::Status()> before_prefill;
+  std::atomic<bool> prefilled{false};
+  int calls = 0;
+  int fail_on_call = -1;
+  int32_t wrong_at = -1;
+  bool abandoned = false;
+};
+
+struct Driven {
+  absl::StatusOr<GenerationResult> result;
+  std::vector<int32_t> tokens;  // as reported
+  std::vector<int32_t> sequence;
+};
+
+Driven Drive(TargetBackend& target, DraftBackend* draft, DraftBackend* fallback,
+             DraftLengthPolicy& policy, const RoundLimits& limits, RoundDriverOptions options = {},
+             RoundEvents events = {}, std::optional<size_t> stop_after = std::nullopt) {
+  RoundDriver driver(target, draft, fallback, policy, options, events);
+  Driven run;
+  run.sequence = {1, 5};
+  auto on_round = [&](std::vector<int32_t>& tokens) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      run.tokens.push_back(tokens[i]);
+      if (stop_after && run.tokens.size() == *stop_after) {
+        tokens.resize(i + 1);
+        return false;
+      }
+    }
+    return true;
+  };
+  run.result = driver.Generate(run.sequence, limits, on_round);
+  return run;
+}
+
+RoundLimits Limits(int64_t max_tokens, int64_t context_size = 1000) {
+  RoundLimits limits;
+  limits.max_tokens = max_tokens;
+  limits.context_size = context_size;
+  return limits;
+}
+
+TEST(RoundDriverTest, OutputIsTheTargetAlonesWithARightOrWrongDraft) {
+  for (int32_t wrong_at : {-1, 0, 2}) {
+    ChainTarget target;
+    ChainDraft draft;
+    draft.wrong_at = wrong_at;
+    StepDraftLength k(4, false, 16);
+    Driven run = Drive(target, &draft, nullptr, k, Limits(30));
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.tokens, Chain(5, 30)) << "wrong at " << wrong_at;
+    EXPECT_EQ(run.result->stop_reason, StopReason::kMaxTokens);
+    EXPECT_EQ(run.result->stats.generated_tokens, 30);
+    const SpeculationStats& s = run.result->speculation;
+    EXPECT_EQ(s.round_tokens, 30);
+    EXPECT_EQ(s.accepted, wrong_at < 0 ? s.drafted : s.rounds * wrong_at);
+    EXPECT_EQ(s.final_draft_tokens, 4);
+    EXPECT_FALSE(s.draft_failed);
+  }
+}
+
+TEST(RoundDriverTest, KIsLoweredToWhatTheTokenLimitAndTheCacheCanUse) {
+  struct Case {
+    int64_t max_tokens;
+    int64_t context_size;
+    std::vector<int32_t> guesses;  // per verify
+  };
+  const std::vector<Case> cases = {
+      {7, 1000, {4, 1}},  // 5 tokens, then room for one more guess and the last token
+      {1, 1000, {0}},     // the one token needs no guess
+      {20, 7, {4, 0}},    // positions 2..6 after the first round: none left to verify
+  };
+  for (const Case& c : cases) {
+    ChainTarget target;
+    ChainDraft draft;
+    StepDraftLength k(4, false, 16);
+    Driven run = Drive(target, &draft, nullptr, k, Limits(c.max_tokens, c.context_size));
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(target.guesses_seen, c.guesses) << c.max_tokens << " / " << c.context_size;
+  }
+}
+
+TEST(RoundDriverTest, AStopIdEndsTheRoundUnreportedAndUncounted) {
+  const std::vector<int32_t> chain = Chain(5, 10);
+  ChainTarget target;
+  ChainDraft draft;
+  StepDraftLength k(4, false, 16);
+  const std::vector<int32_t> stop_ids = {chain[6]};
+  RoundLimits limits = Limits(100);
+  limits.stop_ids = stop_ids;
+  Driven run = Drive(target, &draft, nullptr, k, limits);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.result->stop_reason, StopReason::kStopId);
+  EXPECT_EQ(run.result->stop_token, chain[6]);
+  EXPECT_EQ(run.tokens, std::vector<int32_t>(chain.begin(), chain.begin() + 6));
+  EXPECT_EQ(run.result->stats.generated_tokens, 6);
+  // The sequence holds the context and what was reported, never the stop id.
+  EXPECT_EQ(run.sequence.size(), 2u + 6u);
+}
+
+TEST(RoundDriverTest, TheCallersStopRanksBeforeTheLimitAndCutTokensAreNotCounted) {
+  for (size_t stop_after : {3u, 5u}) {
+    ChainTarget target;
+    ChainDraft draft;
+    StepDraftLength k(4, false, 16);
+    // The first round yields 5 tokens and reaches the limit: the callback's stop wins.
+    Driven run = Drive(target, &draft, nullptr, k, Limits(5), {}, {}, stop_after);
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.result->stop_reason, StopReason::kCallback) << stop_after;
+    EXPECT_EQ(run.result->stats.generated_tokens, static_cast<int64_t>(stop_after));
+    EXPECT_EQ(run.sequence.size(), 2 + stop_after);
+  }
+}
+
+TEST(RoundDriverTest, AFullCacheEndsTheCallAfterReportingTheLastToken) {
+  ChainTarget target;
+  StepDraftLength none(0, false, 16);
+  Driven run = Drive(target, nullptr, nullptr, none, Limits(100, 6));
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.result->stop_reason, StopReason::kCacheFull);
+  // Positions 2..6: the token at position 6 is reported, never run.
+  EXPECT_EQ(run.tokens, Chain(5, 5));
+}
+
+TEST(RoundDriverTest, AFailedDraftIsAbandonedForTheFallbackWhenDraftsMaySurvive) {
+  ChainTarget target;
+  ChainDraft draft, fallback;
+  draft.fail_on_call = 2;
+  fallback.wrong_at = 1;
+  StepDraftLength k(4, false, 16);
+  int dropped = 0;
+  RoundEvents events;
+  events.draft_dropped = [&](const absl::Status& why) {
+    EXPECT_THAT(why, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("draft went away")));
+    ++dropped;
+  };
+  RoundDriverOptions options;
+  options.survive_draft_failure = true;
+  Driven run = Drive(target, &draft, &fallback, k, Limits(30), options, events);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  EXPECT_TRUE(run.result->speculation.draft_failed);
+  EXPECT_EQ(dropped, 1);
+  EXPECT_TRUE(draft.abandoned);
+  EXPECT_EQ(draft.calls, 2);  // never asked again
+  EXPECT_GT(fallback.calls, 0);
+  // Round 2 went on without guesses; later rounds had the fallback's.
+  ASSERT_GE(target.guesses_seen.size(), 3u);
+  EXPECT_EQ(target.guesses_seen[0], 4);
+  EXPECT_EQ(target.guesses_seen[1], 0);
+  EXPECT_EQ(target.guesses_seen[2], 4);
+}
+
+TEST(RoundDriverTest, ADraftFailureEndsTheCallWhenDraftsMayNotFail) {
+  ChainTarget target;
+  ChainDraft draft;
+  draft.fail_on_call = 1;
+  StepDraftLength k(4, false, 16);
+  Driven run = Drive(target, &draft, nullptr, k, Limits(30));
+  EXPECT_THAT(run.result, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("draft went away")));
+  EXPECT_FALSE(draft.abandoned);
+}
+
+TEST(RoundDriverTest, RefusedGuessesAreVerifiedAgainWithoutThemAndTheDraftIsDropped) {
+  ChainTarget target;
+  target.refuse_guesses = true;
+  ChainDraft draft;
+  StepDraftLength k(4, false, 16);
+  RoundDriverOptions options;
+  options.survive_draft_failure = true;
+  Driven run = Drive(target, &draft, nullptr, k, Limits(6), options);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 6));
+  EXPECT_TRUE(run.result->speculation.draft_failed);
+  EXPECT_TRUE(draft.abandoned);
+  EXPECT_THAT(target.guesses_seen, ElementsAre(4, 0, 0, 0, 0, 0, 0));
+}
+
+TEST(RoundDriverTest, TheTargetContinuesAloneWithinTheTokenLimit) {
+  ChainTarget target;
+  target.continue_tokens = 3;
+  StepDraftLength none(0, false, 16);
+  std::vector<int32_t> yielded;
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& r) { yielded.push_back(r.yielded); };
+  Driven run = Drive(target, nullptr, nullptr, none, Limits(10), {}, events);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 10));
+  EXPECT_THAT(yielded, ElementsAre(4, 4, 2));  // the last verify may use only 2
+}
+
+TEST(RoundDriverTest, AHostileTargetGetsAnInternalError) {
+  ChainTarget unasked;
+  unasked.extra_continued = 1;
+  ChainDraft draft;
+  StepDraftLength k(4, false, 16);
+  EXPECT_THAT(
+      Drive(unasked, &draft, nullptr, k, Limits(30)).result,
+      StatusIs(absl::StatusCode::kInternal, HasSubstr("target continued 1 tokens unasked")));
+  ChainTarget overclaims;
+  overclaims.accepted_bonus = 1;
+  EXPECT_THAT(Drive(overclaims, &draft, nullptr, k, Limits(30)).result,
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("target accepted 5 of 4 guesses")));
+}
+
+// A prefill that finishes only once `other` has started its own (2 s at most).
+absl::Status AwaitPrefill(const std::atomic<bool>& other) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!other && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return other ? absl::OkStatus() : absl::DeadlineExceededError("the other prefill never started");
+}
+
+TEST(RoundDriverTest, BothPrefillsStartBeforeEitherIsWaitedFor) {
+  for (bool draft_waits : {false, true}) {
+    ChainTarget target;
+    ChainDraft draft;
+    if (draft_waits) {
+      draft.before_prefill = [&target] { return AwaitPrefill(target.prefilled); };
+    } else {
+      target.before_prefill = [&draft] { return AwaitPrefill(draft.prefilled); };
+    }
+    StepDraftLength k(4, false, 16);
+    RoundDriverOptions options;
+    options.survive_draft_failure = true;
+    Driven run = Drive(target, &draft, nullptr, k, Limits(4), options);
+    ASSERT_OK(run.result.status()) << "draft waits " << draft_waits;
+    EXPECT_FALSE(run.result->speculation.draft_failed) << "draft waits " << draft_waits;
+    EXPECT_EQ(run.tokens, Chain(5, 4));
+  }
+}
+
+// Every round reaches the policy, and k follows it.
+class ScriptedLength : public DraftLengthPolicy {
+ public:
+  int32_t Next() const override { return next_; }
+  void Observe(const RoundReport& round) override {
+    rounds.push_back(round);
+    next_ = next_ == 1 ? 3 : 1;
+  }
+  std::vector<RoundReport> rounds;
+
+ private:
+  int32_t next_ = 1;
+};
+
+TEST(RoundDriverTest, ThePolicyChoosesEachRoundsKAndSeesEveryRound) {
+  ChainTarget target;
+  ChainDraft draft;
+  draft.wrong_at = 2;
+  ScriptedLength policy;
+  Driven run = Drive(target, &draft, nullptr, policy, Limits(12));
+  ASSERT_OK(run.result.status());
+  EXPECT_THAT(target.guesses_seen, ElementsAre(1, 3, 1, 3, 1));
+  ASSERT_EQ(policy.rounds.size(), 5u);
+  EXPECT_EQ(policy.rounds[1].asked, 3);
+  EXPECT_EQ(policy.rounds[1].drafted, 3);
+  EXPECT_EQ(policy.rounds[1].accepted, 2);
+  EXPECT_EQ(policy.rounds[1].yielded, 3);
+  EXPECT_GE(policy.rounds[1].verify_seconds, 0);
+}
+
+TEST(StepDraftLengthTest, GrowsAfterAFullRoundAndShrinksAfterAPoorOne) {
+  struct Case {
+    bool adaptive;
+    int32_t k, drafted, accepted, next;
+  };
+  const std::vector<Case> cases = {
+      {true, 4, 4, 4, 5},      // all kept: one more
+      {true, 16, 16, 16, 16},  // at the maximum
+      {true, 4, 4, 1, 3},      // less than half: one fewer
+      {true, 1, 1, 0, 1},      // never below 1
+      {true, 4, 4, 2, 4},      // half: unchanged
+      {true, 4, 2, 0, 4},      // fewer drafted than asked: teaches nothing
+      {false, 4, 4, 4, 4},     // fixed
+  };
+  for (const Case& c : cases) {
+    StepDraftLength policy(c.k, c.adaptive, 16);
+    RoundReport round;
+    round.drafted = c.drafted;
+    round.accepted = c.accepted;
+    policy.Observe(round);
+    EXPECT_EQ(policy.Next(), c.next) << c.k << " " << c.drafted << " " << c.accepted;
+  }
+}
+
+}  // namespace
+}  // namespace tandem
