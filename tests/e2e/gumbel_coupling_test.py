@@ -84,7 +84,7 @@ def test_tandem_chat_coupling_gumbel_in_process_and_with_server():
         assert local.returncode == 0, local.stderr
         assert local.stdout == alone.stdout, (k, local.stdout, alone.stdout)
     with stacklib.Cluster(targets=1, draft=True) as c:
-        remote = chat("--server", c.coordinator.address, *common)
+        remote = chat(*c.chat_args(), *common)
         assert remote.returncode == 0, remote.stderr
         assert remote.stdout == alone.stdout, (remote.stdout, alone.stdout)
         assert "draft acceptance" in remote.stderr, remote.stderr
