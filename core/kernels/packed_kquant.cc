@@ -199,16 +199,18 @@ bool IsKQuantPanelType(TensorType type) {
   }
 }
 
-void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
   const TensorTypeTraits& traits = GetTraits(w.type);
   const int64_t blocks = w.cols / traits.block_size;
   const int64_t packed_block = traits.bytes_per_block * kPanelRows;
+  const int64_t stride = PairPanels(w.rows, p) * packed_block;
+  uint8_t* out = matrix + (p - p % 2) * PanelBytes(w.type, w.cols) + (p % 2) * packed_block;
   for (int r = 0; r < kPanelRows; ++r) {
     const int64_t row = p * kPanelRows + r;
     if (row >= w.rows) break;
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* src = w.data + row * w.row_bytes + b * traits.bytes_per_block;
-      uint8_t* dst = out + b * packed_block;
+      uint8_t* dst = out + b * stride;
       switch (w.type) {
         case T::kQ5_0:
         case T::kQ4_1:

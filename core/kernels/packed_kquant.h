@@ -30,6 +30,11 @@
 //                the 2-bit fields as Q2_K's; [1248, 1760) the high bits as masks (group g,
 //                pair P: 1248 + 64g + 4P, bit 2r + c).
 //
+// Panels go in pairs (0 and 1, 2 and 3, ...; a last odd panel alone), the kernel's unit of
+// work: a pair's super-blocks alternate, super-block b of panel p at
+//   PanelBytes · (p - p % 2) + (b · PairPanels + p % 2) · super-block bytes,
+// so that the kernel reads a pair as one sequential stream.
+//
 // The dequantized values are exactly those of DequantizeRow (tensor_type.h).
 #ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
 #define TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
@@ -44,9 +49,16 @@ namespace tandem::internal {
 // Whether `type` is one of the layouts above.
 bool IsKQuantPanelType(TensorType type);
 
-// Packs panel `p` of `w` (one of the types above) into `out`, PanelBytes() of it, which the
-// caller zeroed (padding rows stay zero: scales 0, so they contribute exact zeros).
-void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out);
+// Panels in the pair of panel p of a matrix of `rows` rows: 2, or 1 for a last odd panel.
+inline int64_t PairPanels(int64_t rows, int64_t p) {
+  const int64_t panels = (rows + 15) / 16;
+  return panels - (p - p % 2) >= 2 ? 2 : 1;
+}
+
+// Packs panel `p` of `w` (one of the types above) into its place in `matrix`, the whole
+// packed matrix, which the caller zeroed (padding rows stay zero: scales 0, so they
+// contribute exact zeros).
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix);
 
 }  // namespace tandem::internal
 
