@@ -48,8 +48,9 @@ void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
   for (int s = 0; s < 8; ++s) {
     for (int h = 0; l.qh >= 0 && h < 2; ++h) {
       for (int c = 0; c < 2; ++c) {
+        const bool fifth = (qh >> (2 * s + 16 * h + c)) & 1;
         OrMaskBit(dst + l.packed_masks + 4 * (2 * s + h), 2 * r + c,
-                  (qh >> (2 * s + 16 * h + c)) & 1);
+                  type == T::kQ5_0 ? !fifth : fifth);
       }
     }
     dst[l.packed_nibbles + 32 * s + 2 * r] = src[l.qs + 2 * s];

@@ -5,10 +5,12 @@
 // quants of two adjacent columns:
 //
 //   Q5_0  (352)  [0, 32) 16 f16 d; [32, 96) 16 fifth-bit masks (pair step s = 0..7, half h:
-//                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c);
+//                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c, inverted:
+//                set where the quant is below 16, so that the kernel decodes q - 16 at once);
 //                [96, 352) 8 steps × 16 rows × bytes (2s, 2s + 1) of the row's nibbles.
 //   Q4_1  (320)  [0, 32) d; [32, 64) m; [64, 320) nibbles as Q5_0's.
-//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's; [128, 384) nibbles.
+//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's (not inverted); [128, 384)
+//                nibbles.
 //   IQ4_NL (288) [0, 32) d; [32, 288) nibbles (code book indices) as Q5_0's.
 //   IQ4_XS (2176) [0, 32) d; [32, 64) the u16 scale highs; [64, 128) the u32 scale lows;
 //                [128, 2176) 8 groups of 32 columns, each as IQ4_NL's nibbles.
