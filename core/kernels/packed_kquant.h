@@ -20,10 +20,13 @@
 //   Q5_K  (2816) as Q4_K, with [256, 768) fifth-bit masks (group g, step s, half h: mask
 //                (16g + s)·2 + h, bit 2r + c = row r's column 64g + 32h + 2s + c), quants
 //                from 768.
-//   Q6_K  (3360) [0, 32) d; [32, 288) 16 sub-blocks × 16 rows' int8 scales; [288, 2336) 8
-//                groups of 32 columns × 8 steps × 16 rows × 2 bytes of low nibbles (byte k
-//                of a group: column k's low 4 bits | column k + 16's << 4); [2336, 3360) 8
-//                groups × 4 × 16 rows × 2 bytes of high bits (HighBitsByte).
+//   Q6_K  (3360) [0, 32) d; [32, 288) 16 sub-blocks × 16 rows' int8 scales; from 288, 8
+//                groups of 32 columns × 384 bytes: 4 nibble words then 2 high-bit words, a
+//                word being 16 rows × 2 columns × u16. Vector (h, s) of a group (16 rows ×
+//                columns 16h + 2s + c) is slot k = 2 (s % 2) + h of nibble word s / 2 (bits
+//                4k..4k + 3: the quant's low 4 bits) and slot 4 ((s / 2) % 2) + k of high word
+//                s / 4 (bits 2m, 2m + 1: its top 2 bits XOR 2, so that the 6 bits read as a
+//                two's complement number are q - 32).
 //   Q2_K  (1344) [0, 32) d; [32, 64) dmin; [64, 320) 16 sub-blocks × 16 rows' scale bytes;
 //                [320, 1344) the 2-bit fields: 8 groups of 32 columns × 4 loads × 16 rows ×
 //                2 bytes, load L's bit pair i holding column pair P = 4L + i (columns
