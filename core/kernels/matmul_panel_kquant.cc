@@ -3,7 +3,7 @@
 // 32-column block, with the block's Σ xq). Per group of columns and x row t:
 //   A[t, r], B[t, r] = Σ q[r, c] · xq[t, c] over the group's two halves   exact, int32
 // then, per row lane r, once per group:
-//   Q5_0        y += float(A + B - 16 Σxq) · (d · s)               (q = 5-bit value, 0..31)
+//   Q5_0        y += float(A + B) · (d · s)        (q = 5-bit value - 16, decoded so: -16..15)
 //   Q4_K, Q5_K  y += float(A) · (d·sc_a · s_a) - dmin·m_a · (s_a Σxq_a), the same for B
 //               (halves = the 32-column sub-blocks 2g, 2g + 1, each its own x block)
 //   Q6_K        y += (float(A) · d·sc_a + float(B) · d·sc_b) · s   (q - 32 in -32..31;

@@ -48,8 +48,9 @@ void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
   for (int s = 0; s < 8; ++s) {
     for (int h = 0; l.qh >= 0 && h < 2; ++h) {
       for (int c = 0; c < 2; ++c) {
+        const bool fifth = (qh >> (2 * s + 16 * h + c)) & 1;
         OrMaskBit(dst + l.packed_masks + 4 * (2 * s + h), 2 * r + c,
-                  (qh >> (2 * s + 16 * h + c)) & 1);
+                  type == T::kQ5_0 ? !fifth : fifth);
       }
     }
     dst[l.packed_nibbles + 32 * s + 2 * r] = src[l.qs + 2 * s];
@@ -100,29 +101,28 @@ int Q6Value(const uint8_t* src, int e) {
   return nibble | (((src[128 + 32 * half + l] >> (2 * k)) & 3) << 4);
 }
 
-// One byte of Q6_K's high bits (group-relative columns c0, c0 + 16, c0 + 2, c0 + 18, two bits
-// each), as the kernel splits them with shifts of 4, 2, 0 and -2; `q` = the group's values.
-uint8_t HighBitsByte(const int* q, int c0) {
-  const int cols[4] = {c0, c0 + 16, c0 + 2, c0 + 18};
-  int byte = 0;
-  for (int i = 0; i < 4; ++i) byte |= (q[cols[i]] >> 4) << (2 * i);
-  return static_cast<uint8_t>(byte);
+void OrU16(uint8_t* p, int value) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  v = static_cast<uint16_t>(v | value);
+  std::memcpy(p, &v, 2);
 }
 
+// Q6_K's group words (packed_kquant.h): vector (h, s), lane 2r + c.
 void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src + 208, 2);
   for (int k = 0; k < 16; ++k) dst[32 + 16 * k + r] = src[192 + k];
-  int q[256];
-  for (int e = 0; e < 256; ++e) q[e] = Q6Value(src, e);
   for (int g = 0; g < 8; ++g) {
-    const int* group = q + 32 * g;
-    for (int k = 0; k < 16; ++k) {
-      const int lo = group[k] & 0x0F, hi = group[k + 16] & 0x0F;
-      dst[288 + 256 * g + 32 * (k / 2) + 2 * r + k % 2] = static_cast<uint8_t>(lo | hi << 4);
-    }
-    for (int hh = 0; hh < 4; ++hh) {
-      dst[2336 + 128 * g + 32 * hh + 2 * r] = HighBitsByte(group, 4 * hh);
-      dst[2336 + 128 * g + 32 * hh + 2 * r + 1] = HighBitsByte(group, 4 * hh + 1);
+    uint8_t* group = dst + 288 + 384 * g;
+    for (int s = 0; s < 8; ++s) {
+      for (int h = 0; h < 2; ++h) {
+        const int k = 2 * (s % 2) + h, m = 4 * ((s / 2) % 2) + k;
+        for (int c = 0; c < 2; ++c) {
+          const int q = Q6Value(src, 32 * g + 16 * h + 2 * s + c);
+          OrU16(group + 64 * (s / 2) + 2 * (2 * r + c), (q & 0x0F) << (4 * k));
+          OrU16(group + 256 + 64 * (s / 4) + 2 * (2 * r + c), ((q >> 4) ^ 2) << (2 * m));
+        }
+      }
     }
   }
 }
@@ -199,16 +199,18 @@ bool IsKQuantPanelType(TensorType type) {
   }
 }
 
-void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
   const TensorTypeTraits& traits = GetTraits(w.type);
   const int64_t blocks = w.cols / traits.block_size;
   const int64_t packed_block = traits.bytes_per_block * kPanelRows;
+  const int64_t stride = PairPanels(w.rows, p) * packed_block;
+  uint8_t* out = matrix + (p - p % 2) * PanelBytes(w.type, w.cols) + (p % 2) * packed_block;
   for (int r = 0; r < kPanelRows; ++r) {
     const int64_t row = p * kPanelRows + r;
     if (row >= w.rows) break;
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* src = w.data + row * w.row_bytes + b * traits.bytes_per_block;
-      uint8_t* dst = out + b * packed_block;
+      uint8_t* dst = out + b * stride;
       switch (w.type) {
         case T::kQ5_0:
         case T::kQ4_1:

@@ -5,10 +5,12 @@
 // quants of two adjacent columns:
 //
 //   Q5_0  (352)  [0, 32) 16 f16 d; [32, 96) 16 fifth-bit masks (pair step s = 0..7, half h:
-//                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c);
+//                mask 2s + h, bit 2r + c = row r's fifth bit of column 2s + 16h + c, inverted:
+//                set where the quant is below 16, so that the kernel decodes q - 16 at once);
 //                [96, 352) 8 steps × 16 rows × bytes (2s, 2s + 1) of the row's nibbles.
 //   Q4_1  (320)  [0, 32) d; [32, 64) m; [64, 320) nibbles as Q5_0's.
-//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's; [128, 384) nibbles.
+//   Q5_1  (384)  [0, 32) d; [32, 64) m; [64, 128) masks as Q5_0's (not inverted); [128, 384)
+//                nibbles.
 //   IQ4_NL (288) [0, 32) d; [32, 288) nibbles (code book indices) as Q5_0's.
 //   IQ4_XS (2176) [0, 32) d; [32, 64) the u16 scale highs; [64, 128) the u32 scale lows;
 //                [128, 2176) 8 groups of 32 columns, each as IQ4_NL's nibbles.
@@ -18,10 +20,13 @@
 //   Q5_K  (2816) as Q4_K, with [256, 768) fifth-bit masks (group g, step s, half h: mask
 //                (16g + s)·2 + h, bit 2r + c = row r's column 64g + 32h + 2s + c), quants
 //                from 768.
-//   Q6_K  (3360) [0, 32) d; [32, 288) 16 sub-blocks × 16 rows' int8 scales; [288, 2336) 8
-//                groups of 32 columns × 8 steps × 16 rows × 2 bytes of low nibbles (byte k
-//                of a group: column k's low 4 bits | column k + 16's << 4); [2336, 3360) 8
-//                groups × 4 × 16 rows × 2 bytes of high bits (HighBitsByte).
+//   Q6_K  (3360) [0, 32) d; [32, 288) 16 sub-blocks × 16 rows' int8 scales; from 288, 8
+//                groups of 32 columns × 384 bytes: 4 nibble words then 2 high-bit words, a
+//                word being 16 rows × 2 columns × u16. Vector (h, s) of a group (16 rows ×
+//                columns 16h + 2s + c) is slot k = 2 (s % 2) + h of nibble word s / 2 (bits
+//                4k..4k + 3: the quant's low 4 bits) and slot 4 ((s / 2) % 2) + k of high word
+//                s / 4 (bits 2m, 2m + 1: its top 2 bits XOR 2, so that the 6 bits read as a
+//                two's complement number are q - 32).
 //   Q2_K  (1344) [0, 32) d; [32, 64) dmin; [64, 320) 16 sub-blocks × 16 rows' scale bytes;
 //                [320, 1344) the 2-bit fields: 8 groups of 32 columns × 4 loads × 16 rows ×
 //                2 bytes, load L's bit pair i holding column pair P = 4L + i (columns
@@ -29,6 +34,11 @@
 //   Q3_K  (1760) [0, 32) d; [32, 224) the 12 scale bytes as 3 words × 16 rows; [224, 1248)
 //                the 2-bit fields as Q2_K's; [1248, 1760) the high bits as masks (group g,
 //                pair P: 1248 + 64g + 4P, bit 2r + c).
+//
+// Panels go in pairs (0 and 1, 2 and 3, ...; a last odd panel alone), the kernel's unit of
+// work: a pair's super-blocks alternate, super-block b of panel p at
+//   PanelBytes · (p - p % 2) + (b · PairPanels + p % 2) · super-block bytes,
+// so that the kernel reads a pair as one sequential stream.
 //
 // The dequantized values are exactly those of DequantizeRow (tensor_type.h).
 #ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
@@ -44,9 +54,16 @@ namespace tandem::internal {
 // Whether `type` is one of the layouts above.
 bool IsKQuantPanelType(TensorType type);
 
-// Packs panel `p` of `w` (one of the types above) into `out`, PanelBytes() of it, which the
-// caller zeroed (padding rows stay zero: scales 0, so they contribute exact zeros).
-void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* out);
+// Panels in the pair of panel p of a matrix of `rows` rows: 2, or 1 for a last odd panel.
+inline int64_t PairPanels(int64_t rows, int64_t p) {
+  const int64_t panels = (rows + 15) / 16;
+  return panels - (p - p % 2) >= 2 ? 2 : 1;
+}
+
+// Packs panel `p` of `w` (one of the types above) into its place in `matrix`, the whole
+// packed matrix, which the caller zeroed (padding rows stay zero: scales 0, so they
+// contribute exact zeros).
+void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix);
 
 }  // namespace tandem::internal
 

@@ -87,7 +87,7 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
   for (int64_t p = 0; p < PanelCount(w.rows); ++p) {
     uint8_t* panel = out + p * panel_bytes;
     if (internal::IsKQuantPanelType(w.type)) {
-      internal::PackKQuantPanel(w, p, panel);
+      internal::PackKQuantPanel(w, p, out);
       continue;
     }
     switch (w.type) {
