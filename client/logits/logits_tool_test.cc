@@ -30,7 +30,11 @@ using ::testing::HasSubstr;
 constexpr char kModel[] = "models/fixtures/llama-F16.gguf";
 constexpr char kReference[] = "models/fixtures/llama-F16.logits.npy";
 
-std::string Temp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+// Per process: ctest runs each case as its own process, several at once, and the cases
+// write the same files.
+std::string Temp(const std::string& name) {
+  return ::testing::TempDir() + "/logits_tool_test_" + std::to_string(getpid()) + "_" + name;
+}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
