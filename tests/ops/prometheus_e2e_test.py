@@ -16,6 +16,10 @@ import urllib.request
 import opslib
 from opslib import LocalStack, repo_path, require_file, run_client
 
+# TANDEM_E2E_TLS=1: the stack runs with tandem-local.sh --tls (mutual TLS to the workers, TLS
+# and an API key on the coordinator).
+TLS = os.environ.get("TANDEM_E2E_TLS") == "1"
+
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -103,7 +107,12 @@ def test_prometheus_reports_acceptance_rate_and_tokens_per_second():
     folder = tempfile.mkdtemp(prefix="tandem-prom-")
     prometheus = None
     try:
-        with LocalStack() as stack:
+        with LocalStack(extra=["--tls"] if TLS else []) as stack:
+            client_tls = []
+            if TLS:  # the coordinator over TLS with a key; the metrics ports stay plaintext
+                tls = os.path.join(stack.dir, "tls")
+                client_tls = ["--tls-ca", os.path.join(tls, "ca.crt"),
+                              "--api-key-file", os.path.join(tls, "api-key")]
             prometheus = Prometheus(write_config(stack, folder), folder)
             prometheus.wait("/-/ready", lambda: "Ready" in prometheus.get("/-/ready"), 30)
             # All three scraped and a baseline sample of the (zero) counters taken.
@@ -117,7 +126,8 @@ def test_prometheus_reports_acceptance_rate_and_tokens_per_second():
             for seed in (1, 2):
                 r = run_client(stack.coordinator, "--prompt", "Once upon a time", "--raw",
                                "--temperature", "0.8", "--top-p", "0.95", "--seed", str(seed),
-                               "--max-tokens", "48", "--stats-json", env=stack.env)
+                               "--max-tokens", "48", "--stats-json", *client_tls,
+                               env=stack.env)
                 assert r.returncode == 0, r.stderr
                 final = json.loads(r.stderr.strip().splitlines()[-1])
                 drafted += final["speculation"]["draftedTokens"]
