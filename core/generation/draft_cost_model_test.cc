@@ -1,0 +1,155 @@
+#include "core/generation/draft_cost_model.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+constexpr double kMs = 1e-3;
+
+DraftCostEstimates Estimates(double acceptance, double draft_ms, double verify_base_ms,
+                             double verify_row_ms, double alone_ms, double overhead_ms = 0) {
+  DraftCostEstimates e;
+  e.acceptance.assign(17, acceptance);
+  e.draft_token_seconds = draft_ms * kMs;
+  e.draft_overhead_seconds = overhead_ms * kMs;
+  e.verify_base_seconds = verify_base_ms * kMs;
+  e.verify_row_seconds = verify_row_ms * kMs;
+  e.verify_overhead_seconds = overhead_ms * kMs;
+  e.alone_token_seconds = alone_ms * kMs;
+  return e;
+}
+
+struct ChoiceCase {
+  std::string name;
+  DraftCostEstimates estimates;
+  int32_t sequential_k;
+};
+
+TEST(DraftCostModelTest, ChoosesTheKWithTheMostTokensPerSecond) {
+  const std::vector<ChoiceCase> cases = {
+      // rate(1) = 1.3 / 2.5 ms < 1 / 1 ms.
+      {"expensive verify, low acceptance: target alone", Estimates(0.3, 0.5, 0, 1, 1), 0},
+      // E(k) = k + 1 over 1.01 + 0.06 k ms grows with k.
+      {"all kept, cheap verify and draft: the most", Estimates(1.0, 0.05, 1, 0.01, 1.01), 16},
+      // E(k) = (1 - 0.8^(k+1)) / 0.2 over 1.1 + 0.2 k ms peaks at k = 4 (1.769 vs 1.757 at 5).
+      {"moderate: in between", Estimates(0.8, 0.1, 1, 0.1, 1.1), 4},
+      // 2 ms more per call each way: at k = 4, 3.36 tokens / 5.9 ms < 1 / 1.1 ms.
+      {"a round trip the target alone amortises", Estimates(0.8, 0.1, 1, 0.1, 1.1, 2), 0},
+  };
+  for (const ChoiceCase& c : cases) {
+    EXPECT_EQ(BestDraftTokens(c.estimates, 0, 16, /*pipelined=*/false), c.sequential_k) << c.name;
+  }
+}
+
+TEST(DraftCostModelTest, FormulasMatchHandComputedRates) {
+  // a = 0.9, d = 1 ms, v = 4 ms: E(2) = 2.71; sequential 2.71 / 6 ms; pipelined with
+  // h = 0.9^3 = 0.729: 2.71 / (0.729 * 4 + 0.271 * 6) ms.
+  const DraftCostEstimates e = Estimates(0.9, 1, 4, 0, 4);
+  EXPECT_NEAR(ExpectedRoundTokens(e, 2), 2.71, 1e-12);
+  EXPECT_NEAR(SequentialTokensPerSecond(e, 2), 2.71 / 6e-3, 1e-6);
+  EXPECT_NEAR(PipelinedTokensPerSecond(e, 2), 2.71 / 4.542e-3, 1e-6);
+  EXPECT_NEAR(SequentialTokensPerSecond(e, 0), 250, 1e-9);
+  // Hiding the draft behind the verify never costs, and pays most where the draft's k
+  // guesses take as long as the verify (k d = v at k = 4).
+  for (int32_t k = 1; k <= 16; ++k) {
+    EXPECT_GE(PipelinedTokensPerSecond(e, k), SequentialTokensPerSecond(e, k)) << k;
+  }
+  EXPECT_EQ(BestDraftTokens(e, 0, 16, /*pipelined=*/true), 4);
+  EXPECT_EQ(BestDraftTokens(e, 0, 16, /*pipelined=*/false), 6);
+}
+
+// Rounds of a synthetic pair: each guess kept with probability `acceptance` (fixed seed),
+// the draft taking draft_ms per guess and a verify of r rows verify_base_ms + r verify_row_ms.
+struct Pair {
+  double acceptance, draft_ms, verify_base_ms, verify_row_ms;
+};
+
+// Runs `rounds` rounds at the model's k; returns how many asked for guesses.
+int RunRounds(DraftCostModel& model, const Pair& pair, int rounds, std::mt19937& rng) {
+  std::bernoulli_distribution kept(pair.acceptance);
+  int speculative = 0;
+  for (int i = 0; i < rounds; ++i) {
+    RoundTiming t;
+    t.drafted = model.k();
+    while (t.accepted < t.drafted && kept(rng)) ++t.accepted;
+    t.produced = t.accepted + 1;
+    t.draft_seconds = t.draft_compute_seconds = t.drafted * pair.draft_ms * kMs;
+    t.verify_seconds = t.verify_compute_seconds =
+        (pair.verify_base_ms + (t.drafted + 1) * pair.verify_row_ms) * kMs;
+    speculative += t.drafted > 0 ? 1 : 0;
+    model.Record(t);
+  }
+  return speculative;
+}
+
+TEST(DraftCostModelTest, LearnsToRunTheTargetAloneWhenGuessingDoesNotPay) {
+  DraftCostOptions options;
+  DraftCostModel model(options, 4);
+  std::mt19937 rng(7);
+  RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
+  EXPECT_EQ(model.k(), 0);
+  // Only the probes guess: one round per probe_after_rounds + 1.
+  const int speculative = RunRounds(model, {0.3, 0.5, 0, 1}, 170, rng);
+  EXPECT_LE(speculative, 170 / (options.probe_after_rounds + 1) + 1);
+  EXPECT_GE(speculative, 170 / (options.probe_after_rounds + 1) - 1);
+}
+
+TEST(DraftCostModelTest, GrowsKWhenAllIsKeptAndVerifyIsCheap) {
+  DraftCostOptions options;
+  options.max_draft_tokens = 12;
+  DraftCostModel model(options, 2);
+  std::mt19937 rng(7);
+  RunRounds(model, {1.0, 0.05, 1, 0.01}, 60, rng);
+  EXPECT_EQ(model.k(), 12);
+  const DraftCostEstimates e = model.Estimates();
+  EXPECT_EQ(e.chosen_k, 12);
+  EXPECT_NEAR(e.acceptance[0], 1.0, 0.01);
+  EXPECT_NEAR(e.draft_token_seconds, 0.05 * kMs, 1e-9);
+  EXPECT_NEAR(e.verify_base_seconds, 1 * kMs, 1e-9);
+  EXPECT_NEAR(e.verify_row_seconds, 0.01 * kMs, 1e-9);
+  EXPECT_NEAR(e.alone_token_seconds, 1.01 * kMs, 1e-9);
+  // 13 tokens a round, but for what is left of the prior on a.
+  const double rate = 13 / (1.01e-3 + 0.06e-3 * 12);
+  EXPECT_NEAR(e.predicted_tokens_per_second, rate, 1e-3 * rate);
+}
+
+TEST(DraftCostModelTest, SettlesNearTheBestKForModerateAcceptance) {
+  DraftCostModel model(DraftCostOptions{}, 1);
+  std::mt19937 rng(11);
+  RunRounds(model, {0.8, 0.1, 1, 0.1}, 300, rng);
+  // The best k for the true a = 0.8 is 4; the decayed estimate of a wanders around it.
+  EXPECT_GE(model.k(), 2);
+  EXPECT_LE(model.k(), 7);
+}
+
+TEST(DraftCostModelTest, ReprobesAfterTargetAloneAndResumesWhenTheDraftImproves) {
+  DraftCostOptions options;
+  DraftCostModel model(options, 4);
+  std::mt19937 rng(3);
+  RunRounds(model, {0.0, 0.5, 1, 0.1}, 50, rng);
+  ASSERT_EQ(model.k(), 0);
+  // The draft now agrees with the target: within a probe interval and a few rounds of
+  // learning, guesses come back and grow.
+  RunRounds(model, {1.0, 0.05, 1, 0.01}, options.probe_after_rounds + 40, rng);
+  EXPECT_GE(model.k(), 8);
+}
+
+TEST(DraftCostModelTest, FirstRoundUsesTheCallersKClampedThenTheTargetAlone) {
+  DraftCostModel model(DraftCostOptions{}, 3);
+  EXPECT_EQ(model.k(), 3);
+  RoundTiming t{3, 3, 4, 3e-4, 3e-4, 1.1e-3, 1.1e-3, 0};
+  model.Record(t);
+  EXPECT_EQ(model.k(), 0);  // t0 is measured once before the model chooses
+  // The caller's k is clamped to max_draft_tokens.
+  DraftCostModel clamped(DraftCostOptions{}, 99);
+  EXPECT_EQ(clamped.k(), 16);
+}
+
+}  // namespace
+}  // namespace tandem
