@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "core/generation/draft_cost_model.h"
 
 namespace tandem {
 
@@ -43,6 +44,8 @@ struct SpeculationStats {
   // Index i: rounds with a guess i + 1, and how many of those kept it.
   std::vector<int64_t> drafted_per_position;
   std::vector<int64_t> accepted_per_position;
+  int32_t final_draft_tokens = 0;  // k the next round would ask for
+  DraftCostEstimates cost_model;   // with adaptive k: what it was chosen from
 
   double acceptance_rate() const {
     return drafted > 0 ? static_cast<double>(accepted) / drafted : 0;

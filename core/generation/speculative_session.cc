@@ -17,6 +17,12 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+DraftCostOptions CostOptions(const SpeculativeOptions& options) {
+  DraftCostOptions cost;
+  cost.max_draft_tokens = options.max_draft_tokens;
+  return cost;
+}
+
 }  // namespace
 
 SpeculativeSession::Side::Side(const Model& model, ThreadPool& pool, Sampler sampler)
@@ -55,7 +61,8 @@ SpeculativeSession::SpeculativeSession(const Model& target, const Model& draft, 
     : options_(options),
       target_(target, pool, std::move(target_sampler)),
       draft_(draft, pool, std::move(draft_sampler)),
-      k_(options.draft_tokens) {}
+      k_(options.draft_tokens),
+      cost_(CostOptions(options), options.draft_tokens) {}
 
 void SpeculativeSession::Reset() {
   target_.state.cached.clear();
@@ -96,13 +103,16 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
     const int64_t k = std::min<int64_t>(
         {k_, context_size() - 1 - pending_position, max_tokens - rules.generated() - 1});
     const uint64_t seed = options_.session.sampler.seed;
+    const auto draft_start = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(DraftGuesses(draft_.decoder, draft_.state, draft_.sampler, sequence_,
                                  static_cast<int32_t>(std::max<int64_t>(k, 0)), seed, &guesses_,
                                  &q_));
+    const auto verify_start = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(AcceptanceResult verdict,
                      VerifyGuesses(target_.decoder, target_.state, target_.sampler, sequence_,
                                    &guesses_, q_, seed, &verify_scratch_));
-    RecordRound(static_cast<int32_t>(guesses_.size()), verdict.accepted, result.speculation);
+    RecordRound(static_cast<int32_t>(guesses_.size()), verdict.accepted, draft_start, verify_start,
+                result.speculation);
     for (int32_t i = 0; i <= verdict.accepted && !stop; ++i) {
       const int32_t token = i < verdict.accepted ? guesses_[i] : verdict.next_token;
       stop = rules.Emit(token, static_cast<int64_t>(sequence_.size()));
@@ -113,10 +123,15 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   result.stats.generated_tokens = rules.generated();
   result.stop_token = rules.stop_token();
   result.stats.decode_seconds = SecondsSince(decode_start);
+  result.speculation.final_draft_tokens = k_;
+  if (options_.adaptive) result.speculation.cost_model = cost_.Estimates();
   return result;
 }
 
-void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats) {
+void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted,
+                                     std::chrono::steady_clock::time_point draft_start,
+                                     std::chrono::steady_clock::time_point verify_start,
+                                     SpeculationStats& stats) {
   ++stats.rounds;
   stats.drafted += drafted;
   stats.accepted += accepted;
@@ -127,14 +142,16 @@ void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted, Speculat
   }
   for (int32_t i = 0; i < drafted; ++i) ++stats.drafted_per_position[i];
   for (int32_t i = 0; i < accepted; ++i) ++stats.accepted_per_position[i];
-  // Adaptive k: a round that kept everything asked for earns one more guess; one that kept
-  // less than half costs one.
-  if (!options_.adaptive || drafted == 0 || drafted < k_) return;
-  if (accepted == drafted) {
-    k_ = std::min(k_ + 1, options_.max_draft_tokens);
-  } else if (2 * accepted < drafted) {
-    k_ = std::max(k_ - 1, 1);
-  }
+  if (!options_.adaptive) return;
+  RoundTiming timing;
+  timing.drafted = drafted;
+  timing.accepted = accepted;
+  timing.produced = accepted + 1;
+  timing.draft_seconds = timing.draft_compute_seconds =
+      std::chrono::duration<double>(verify_start - draft_start).count();
+  timing.verify_seconds = timing.verify_compute_seconds = SecondsSince(verify_start);
+  cost_.Record(timing);
+  k_ = cost_.k();
 }
 
 }  // namespace tandem

@@ -25,6 +25,7 @@
 #ifndef TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
 #define TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "core/decoder/kv_cache.h"
 #include "core/decoder/model.h"
 #include "core/generation/acceptance.h"
+#include "core/generation/draft_cost_model.h"
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
@@ -47,7 +49,9 @@ namespace tandem {
 struct SpeculativeOptions {
   SessionOptions session;    // sampler, context size, stop ids, KV type (both models)
   int32_t draft_tokens = 4;  // k: guesses per round, in [1, max_draft_tokens]
-  bool adaptive = false;     // grow k after a fully kept round, shrink it after a poor one
+  // Choose k each round with a DraftCostModel (draft_cost_model.h) for the most tokens per
+  // second; 0 runs the target alone for a while. draft_tokens is the first round's k.
+  bool adaptive = false;
   int32_t max_draft_tokens = 16;
 };
 
@@ -86,12 +90,17 @@ class SpeculativeSession {
   SpeculativeSession(const Model& target, const Model& draft, ThreadPool& pool,
                      const SpeculativeOptions& options, Sampler target_sampler,
                      Sampler draft_sampler);
-  void RecordRound(int32_t drafted, int32_t accepted, SpeculationStats& stats);
+  // Counts a round in the statistics and, when adaptive, lets the cost model choose k; the
+  // draft ran from draft_start, the verify from verify_start until now.
+  void RecordRound(int32_t drafted, int32_t accepted,
+                   std::chrono::steady_clock::time_point draft_start,
+                   std::chrono::steady_clock::time_point verify_start, SpeculationStats& stats);
 
   SpeculativeOptions options_;
   Side target_;
   Side draft_;
   int32_t k_;
+  DraftCostModel cost_;
   // The round's state: the sequence so far with the pending token last, the guesses with
   // their q, and the verify pass's buffers.
   std::vector<int32_t> sequence_;
