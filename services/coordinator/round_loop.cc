@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/generation/ngram_drafter.h"
+#include "services/common/cost_model_proto.h"
 #include "services/common/proto_convert.h"
 
 namespace tandem {
@@ -60,7 +61,7 @@ class Runner {
   v1::DraftResult NgramDraft(int32_t k) const;
   absl::StatusOr<v1::VerifyResult> Verify(const v1::DraftResult& guesses);
   int32_t ContinueTokens() const;
-  void Adapt(int32_t drafted, int32_t accepted);
+  void Adapt(int32_t drafted, int32_t accepted, int32_t produced);
 
   SessionWorkers& s_;
   const RoundParams& p_;
@@ -68,6 +69,7 @@ class Runner {
   const RoundObserver& observer_;
   std::vector<int32_t> seq_;  // the sequence with the pending token last
   int32_t k_ = 0;
+  RoundTiming timing_;  // this round's calls, for the cost model
   RoundOutcome out_;
 };
 
@@ -127,6 +129,8 @@ absl::StatusOr<v1::DraftResult> Runner::Draft(int32_t k) {
   if (observer_.draft_call) observer_.draft_call(SecondsSince(start));
   DraftDone(start, work, response.status());
   if (!response.ok()) return response.status();
+  timing_.draft_seconds = SecondsSince(start);
+  timing_.draft_compute_seconds = response->compute_seconds();
   return response->draft();
 }
 
@@ -159,7 +163,11 @@ absl::StatusOr<v1::VerifyResult> Runner::Verify(const v1::DraftResult& guesses) 
     absl::StatusOr<v1::SessionResponse> response =
         s_.target->Call(std::move(request), TargetTimeout());
     if (observer_.verify_call) observer_.verify_call(SecondsSince(start));
-    if (response.ok()) return response->verify();
+    if (response.ok()) {
+      timing_.verify_seconds = SecondsSince(start);
+      timing_.verify_compute_seconds = response->compute_seconds();
+      return response->verify();
+    }
     if (!NeedsFailover(response.status()) || !reopen_) return response.status();
     // reopen_ bounds the attempts and the time spent waiting for a replica.
     ASSIGN_OR_RETURN(s_.target, reopen_(response.status()));
@@ -175,15 +183,21 @@ int32_t Runner::ContinueTokens() const {
   return static_cast<int32_t>(std::clamp<int64_t>(wanted, 0, p_.continue_tokens));
 }
 
-void Runner::Adapt(int32_t drafted, int32_t accepted) {
-  // As SpeculativeSession: a round that kept all it asked for earns a guess, one that kept
-  // less than half costs one.
-  if (!p_.adaptive || drafted == 0 || drafted < k_) return;
-  if (accepted == drafted) {
-    k_ = std::min(k_ + 1, p_.max_draft_tokens);
-  } else if (2 * accepted < drafted) {
-    k_ = std::max(k_ - 1, 1);
+void Runner::Adapt(int32_t drafted, int32_t accepted, int32_t produced) {
+  RoundTiming timing = timing_;
+  timing_ = RoundTiming();
+  if (!p_.adaptive) return;
+  if (!s_.cost_model) {
+    DraftCostOptions options;
+    options.max_draft_tokens = p_.max_draft_tokens;
+    s_.cost_model.emplace(options, p_.draft_tokens);
   }
+  timing.drafted = drafted;
+  timing.accepted = accepted;
+  timing.produced = produced;
+  if (drafted == 0) timing.draft_seconds = timing.draft_compute_seconds = 0;
+  s_.cost_model->Record(timing);
+  k_ = s_.cost_model->k();
 }
 
 absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
@@ -213,7 +227,7 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
   out_.prefill_seconds = SecondsSince(prefill_start);
   s_.history = seq_;
 
-  k_ = std::max(1, p_.draft_tokens);
+  k_ = p_.adaptive && s_.cost_model ? s_.cost_model->k() : std::max(1, p_.draft_tokens);
   std::vector<int32_t> emitted;
   while (out_.finish_reason == v1::FINISH_REASON_UNSPECIFIED) {
     const int64_t len = static_cast<int64_t>(seq_.size());
@@ -270,9 +284,9 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
       for (int32_t i = 0; i < accepted; ++i) {
         st.set_accepted_per_position(i, st.accepted_per_position(i) + 1);
       }
-      Adapt(guesses.guesses_size(), accepted);
       if (observer_.round_tokens) observer_.round_tokens(accepted + 1);
     }
+    Adapt(guesses.guesses_size(), accepted, accepted + 1 + continued);
     // Report the kept guesses and the target's token under the stop rules.
     emitted.clear();
     for (int32_t i = 0; i <= accepted + continued; ++i) {
@@ -318,6 +332,9 @@ absl::StatusOr<RoundOutcome> Runner::Run(const RoundCallback& on_tokens) {
     st.set_tokens_per_round(static_cast<double>(st.accepted_tokens() + st.rounds()) / st.rounds());
   }
   st.set_final_draft_tokens(k_);
+  if (p_.adaptive && s_.cost_model) {
+    CostEstimatesToProto(s_.cost_model->Estimates(), st.mutable_cost_model());
+  }
   return out_;
 }
 
