@@ -91,11 +91,18 @@ void DraftCostModel::RecordAcceptance(int32_t drafted, int32_t accepted) {
 void DraftCostModel::Record(const RoundTiming& round) {
   ++rounds_;
   const double decay = options_.timing_decay;
+  // After two rounds without guesses the draft first ran the tokens it missed.
+  const bool caught_up = rounds_ > 2 && last_drafted_ == 0 && drafted_before_ == 0;
+  drafted_before_ = last_drafted_;
+  last_drafted_ = round.drafted;
   if (round.drafted > 0) {
     RecordAcceptance(round.drafted, round.accepted);
-    draft_token_.Add(round.draft_compute_seconds / round.drafted, decay);
-    draft_overhead_.Add(std::max(0.0, round.draft_seconds - round.draft_compute_seconds), decay);
-    verify_overhead_.Add(
+  }
+  if (round.drafted > 0 && !caught_up) {
+    draft_token_.AddTime(round.draft_compute_seconds / round.drafted, decay);
+    draft_overhead_.AddTime(std::max(0.0, round.draft_seconds - round.draft_compute_seconds),
+                            decay);
+    verify_overhead_.AddTime(
         std::max(0.0, round.verify_seconds - round.verify_compute_seconds) + round.other_seconds,
         decay);
   }
@@ -103,10 +110,10 @@ void DraftCostModel::Record(const RoundTiming& round) {
   const size_t rows = std::min<size_t>(round.drafted + 1, verify_by_rows_.size());
   if (round.drafted == 0) {
     // A round of the target alone (perhaps continuing several tokens): per token.
-    verify_by_rows_[0].Add(round.verify_compute_seconds / produced, decay);
-    alone_token_.Add((round.verify_seconds + round.other_seconds) / produced, decay);
+    verify_by_rows_[0].AddTime(round.verify_compute_seconds / produced, decay);
+    alone_token_.AddTime((round.verify_seconds + round.other_seconds) / produced, decay);
   } else {
-    verify_by_rows_[rows - 1].Add(round.verify_compute_seconds, decay);
+    verify_by_rows_[rows - 1].AddTime(round.verify_compute_seconds, decay);
   }
   k_ = Choose(Estimates());
 }
@@ -115,14 +122,22 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   const int32_t max_k = std::max(1, options_.max_draft_tokens);
   if (!draft_token_.known()) return k_;  // nothing drafted yet: the caller's k
   if (!alone_token_.known()) return 0;   // measure the target alone once
+  if (probes_left_ > 0) {
+    --probes_left_;
+    return std::max(1, BestDraftTokens(e, 1, max_k, options_.pipelined));
+  }
   const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
   if (best > 0) {
     rounds_alone_ = 0;
-    return best;
+    if (++rounds_guessed_ <= options_.remeasure_alone_after_rounds) return best;
+    rounds_guessed_ = 0;
+    return 0;  // the target alone's rate may have changed: re-measure it
   }
+  rounds_guessed_ = 0;
   if (++rounds_alone_ <= options_.probe_after_rounds) return 0;
   // Acceptance may have changed since the last guesses: re-measure it.
   rounds_alone_ = 0;
+  probes_left_ = 1;
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
 }
 

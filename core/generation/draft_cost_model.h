@@ -15,9 +15,11 @@
 //   are used when all k are kept and the target's bonus token equals the draft's stand-in, with
 //   probability h = a_0..a_k): rate(k) = E(k) / (h max(D, V) + (1 - h)(D + V));
 // and rate(0) = 1 / t0. k = 0 stops the acceptance estimates, so after `probe_after_rounds`
-// rounds at k = 0 one round re-measures them with the best k > 0. The first round uses the
-// caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
-// chooses.
+// rounds at k = 0 two rounds re-measure them with the best k > 0 (the first also catches the
+// draft up on the tokens it missed, so its time does not count towards d); likewise every
+// `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first
+// round uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then
+// the model chooses.
 //
 // Thread-safety: not thread-safe; one per session, on the session's thread.
 #ifndef TANDEM_CORE_GENERATION_DRAFT_COST_MODEL_H_
@@ -36,6 +38,9 @@ struct DraftCostOptions {
   double timing_decay = 0.8;
   double prior_acceptance = 0.5;  // worth one observation, before any
   int32_t probe_after_rounds = 16;
+  // Rounds with guesses before one runs the target alone again (t0 and v(1) drift: other
+  // processes, a growing context).
+  int32_t remeasure_alone_after_rounds = 16;
 };
 
 // What one round did and how long its parts took (wall and the workers' own compute: equal
@@ -91,6 +96,13 @@ class DraftCostModel {
       sum = decay * sum + x;
       weight = decay * weight + 1;
     }
+    // A time more than twice the estimate is counted as twice it: a round the OS preempted
+    // (tens of ms on a busy machine) would otherwise swamp many rounds' estimates, while a
+    // real slow-down still doubles the estimate within a few rounds.
+    void AddTime(double seconds, double decay) {
+      const double cap = 2 * value();
+      Add(known() && cap > 0 && seconds > cap ? cap : seconds, decay);
+    }
     bool known() const { return weight > 0; }
     double value() const { return weight > 0 ? sum / weight : 0; }
   };
@@ -101,7 +113,11 @@ class DraftCostModel {
   DraftCostOptions options_;
   int32_t k_;
   int64_t rounds_ = 0;
-  int32_t rounds_alone_ = 0;  // consecutive rounds at k = 0
+  int32_t rounds_alone_ = 0;    // consecutive rounds the model chose k = 0
+  int32_t rounds_guessed_ = 0;  // consecutive rounds the model chose k > 0
+  int32_t probes_left_ = 0;     // rounds of a probe still to run
+  int32_t last_drafted_ = 0;    // the previous round's guesses
+  int32_t drafted_before_ = 0;  // and the one's before it
   std::vector<Mean> acceptance_;
   std::vector<Mean> verify_by_rows_;  // [r - 1]: compute of a verify of r rows
   Mean draft_token_, draft_overhead_, verify_overhead_, alone_token_;
