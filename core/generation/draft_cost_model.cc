@@ -1,8 +1,17 @@
 #include "core/generation/draft_cost_model.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 namespace tandem {
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 namespace {
 
 // a_i, positions past the estimates taking the last one.
@@ -69,6 +78,7 @@ int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_
 
 DraftCostModel::DraftCostModel(const DraftCostOptions& options, int32_t initial_k)
     : options_(options),
+      probe_interval_(options.probe_after_rounds),
       k_(std::clamp(initial_k, 1, std::max(1, options.max_draft_tokens))),
       acceptance_(std::max(1, options.max_draft_tokens) + 1),
       verify_by_rows_(std::max(1, options.max_draft_tokens) + 1) {}
@@ -129,15 +139,18 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
   if (best > 0) {
     rounds_alone_ = 0;
+    probe_interval_ = options_.probe_after_rounds;
     if (++rounds_guessed_ <= options_.remeasure_alone_after_rounds) return best;
     rounds_guessed_ = 0;
     return 0;  // the target alone's rate may have changed: re-measure it
   }
   rounds_guessed_ = 0;
-  if (++rounds_alone_ <= options_.probe_after_rounds) return 0;
-  // Acceptance may have changed since the last guesses: re-measure it.
+  if (++rounds_alone_ <= probe_interval_) return 0;
+  // Acceptance may have changed since the last guesses: re-measure it (and, while probes
+  // keep finding k = 0 best, less and less often).
   rounds_alone_ = 0;
   probes_left_ = 1;
+  probe_interval_ = std::min(2 * probe_interval_, 8 * options_.probe_after_rounds);
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
 }
 

@@ -15,11 +15,11 @@
 //   are used when all k are kept and the target's bonus token equals the draft's stand-in, with
 //   probability h = a_0..a_k): rate(k) = E(k) / (h max(D, V) + (1 - h)(D + V));
 // and rate(0) = 1 / t0. k = 0 stops the acceptance estimates, so after `probe_after_rounds`
-// rounds at k = 0 two rounds re-measure them with the best k > 0 (the first also catches the
-// draft up on the tokens it missed, so its time does not count towards d); likewise every
-// `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first
-// round uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then
-// the model chooses.
+// rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
+// them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
+// time does not count towards d); likewise every `remeasure_alone_after_rounds` rounds with guesses
+// one runs the target alone. The first round uses the caller's k, the second runs the target alone
+// (to measure t0 and v(1)), then the model chooses.
 //
 // Thread-safety: not thread-safe; one per session, on the session's thread.
 #ifndef TANDEM_CORE_GENERATION_DRAFT_COST_MODEL_H_
@@ -29,6 +29,10 @@
 #include <vector>
 
 namespace tandem {
+
+// The calling thread's CPU time in seconds. In-process rounds are timed with it: a round the
+// OS preempted (a busy machine) then costs what it computed, not how long it waited.
+double ThreadCpuSeconds();
 
 struct DraftCostOptions {
   int32_t max_draft_tokens = 16;
@@ -111,6 +115,7 @@ class DraftCostModel {
   int32_t Choose(const DraftCostEstimates& e);
 
   DraftCostOptions options_;
+  int32_t probe_interval_;  // rounds at k = 0 before the next probe
   int32_t k_;
   int64_t rounds_ = 0;
   int32_t rounds_alone_ = 0;    // consecutive rounds the model chose k = 0

@@ -1,8 +1,10 @@
 #include "core/generation/draft_cost_model.h"
 
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -94,10 +96,14 @@ TEST(DraftCostModelTest, LearnsToRunTheTargetAloneWhenGuessingDoesNotPay) {
   std::mt19937 rng(7);
   RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
   EXPECT_EQ(model.k(), 0);
-  // Only the probes guess: two rounds after each probe_after_rounds at k = 0.
-  const int speculative = RunRounds(model, {0.3, 0.5, 0, 1}, 180, rng);
-  EXPECT_LE(speculative, 2 * 180 / (options.probe_after_rounds + 2) + 2);
-  EXPECT_GE(speculative, 2 * 180 / (options.probe_after_rounds + 2) - 2);
+  // Only the probes guess: two rounds after probe_after_rounds at k = 0, then after twice
+  // as many, ... up to 8 times as many.
+  const int first = RunRounds(model, {0.3, 0.5, 0, 1}, 180, rng);
+  EXPECT_GE(first, 2);
+  EXPECT_LE(first, 2 * 180 / (options.probe_after_rounds + 2) + 2);
+  const int later = RunRounds(model, {0.3, 0.5, 0, 1}, 1300, rng);
+  EXPECT_GE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) - 2);
+  EXPECT_LE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) + 4);
 }
 
 TEST(DraftCostModelTest, GrowsKWhenAllIsKeptAndVerifyIsCheap) {
@@ -174,6 +180,16 @@ TEST(DraftCostModelTest, AProbesCatchUpRoundDoesNotCountTowardsTheDraftsTime) {
   ASSERT_GT(model.k(), 0);  // the probe's second round
   model.Record(RoundTiming{k, 0, 1, k * 0.25e-3, k * 0.25e-3, (k + 1) * 1e-3, (k + 1) * 1e-3, 0});
   EXPECT_NE(model.Estimates().draft_token_seconds, d);
+}
+
+TEST(DraftCostModelTest, ThreadCpuSecondsCountsComputeNotSleep) {
+  const double start = ThreadCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LT(ThreadCpuSeconds() - start, 0.025);
+  volatile double x = 0;
+  const auto wall = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - wall < std::chrono::milliseconds(20)) x = x + 1;
+  EXPECT_GT(ThreadCpuSeconds() - start, 0.001);  // some of the 20 ms of spinning, even when loaded
 }
 
 TEST(DraftCostModelTest, FirstRoundUsesTheCallersKClampedThenTheTargetAlone) {

@@ -103,11 +103,11 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
     const int64_t k = std::min<int64_t>(
         {k_, context_size() - 1 - pending_position, max_tokens - rules.generated() - 1});
     const uint64_t seed = options_.session.sampler.seed;
-    const auto draft_start = std::chrono::steady_clock::now();
+    const double draft_start = ThreadCpuSeconds();
     RETURN_IF_ERROR(DraftGuesses(draft_.decoder, draft_.state, draft_.sampler, sequence_,
                                  static_cast<int32_t>(std::max<int64_t>(k, 0)), seed, &guesses_,
                                  &q_));
-    const auto verify_start = std::chrono::steady_clock::now();
+    const double verify_start = ThreadCpuSeconds();
     ASSIGN_OR_RETURN(AcceptanceResult verdict,
                      VerifyGuesses(target_.decoder, target_.state, target_.sampler, sequence_,
                                    &guesses_, q_, seed, &verify_scratch_));
@@ -128,10 +128,8 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   return result;
 }
 
-void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted,
-                                     std::chrono::steady_clock::time_point draft_start,
-                                     std::chrono::steady_clock::time_point verify_start,
-                                     SpeculationStats& stats) {
+void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted, double draft_start,
+                                     double verify_start, SpeculationStats& stats) {
   ++stats.rounds;
   stats.drafted += drafted;
   stats.accepted += accepted;
@@ -147,9 +145,8 @@ void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted,
   timing.drafted = drafted;
   timing.accepted = accepted;
   timing.produced = accepted + 1;
-  timing.draft_seconds = timing.draft_compute_seconds =
-      std::chrono::duration<double>(verify_start - draft_start).count();
-  timing.verify_seconds = timing.verify_compute_seconds = SecondsSince(verify_start);
+  timing.draft_seconds = timing.draft_compute_seconds = verify_start - draft_start;
+  timing.verify_seconds = timing.verify_compute_seconds = ThreadCpuSeconds() - verify_start;
   cost_.Record(timing);
   k_ = cost_.k();
 }

@@ -25,7 +25,6 @@
 #ifndef TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
 #define TANDEM_CORE_GENERATION_SPECULATIVE_SESSION_H_
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -91,10 +90,9 @@ class SpeculativeSession {
                      const SpeculativeOptions& options, Sampler target_sampler,
                      Sampler draft_sampler);
   // Counts a round in the statistics and, when adaptive, lets the cost model choose k; the
-  // draft ran from draft_start, the verify from verify_start until now.
-  void RecordRound(int32_t drafted, int32_t accepted,
-                   std::chrono::steady_clock::time_point draft_start,
-                   std::chrono::steady_clock::time_point verify_start, SpeculationStats& stats);
+  // draft ran from draft_start, the verify from verify_start until now (ThreadCpuSeconds).
+  void RecordRound(int32_t drafted, int32_t accepted, double draft_start, double verify_start,
+                   SpeculationStats& stats);
 
   SpeculativeOptions options_;
   Side target_;
