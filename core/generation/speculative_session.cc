@@ -103,11 +103,12 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
     const int64_t k = std::min<int64_t>(
         {k_, context_size() - 1 - pending_position, max_tokens - rules.generated() - 1});
     const uint64_t seed = options_.session.sampler.seed;
-    const double draft_start = ThreadCpuSeconds();
+    // Only the cost model reads the clock (a thread CPU clock read costs about 1 us).
+    const double draft_start = options_.adaptive && k > 0 ? ThreadCpuSeconds() : 0;
     RETURN_IF_ERROR(DraftGuesses(draft_.decoder, draft_.state, draft_.sampler, sequence_,
                                  static_cast<int32_t>(std::max<int64_t>(k, 0)), seed, &guesses_,
                                  &q_));
-    const double verify_start = ThreadCpuSeconds();
+    const double verify_start = options_.adaptive ? ThreadCpuSeconds() : 0;
     ASSIGN_OR_RETURN(AcceptanceResult verdict,
                      VerifyGuesses(target_.decoder, target_.state, target_.sampler, sequence_,
                                    &guesses_, q_, seed, &verify_scratch_));
@@ -145,7 +146,8 @@ void SpeculativeSession::RecordRound(int32_t drafted, int32_t accepted, double d
   timing.drafted = drafted;
   timing.accepted = accepted;
   timing.produced = accepted + 1;
-  timing.draft_seconds = timing.draft_compute_seconds = verify_start - draft_start;
+  timing.draft_seconds = timing.draft_compute_seconds =
+      drafted > 0 ? verify_start - draft_start : 0;
   timing.verify_seconds = timing.verify_compute_seconds = ThreadCpuSeconds() - verify_start;
   cost_.Record(timing);
   k_ = cost_.k();
