@@ -41,7 +41,7 @@ struct DraftCostOptions {
   double acceptance_decay = 0.9;
   double timing_decay = 0.8;
   double prior_acceptance = 0.5;  // worth one observation, before any
-  int32_t probe_after_rounds = 16;
+  int32_t probe_after_rounds = 32;
   // Rounds with guesses before one runs the target alone again (t0 and v(1) drift: other
   // processes, a growing context).
   int32_t remeasure_alone_after_rounds = 16;
