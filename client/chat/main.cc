@@ -113,6 +113,11 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
     line +=
         absl::StrFormat(" | draft acceptance %.1f %% (%d/%d), %.2f tokens/round",
                         100 * sp.acceptance_rate(), sp.accepted, sp.drafted, sp.tokens_per_round());
+    if (sp.cost_model && sp.cost_model->predicted_alone_tokens_per_second > 0) {
+      line += absl::StrFormat(" | k auto: last %d, expects %.0f tok/s (alone %.0f)",
+                              sp.final_draft_tokens, sp.cost_model->predicted_tokens_per_second,
+                              sp.cost_model->predicted_alone_tokens_per_second);
+    }
   }
   if (turn.generation.stop_reason == tandem::StopReason::kStopId && !turn.stop_text.empty()) {
     line +=

@@ -9,6 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "services/common/cost_model_proto.h"
 #include "services/common/grpc_status.h"
 #include "services/common/proto_convert.h"
 
@@ -33,6 +34,8 @@ GenerationResult FromFinal(const v1::GenerationResult& r) {
   g.speculation.drafted = s.drafted_tokens();
   g.speculation.accepted = s.accepted_tokens();
   g.speculation.round_tokens = s.accepted_tokens() + s.rounds();
+  g.speculation.final_draft_tokens = s.final_draft_tokens();
+  if (s.has_cost_model()) g.speculation.cost_model = CostEstimatesFromProto(s.cost_model());
   return g;
 }
 

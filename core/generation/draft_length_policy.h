@@ -1,7 +1,8 @@
 // How many guesses the next round asks for: the one place where k adapts. The round driver
-// asks Next() before each round and reports each round to Observe(); a cost model (drafted,
-// accepted and the calls' times in, the k that maximises tokens per second out) plugs in as
-// another DraftLengthPolicy.
+// asks Next() before each round and reports each round to Observe(). Two policies: a fixed
+// (or stepping) k, StepDraftLength here, and the cost model of adaptive k, DraftCostModel
+// (draft_cost_model.h: drafted, accepted and the calls' times in, the k that maximises
+// tokens per second out).
 //
 // Thread-safety: driven by one round driver at a time.
 #ifndef TANDEM_CORE_GENERATION_DRAFT_LENGTH_POLICY_H_
@@ -11,6 +12,8 @@
 
 namespace tandem {
 
+struct SpeculationStats;  // generation_result.h
+
 // One round as the policy sees it.
 struct RoundReport {
   int32_t asked = 0;          // the k the round asked the draft for (after the limits' clamp)
@@ -19,6 +22,11 @@ struct RoundReport {
   int32_t yielded = 0;        // tokens the round produced (kept guesses, next token, continued)
   double draft_seconds = 0;   // wall clock of the draft call (0 without one)
   double verify_seconds = 0;  // wall clock of the verify call
+  // The backends' own compute in those calls (Proposal/Verdict::compute_seconds: a worker's
+  // reply's, or in-process the thread's CPU time; 0 where not measured). Wall minus compute
+  // is what a call costs beyond its work: the round trip.
+  double draft_compute_seconds = 0;
+  double verify_compute_seconds = 0;
 };
 
 class DraftLengthPolicy {
@@ -28,6 +36,8 @@ class DraftLengthPolicy {
   // request's limits can use.
   virtual int32_t Next() const = 0;
   virtual void Observe(const RoundReport& round) = 0;
+  // What the policy adds to a call's statistics when the call ends (nothing by default).
+  virtual void Report(SpeculationStats& /*stats*/) const {}
 };
 
 // Today's rule: a fixed k, or, when adaptive, one more guess after a round that kept all it

@@ -4,9 +4,11 @@
 #define TANDEM_CORE_GENERATION_GENERATION_RESULT_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "core/generation/draft_cost_model.h"
 
 namespace tandem {
 
@@ -45,6 +47,8 @@ struct SpeculationStats {
   std::vector<int64_t> accepted_per_position;
   int32_t final_draft_tokens = 0;  // the k the next round would have asked for
   bool draft_failed = false;       // the draft was abandoned (round_driver.h)
+  // With adaptive k: the cost model's estimates k was chosen from (DraftCostModel::Report).
+  std::optional<DraftCostEstimates> cost_model;
 
   double acceptance_rate() const {
     return drafted > 0 ? static_cast<double>(accepted) / drafted : 0;

@@ -1,6 +1,8 @@
 // The round driver's backends over models in this process: the two halves of
 // speculative_round.h (DraftGuesses, VerifyGuesses) on a decoder, its cache and its sampler.
-// Every call runs at once on the caller's thread and returns a ready future.
+// Every call runs at once on the caller's thread and returns a ready future. When `timed`,
+// Draft and Verify report the thread's CPU time of their work (Proposal/Verdict::
+// compute_seconds) for the cost model of k; a clock read costs about a microsecond.
 //
 // Thread-safety: not thread-safe; the decoder, state and sampler must outlive the backend and
 // be used by nothing else meanwhile.
@@ -20,8 +22,9 @@ namespace tandem {
 class InProcessDraft : public DraftBackend {
  public:
   // Draws keyed by `seed`. Target ids outside the draft's vocabulary run as kDraftStandIn.
-  InProcessDraft(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed)
-      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed) {}
+  InProcessDraft(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed,
+                 bool timed = false)
+      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed), timed_(timed) {}
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end) override;
   std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
@@ -32,6 +35,7 @@ class InProcessDraft : public DraftBackend {
   ModelState& state_;
   Sampler& sampler_;
   uint64_t seed_;
+  bool timed_;
   std::vector<int32_t> input_;  // the prefill in the draft's vocabulary
 };
 
@@ -39,8 +43,13 @@ class InProcessTarget : public TargetBackend {
  public:
   // Draws keyed by `seed`; `scratch` holds the verify pass's buffers.
   InProcessTarget(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed,
-                  VerifyScratch* scratch)
-      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed), scratch_(scratch) {}
+                  VerifyScratch* scratch, bool timed = false)
+      : decoder_(decoder),
+        state_(state),
+        sampler_(sampler),
+        seed_(seed),
+        scratch_(scratch),
+        timed_(timed) {}
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
                                     int64_t* reused) override;
@@ -53,6 +62,7 @@ class InProcessTarget : public TargetBackend {
   Sampler& sampler_;
   uint64_t seed_;
   VerifyScratch* scratch_;
+  bool timed_;
 };
 
 }  // namespace tandem

@@ -31,6 +31,9 @@ namespace tandem {
 struct Proposal {
   std::vector<int32_t> tokens;
   std::vector<SparseDistribution> q;
+  // The drafter's own compute for the call (a worker's reply's compute_seconds; in-process
+  // the thread's CPU time when timed); 0 where not measured. Read by the cost model of k.
+  double compute_seconds = 0;
 };
 
 // What the target made of a round.
@@ -40,6 +43,7 @@ struct Verdict {
   // Tokens the target drew alone after next_token (a verify without guesses that was allowed
   // to continue, VerifyCall::continue_limit), in order.
   std::vector<int32_t> continued;
+  double compute_seconds = 0;  // the target's own compute for the call, as Proposal's
 };
 
 struct VerifyCall {

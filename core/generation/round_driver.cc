@@ -63,6 +63,7 @@ absl::Status RoundDriver::Verify(absl::Span<const int32_t> sequence, int32_t con
   call.proposal = &proposal_;
   call.continue_limit = proposal_.tokens.empty() ? continue_limit : 0;
   verdict_.continued.clear();
+  verdict_.compute_seconds = 0;
   return target_.Verify(call, &verdict_).get();
 }
 
@@ -71,10 +72,12 @@ absl::Status RoundDriver::Round(absl::Span<const int32_t> sequence, int32_t k,
   RoundReport report;
   report.asked = k;
   proposal_.tokens.clear();
+  proposal_.compute_seconds = 0;
   if (draft_ != nullptr && k > 0) {
     const auto start = Clock::now();
     const absl::Status drafted = draft_->Draft(sequence, k, &proposal_).get();
     report.draft_seconds = SecondsSince(start);
+    report.draft_compute_seconds = proposal_.compute_seconds;
     if (!drafted.ok()) {
       RETURN_IF_ERROR(DropDraft(drafted, result));  // this round goes on without guesses
       proposal_.tokens.clear();
@@ -92,6 +95,7 @@ absl::Status RoundDriver::Round(absl::Span<const int32_t> sequence, int32_t k,
   }
   RETURN_IF_ERROR(verified);
   report.verify_seconds = SecondsSince(start);
+  report.verify_compute_seconds = verdict_.compute_seconds;
   const int32_t drafted = static_cast<int32_t>(proposal_.tokens.size());
   if (verdict_.accepted < 0 || verdict_.accepted > drafted) {
     return absl::InternalError(
@@ -152,6 +156,7 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
   result.stats.generated_tokens = rules.generated();
   result.stats.decode_seconds = SecondsSince(decode_start);
   result.speculation.final_draft_tokens = policy_.Next();
+  policy_.Report(result.speculation);
   return result;
 }
 

@@ -56,6 +56,7 @@ class ChainTarget : public TargetBackend {
     const int32_t more = extra_continued + std::min(call.continue_limit, continue_tokens);
     for (int32_t i = 0; i < more; ++i) out->continued.push_back(last = Next(last));
     if (accepted_bonus > 0) out->accepted += accepted_bonus;
+    out->compute_seconds = compute_seconds;
     return ReadyFuture(absl::OkStatus());
   }
 
@@ -65,6 +66,7 @@ class ChainTarget : public TargetBackend {
   int32_t continue_tokens = 0;
   int32_t extra_continued = 0;  // a hostile target: more than asked
   int32_t accepted_bonus = 0;   // a hostile target: more kept than guessed
+  double compute_seconds = 0;   // what each verify says it computed
   std::vector<int32_t> guesses_seen;
 };
 
@@ -81,6 +83,7 @@ class ChainDraft : public DraftBackend {
     out->tokens = Chain(sequence.back(), k);
     if (wrong_at >= 0 && wrong_at < k) ++out->tokens[wrong_at];
     out->q.resize(out->tokens.size());
+    out->compute_seconds = compute_seconds;
     return ReadyFuture(absl::OkStatus());
   }
   void Abandon() override { abandoned = true; }
@@ -90,6 +93,7 @@ class ChainDraft : public DraftBackend {
   int calls = 0;
   int fail_on_call = -1;
   int32_t wrong_at = -1;
+  double compute_seconds = 0;  // what each draft call says it computed
   bool abandoned = false;
 };
 
@@ -325,6 +329,9 @@ class ScriptedLength : public DraftLengthPolicy {
     rounds.push_back(round);
     next_ = next_ == 1 ? 3 : 1;
   }
+  void Report(SpeculationStats& stats) const override {
+    stats.cost_model.emplace().chosen_k = static_cast<int32_t>(rounds.size());
+  }
   std::vector<RoundReport> rounds;
 
  private:
@@ -345,6 +352,38 @@ TEST(RoundDriverTest, ThePolicyChoosesEachRoundsKAndSeesEveryRound) {
   EXPECT_EQ(policy.rounds[1].accepted, 2);
   EXPECT_EQ(policy.rounds[1].yielded, 3);
   EXPECT_GE(policy.rounds[1].verify_seconds, 0);
+}
+
+// The cost model's inputs: each call's compute seconds as its backend reported them (a worker's
+// reply, or the thread's CPU time), beside the driver's wall clock; a round without guesses
+// has no draft time. The policy's own statistics reach the result.
+TEST(RoundDriverTest, ThePolicySeesTheBackendsComputeSecondsAndReportsAtTheEnd) {
+  ChainTarget target;
+  target.compute_seconds = 2e-3;
+  ChainDraft draft;
+  draft.compute_seconds = 1e-3;
+  ScriptedLength policy;
+  Driven run = Drive(target, &draft, nullptr, policy, Limits(12));
+  ASSERT_OK(run.result.status());
+  ASSERT_EQ(policy.rounds.size(), 4u);  // 2, 4, 2 and 4 tokens
+  for (const RoundReport& round : policy.rounds) {
+    EXPECT_EQ(round.draft_compute_seconds, 1e-3);
+    EXPECT_EQ(round.verify_compute_seconds, 2e-3);
+  }
+  ASSERT_TRUE(run.result->speculation.cost_model.has_value());
+  EXPECT_EQ(run.result->speculation.cost_model->chosen_k, 4);
+
+  StepDraftLength none(0, false, 16);
+  ChainTarget alone;
+  alone.compute_seconds = 2e-3;
+  std::vector<RoundReport> rounds;
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
+  ASSERT_OK(Drive(alone, &draft, nullptr, none, Limits(2), {}, events).result.status());
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_EQ(rounds[0].draft_compute_seconds, 0);
+  EXPECT_EQ(rounds[0].draft_seconds, 0);
+  EXPECT_EQ(rounds[0].verify_compute_seconds, 2e-3);
 }
 
 TEST(StepDraftLengthTest, GrowsAfterAFullRoundAndShrinksAfterAPoorOne) {

@@ -1,14 +1,29 @@
 #include "core/generation/speculative_session.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/generation/draft_cost_model.h"
 #include "core/generation/in_process_backends.h"
 #include "core/generation/round_driver.h"
 #include "core/generation/vocab_compatibility.h"
 
 namespace tandem {
+namespace {
+
+std::unique_ptr<DraftLengthPolicy> NewDraftLengthPolicy(const SpeculativeOptions& options) {
+  if (!options.adaptive) {
+    return std::make_unique<StepDraftLength>(options.draft_tokens, false, options.max_draft_tokens);
+  }
+  DraftCostOptions cost;
+  cost.max_draft_tokens = options.max_draft_tokens;
+  cost.compute_only = true;  // both models run on this thread, timed by its CPU clock
+  return std::make_unique<DraftCostModel>(cost, options.draft_tokens);
+}
+
+}  // namespace
 
 SpeculativeSession::Side::Side(const Model& model, ThreadPool& pool, Sampler sampler)
     : decoder(model, pool), sampler(std::move(sampler)) {}
@@ -46,7 +61,7 @@ SpeculativeSession::SpeculativeSession(const Model& target, const Model& draft, 
     : options_(options),
       target_(target, pool, std::move(target_sampler)),
       draft_(draft, pool, std::move(draft_sampler)),
-      k_policy_(options.draft_tokens, options.adaptive, options.max_draft_tokens) {}
+      k_policy_(NewDraftLengthPolicy(options)) {}
 
 void SpeculativeSession::Reset() {
   target_.state.cached.clear();
@@ -64,9 +79,12 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
                                                               TokenCallback on_token) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
   const uint64_t seed = options_.session.sampler.seed;
-  InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_);
-  InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed);
-  RoundDriver driver(target, &draft, /*fallback=*/nullptr, k_policy_);
+  // Only the cost model reads the calls' CPU times.
+  const bool timed = options_.adaptive;
+  InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_,
+                         timed);
+  InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed, timed);
+  RoundDriver driver(target, &draft, /*fallback=*/nullptr, *k_policy_);
   RoundLimits limits;
   limits.stop_ids = options_.session.stop_ids;
   limits.max_tokens = max_tokens;

@@ -49,7 +49,10 @@ namespace tandem {
 struct SpeculativeOptions {
   SessionOptions session;    // sampler, context size, stop ids, KV type (both models)
   int32_t draft_tokens = 4;  // k: guesses per round, in [1, max_draft_tokens]
-  bool adaptive = false;     // grow k after a fully kept round, shrink it after a poor one
+  // Choose k each round with a DraftCostModel (draft_cost_model.h) for the most tokens per
+  // second, from the calls' CPU times; 0 runs the target alone for a while. draft_tokens is
+  // the first round's k.
+  bool adaptive = false;
   int32_t max_draft_tokens = 16;
 };
 
@@ -70,7 +73,7 @@ class SpeculativeSession {
   void set_seed(uint64_t seed);
 
   // The guesses the next round will ask for (changes between rounds when adaptive).
-  int32_t draft_tokens() const { return k_policy_.Next(); }
+  int32_t draft_tokens() const { return k_policy_->Next(); }
   int64_t context_size() const { return target_.state.cache->shape().context_size; }
   // The tokens each cache holds, in order.
   absl::Span<const int32_t> target_cached_tokens() const { return target_.state.cached; }
@@ -92,7 +95,8 @@ class SpeculativeSession {
   SpeculativeOptions options_;
   Side target_;
   Side draft_;
-  StepDraftLength k_policy_;  // k, kept across calls
+  // k, kept across calls: a fixed one (StepDraftLength) or the cost model (adaptive).
+  std::unique_ptr<DraftLengthPolicy> k_policy_;
   // The sequence so far with the pending token last, and the verify pass's buffers.
   std::vector<int32_t> sequence_;
   VerifyScratch verify_scratch_;

@@ -8,6 +8,10 @@
 //
 // A forward pass issues hundreds of short ParallelFor calls, so idle workers spin briefly on
 // an atomic before sleeping on a condition variable, and the caller spins for completion.
+// Completion counts chunks, not threads: a worker that is asleep or off its core when a job
+// comes joins late or not at all, and the caller (which claims chunks too) never waits for
+// it — on a busy machine, or for the odd parallel kernel of a small model after the workers
+// have gone to sleep, waiting for every worker to wake cost milliseconds per call.
 //
 // Thread-safety: ParallelFor may be called from one thread at a time (it is the inference
 // thread's tool); the pool is not re-entrant. ParallelFor allocates nothing.
@@ -17,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -34,6 +39,9 @@ class ThreadPool {
  public:
   // `num_threads` >= 1 counts the caller: 1 means everything runs on the calling thread.
   explicit ThreadPool(int num_threads);
+  // For tests: `on_worker_wake` runs on a worker each time it sees a new job, before it
+  // claims a chunk (a stand-in for a worker that the OS runs late).
+  ThreadPool(int num_threads, std::function<void()> on_worker_wake);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -56,22 +64,28 @@ class ThreadPool {
 
  private:
   void WorkerLoop(int index);
-  // Claims and runs chunks of the current job until none is left.
-  void RunChunks();
+  // Waits (spinning, then asleep) for a job other than `seen`; returns its generation.
+  uint32_t AwaitJob(uint32_t seen);
+  // Claims and runs chunks of job `generation` until none is left (or another job began).
+  void RunChunks(uint32_t generation);
 
   const int num_threads_;
+  const std::function<void()> on_worker_wake_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
-  // The current job, published by bumping generation_ and valid while pending_ > 0.
+  // The current job: its fields are written before claim_ publishes it and stay valid until
+  // done_ reaches its chunk count (a chunk is only run after claiming it under its job's
+  // generation, so a late worker never reads a finished job's fields).
   const absl::FunctionRef<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int64_t job_grain_ = 1;
-  int64_t job_chunks_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
-  std::atomic<uint64_t> generation_{0};
+  // [generation:32][chunks:16][next chunk:16]: claiming a chunk checks the job in one CAS.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> done_{0};    // chunks of the current job that finished
+  uint32_t generation_ = 0;         // the caller's count of jobs (claim_'s top bits)
+  std::atomic<int> sleepers_{0};    // workers asleep (or about to be) on work_ready_
   std::atomic<uint64_t> rests_{0};  // bumped by Rest(): spinning workers go to sleep
-  std::atomic<int> pending_{0};
   std::atomic<bool> stopping_{false};
 };
 

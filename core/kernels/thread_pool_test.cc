@@ -89,5 +89,36 @@ TEST(ThreadPoolTest, OtherThreadsTakeOverWhileOneIsStalled) {
   EXPECT_GE(std::max(chunks_per_thread[0], chunks_per_thread[1]), 7);
 }
 
+// A worker the OS runs late (asleep, or off its core) holds nobody up: the caller runs every
+// chunk itself and returns, instead of waiting for each worker to check in.
+TEST(ThreadPoolTest, DoesNotWaitForAWorkerThatWakesLate) {
+  std::atomic<int> wakes{0};
+  ThreadPool pool(2, [&] {
+    if (wakes.fetch_add(1) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  });
+  std::atomic<int> worker_chunks{0};
+  const auto start = std::chrono::steady_clock::now();
+  pool.ParallelFor(8, [&](int64_t, int64_t) {
+    if (ThreadPool::ThreadIndex() != 0) ++worker_chunks;
+  });
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(elapsed, std::chrono::milliseconds(500));
+  EXPECT_EQ(worker_chunks, 0);
+  // The late worker still joins later jobs: two chunks that wait for each other finish.
+  std::atomic<int> started{0};
+  std::atomic<bool> timed_out{false};
+  pool.ParallelFor(2, [&](int64_t, int64_t) {
+    ++started;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started < 2) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        return;
+      }
+    }
+  });
+  EXPECT_FALSE(timed_out);
+}
+
 }  // namespace
 }  // namespace tandem

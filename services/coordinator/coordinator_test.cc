@@ -216,6 +216,32 @@ TEST_F(CoordinatorTest, SeededSamplingWithoutADraftEqualsAnInProcessSession) {
   EXPECT_EQ(reply.final.speculation().rounds(), 0);
 }
 
+// speculation.adaptive: the session's cost model chooses k from the workers' compute seconds
+// and the calls' times; the greedy text stays the target's, and the final statistics carry
+// what it chose from.
+TEST_F(CoordinatorTest, AdaptiveKKeepsTheGreedyOutputAndReportsTheCostModel) {
+  Start("models/stories260K/derived/stories-draft-distilled.gguf");
+  v1::GenerateRequest alone = Request(0.0f, 64);
+  alone.mutable_speculation()->set_enabled(false);
+  ASSERT_OK_AND_ASSIGN(Reply expected, Generate(alone));
+  v1::GenerateRequest adaptive = Request(0.0f, 64);
+  adaptive.mutable_speculation()->set_adaptive(true);
+  adaptive.mutable_speculation()->set_draft_tokens(3);
+  ASSERT_OK_AND_ASSIGN(Reply reply, Generate(adaptive));
+  EXPECT_EQ(reply.ids, expected.ids);
+  const v1::SpeculationStats& s = reply.final.speculation();
+  EXPECT_GT(s.drafted_tokens(), 0);
+  const v1::DraftCostEstimates& cost = s.cost_model();
+  EXPECT_GT(cost.draft_token_seconds(), 0);  // the draft worker's compute seconds
+  EXPECT_GT(cost.alone_token_seconds(), 0);  // the second round ran the target alone
+  EXPECT_GT(cost.verify_base_seconds() + cost.verify_row_seconds(), 0);
+  EXPECT_FALSE(cost.acceptance_per_position().empty());
+  EXPECT_EQ(cost.chosen_draft_tokens(), s.final_draft_tokens());
+  EXPECT_GT(cost.predicted_tokens_per_second(), 0);
+  // Without adaptive there is no model to report.
+  EXPECT_FALSE(expected.final.speculation().has_cost_model());
+}
+
 TEST_F(CoordinatorTest, TargetAloneWhenThereIsNoDraft) {
   Start("");
   ASSERT_OK_AND_ASSIGN(Reply reply, Generate(Request(0.0f, 32)));

@@ -69,7 +69,7 @@ std::future<absl::Status> WorkerTarget::Verify(const VerifyCall& call, Verdict* 
   // A verify that returns logprobs returns them for its own tokens only: it never continues.
   const int32_t continue_tokens =
       p_.logprobs ? 0 : std::clamp(call.continue_limit, 0, p_.continue_tokens);
-  absl::StatusOr<v1::VerifyResult> answer = Call(call, continue_tokens);
+  absl::StatusOr<v1::VerifyResult> answer = Call(call, continue_tokens, &out->compute_seconds);
   if (!answer.ok()) return ReadyFuture(answer.status());
   result_ = *std::move(answer);
   verified_ = true;
@@ -86,8 +86,8 @@ std::future<absl::Status> WorkerTarget::Verify(const VerifyCall& call, Verdict* 
   return ReadyFuture(absl::OkStatus());
 }
 
-absl::StatusOr<v1::VerifyResult> WorkerTarget::Call(const VerifyCall& call,
-                                                    int32_t continue_tokens) {
+absl::StatusOr<v1::VerifyResult> WorkerTarget::Call(const VerifyCall& call, int32_t continue_tokens,
+                                                    double* compute_seconds) {
   const Proposal& proposal = *call.proposal;
   while (true) {
     v1::SessionRequest request;
@@ -112,7 +112,10 @@ absl::StatusOr<v1::VerifyResult> WorkerTarget::Call(const VerifyCall& call,
     const auto start = Clock::now();
     absl::StatusOr<v1::SessionResponse> response = s_.target->Call(std::move(request), Timeout());
     if (observer_.verify_call) observer_.verify_call(SecondsSince(start));
-    if (response.ok()) return std::move(*response->mutable_verify());
+    if (response.ok()) {
+      *compute_seconds = response->compute_seconds();
+      return std::move(*response->mutable_verify());
+    }
     if (!NeedsFailover(response.status()) || !reopen_) return response.status();
     // reopen_ bounds the attempts and the time spent waiting for a replica.
     ASSIGN_OR_RETURN(s_.target, reopen_(response.status()));
@@ -185,6 +188,7 @@ absl::Status WorkerDraft::Call(absl::Span<const int32_t> sequence, int32_t k, Pr
   }
   RETURN_IF_ERROR(response.status());
   const v1::DraftResult& result = response->draft();
+  out->compute_seconds = response->compute_seconds();
   out->tokens.clear();
   if (out->q.size() < static_cast<size_t>(result.guesses_size())) {
     out->q.resize(result.guesses_size());

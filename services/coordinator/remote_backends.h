@@ -36,7 +36,9 @@ class WorkerTarget : public TargetBackend {
 
  private:
   absl::Status Sync(absl::Span<const int32_t> sequence, int64_t end, int64_t* reused);
-  absl::StatusOr<v1::VerifyResult> Call(const VerifyCall& call, int32_t continue_tokens);
+  // The answer of the replica that answered, and its compute seconds.
+  absl::StatusOr<v1::VerifyResult> Call(const VerifyCall& call, int32_t continue_tokens,
+                                        double* compute_seconds);
   absl::Status Check(const VerifyCall& call, int32_t continue_tokens) const;
   absl::Duration Timeout() const;
 

@@ -9,6 +9,7 @@
 #include "core/generation/ngram_draft_backend.h"
 #include "core/generation/round_driver.h"
 #include "core/generation/stop_rules.h"
+#include "services/common/cost_model_proto.h"
 #include "services/coordinator/remote_backends.h"
 
 namespace tandem {
@@ -43,6 +44,7 @@ void SpeculationToProto(const SpeculationStats& stats, v1::SpeculationStats* pro
   }
   proto->set_final_draft_tokens(stats.final_draft_tokens);
   proto->set_draft_failed(stats.draft_failed);
+  if (stats.cost_model) CostEstimatesToProto(*stats.cost_model, proto->mutable_cost_model());
 }
 
 }  // namespace
@@ -78,8 +80,15 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
       if (params.ngram_fallback) fallback = &ngram;
     }
   }
-  StepDraftLength policy(std::max(1, params.draft_tokens), params.adaptive,
-                         params.max_draft_tokens);
+  StepDraftLength fixed(std::max(1, params.draft_tokens), /*adaptive=*/false,
+                        params.max_draft_tokens);
+  if (params.adaptive && !session.cost_model) {
+    DraftCostOptions cost;
+    cost.max_draft_tokens = params.max_draft_tokens;
+    session.cost_model.emplace(cost, params.draft_tokens);
+  }
+  DraftLengthPolicy& policy =
+      params.adaptive ? static_cast<DraftLengthPolicy&>(*session.cost_model) : fixed;
   RoundDriverOptions options;
   options.survive_draft_failure = true;  // the request goes on with the target alone
   RoundEvents events;

@@ -20,10 +20,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/generation/draft_cost_model.h"
 #include "core/generation/sampler.h"
 #include "services/coordinator/worker_client.h"
 #include "tandem/v1/generator.pb.h"
@@ -38,6 +40,8 @@ struct SessionWorkers {
   int64_t draft_known = 0;
   std::vector<int32_t> history;  // every token fed so far: prompts and replies
   int32_t context_size = 0;
+  // The cost model for k (RoundParams.adaptive), kept across the session's requests.
+  std::optional<DraftCostModel> cost_model;
 };
 
 // How long each worker call may take, and what the draft's calls teach (draft_deadline.h).
@@ -59,7 +63,7 @@ struct RoundParams {
   std::vector<int32_t> stop_ids;
   bool speculate = true;
   int32_t draft_tokens = 4;
-  bool adaptive = false;
+  bool adaptive = false;  // k from the session's DraftCostModel (0: the target alone)
   int32_t max_draft_tokens = 16;
   // Guesses from the n-gram drafter (ngram_drafter.h) instead of the draft worker; or only
   // while the session has no draft worker (none configured, or it failed).

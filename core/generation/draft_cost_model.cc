@@ -1,0 +1,210 @@
+#include "core/generation/draft_cost_model.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "core/generation/generation_result.h"
+
+namespace tandem {
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+namespace {
+
+// a_i, positions past the estimates taking the last one.
+double Acceptance(const DraftCostEstimates& e, int32_t i) {
+  if (e.acceptance.empty()) return 0;
+  return e.acceptance[std::min<size_t>(i, e.acceptance.size() - 1)];
+}
+
+// D(k) and V(k): the seconds of a round's draft and verify parts.
+double DraftPart(const DraftCostEstimates& e, int32_t k) {
+  return e.draft_overhead_seconds + k * e.draft_token_seconds;
+}
+double VerifyPart(const DraftCostEstimates& e, int32_t k) {
+  return e.verify_base_seconds + e.verify_row_seconds * (k + 1) + e.verify_overhead_seconds;
+}
+
+double AloneTokensPerSecond(const DraftCostEstimates& e) {
+  const double t0 = e.alone_token_seconds > 0
+                        ? e.alone_token_seconds
+                        : e.verify_base_seconds + e.verify_row_seconds + e.verify_overhead_seconds;
+  return t0 > 0 ? 1 / t0 : 0;
+}
+
+}  // namespace
+
+double ExpectedRoundTokens(const DraftCostEstimates& e, int32_t k) {
+  double tokens = 1, all_kept = 1;
+  for (int32_t i = 0; i < k; ++i) {
+    all_kept *= Acceptance(e, i);
+    tokens += all_kept;
+  }
+  return tokens;
+}
+
+double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
+  if (k == 0) return AloneTokensPerSecond(e);
+  const double seconds = DraftPart(e, k) + VerifyPart(e, k);
+  return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
+}
+
+double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
+  if (k == 0) return AloneTokensPerSecond(e);
+  // h: every guess kept and the draft's stand-in for the bonus token right.
+  double hit = 1;
+  for (int32_t i = 0; i <= k; ++i) hit *= Acceptance(e, i);
+  const double draft = DraftPart(e, k), verify = VerifyPart(e, k);
+  const double seconds = hit * std::max(draft, verify) + (1 - hit) * (draft + verify);
+  return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
+}
+
+int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined) {
+  int32_t best = min_k;
+  double best_rate = -1;
+  for (int32_t k = min_k; k <= max_k; ++k) {
+    const double rate =
+        pipelined ? PipelinedTokensPerSecond(e, k) : SequentialTokensPerSecond(e, k);
+    if (rate > best_rate) {
+      best = k;
+      best_rate = rate;
+    }
+  }
+  return best;
+}
+
+DraftCostModel::DraftCostModel(const DraftCostOptions& options, int32_t initial_k)
+    : options_(options),
+      probe_interval_(options.probe_after_rounds),
+      k_(std::clamp(initial_k, 1, std::max(1, options.max_draft_tokens))),
+      acceptance_(std::max(1, options.max_draft_tokens) + 1),
+      verify_by_rows_(std::max(1, options.max_draft_tokens) + 1) {}
+
+void DraftCostModel::RecordAcceptance(int32_t drafted, int32_t accepted) {
+  // Guess i was tested when all before it were kept (i <= accepted).
+  const int32_t tested =
+      std::min({drafted, accepted + 1, static_cast<int32_t>(acceptance_.size())});
+  for (int32_t i = 0; i < tested; ++i) {
+    Mean& a = acceptance_[i];
+    if (!a.known()) {
+      // A new position starts from its predecessor's estimate, worth one observation.
+      a.sum = i == 0 ? options_.prior_acceptance : acceptance_[i - 1].value();
+      a.weight = 1;
+    }
+    a.Add(i < accepted ? 1.0 : 0.0, options_.acceptance_decay);
+  }
+}
+
+void DraftCostModel::Observe(const RoundReport& report) {
+  RoundReport round = report;
+  if (options_.compute_only) {
+    round.draft_seconds = round.draft_compute_seconds;
+    round.verify_seconds = round.verify_compute_seconds;
+  }
+  ++rounds_;
+  const double decay = options_.timing_decay;
+  // After two rounds without guesses the draft first ran the tokens it missed.
+  const bool caught_up = rounds_ > 2 && last_drafted_ == 0 && drafted_before_ == 0;
+  drafted_before_ = last_drafted_;
+  last_drafted_ = round.drafted;
+  if (round.drafted > 0) {
+    RecordAcceptance(round.drafted, round.accepted);
+  }
+  if (round.drafted > 0 && !caught_up) {
+    draft_token_.AddTime(round.draft_compute_seconds / round.drafted, decay);
+    draft_overhead_.AddTime(std::max(0.0, round.draft_seconds - round.draft_compute_seconds),
+                            decay);
+    verify_overhead_.AddTime(std::max(0.0, round.verify_seconds - round.verify_compute_seconds),
+                             decay);
+  }
+  const int32_t yielded = std::max(1, round.yielded);
+  const size_t rows = std::min<size_t>(round.drafted + 1, verify_by_rows_.size());
+  if (round.drafted == 0) {
+    // A round of the target alone (perhaps continuing several tokens): per token.
+    verify_by_rows_[0].AddTime(round.verify_compute_seconds / yielded, decay);
+    alone_token_.AddTime(round.verify_seconds / yielded, decay);
+  } else {
+    verify_by_rows_[rows - 1].AddTime(round.verify_compute_seconds, decay);
+  }
+  k_ = Choose(Estimates());
+}
+
+void DraftCostModel::Report(SpeculationStats& stats) const { stats.cost_model = Estimates(); }
+
+int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
+  const int32_t max_k = std::max(1, options_.max_draft_tokens);
+  if (!draft_token_.known()) return k_;  // nothing drafted yet: the caller's k
+  if (!alone_token_.known()) return 0;   // measure the target alone once
+  if (probes_left_ > 0) {
+    --probes_left_;
+    return std::max(1, BestDraftTokens(e, 1, max_k, options_.pipelined));
+  }
+  const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
+  if (best > 0) {
+    rounds_alone_ = 0;
+    probe_interval_ = options_.probe_after_rounds;
+    if (++rounds_guessed_ <= options_.remeasure_alone_after_rounds) return best;
+    rounds_guessed_ = 0;
+    return 0;  // the target alone's rate may have changed: re-measure it
+  }
+  rounds_guessed_ = 0;
+  if (++rounds_alone_ <= probe_interval_) return 0;
+  // Acceptance may have changed since the last guesses: re-measure it (and, while probes
+  // keep finding k = 0 best, less and less often).
+  rounds_alone_ = 0;
+  probes_left_ = 1;
+  probe_interval_ = std::min(2 * probe_interval_, 8 * options_.probe_after_rounds);
+  return BestDraftTokens(e, 1, max_k, options_.pipelined);
+}
+
+void DraftCostModel::FitVerify(DraftCostEstimates& e) const {
+  // Weighted least squares of the per-row-count means against r.
+  double w = 0, wr = 0, wv = 0, wrr = 0, wrv = 0;
+  int bins = 0;
+  for (size_t i = 0; i < verify_by_rows_.size(); ++i) {
+    const Mean& m = verify_by_rows_[i];
+    if (!m.known()) continue;
+    const double r = static_cast<double>(i + 1), v = m.value();
+    w += m.weight, wr += m.weight * r, wv += m.weight * v;
+    wrr += m.weight * r * r, wrv += m.weight * r * v;
+    ++bins;
+  }
+  if (bins == 0) return;
+  const double mean_r = wr / w, mean_v = wv / w;
+  if (bins == 1) {
+    // One row count seen: assume v(r) grows as r + 3 (a small model's batch of 5 costs
+    // about twice one row; a large model's much less), until a second one is seen.
+    e.verify_row_seconds = mean_v / (mean_r + 3);
+    e.verify_base_seconds = 3 * e.verify_row_seconds;
+    return;
+  }
+  const double slope = (wrv - w * mean_r * mean_v) / (wrr - w * mean_r * mean_r);
+  e.verify_row_seconds = std::max(0.0, slope);
+  e.verify_base_seconds = std::max(0.0, mean_v - e.verify_row_seconds * mean_r);
+}
+
+DraftCostEstimates DraftCostModel::Estimates() const {
+  DraftCostEstimates e;
+  for (const Mean& a : acceptance_) {
+    if (!a.known()) break;
+    e.acceptance.push_back(a.value());
+  }
+  if (e.acceptance.empty()) e.acceptance.push_back(options_.prior_acceptance);
+  e.draft_token_seconds = draft_token_.value();
+  e.draft_overhead_seconds = draft_overhead_.value();
+  e.verify_overhead_seconds = verify_overhead_.value();
+  e.alone_token_seconds = alone_token_.value();
+  FitVerify(e);
+  e.chosen_k = k_;
+  e.predicted_tokens_per_second =
+      options_.pipelined ? PipelinedTokensPerSecond(e, k_) : SequentialTokensPerSecond(e, k_);
+  e.predicted_alone_tokens_per_second = AloneTokensPerSecond(e);
+  return e;
+}
+
+}  // namespace tandem

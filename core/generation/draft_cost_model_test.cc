@@ -1,0 +1,253 @@
+#include "core/generation/draft_cost_model.h"
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/generation/generation_result.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+constexpr double kMs = 1e-3;
+
+DraftCostEstimates Estimates(double acceptance, double draft_ms, double verify_base_ms,
+                             double verify_row_ms, double alone_ms, double overhead_ms = 0) {
+  DraftCostEstimates e;
+  e.acceptance.assign(17, acceptance);
+  e.draft_token_seconds = draft_ms * kMs;
+  e.draft_overhead_seconds = overhead_ms * kMs;
+  e.verify_base_seconds = verify_base_ms * kMs;
+  e.verify_row_seconds = verify_row_ms * kMs;
+  e.verify_overhead_seconds = overhead_ms * kMs;
+  e.alone_token_seconds = alone_ms * kMs;
+  return e;
+}
+
+// A round whose calls took `draft_s` and `verify_s`, all of it compute.
+RoundReport Round(int32_t drafted, int32_t accepted, int32_t yielded, double draft_s,
+                  double verify_s) {
+  RoundReport r;
+  r.asked = r.drafted = drafted;
+  r.accepted = accepted;
+  r.yielded = yielded;
+  r.draft_seconds = r.draft_compute_seconds = draft_s;
+  r.verify_seconds = r.verify_compute_seconds = verify_s;
+  return r;
+}
+
+struct ChoiceCase {
+  std::string name;
+  DraftCostEstimates estimates;
+  int32_t sequential_k;
+};
+
+TEST(DraftCostModelTest, ChoosesTheKWithTheMostTokensPerSecond) {
+  const std::vector<ChoiceCase> cases = {
+      // rate(1) = 1.3 / 2.5 ms < 1 / 1 ms.
+      {"expensive verify, low acceptance: target alone", Estimates(0.3, 0.5, 0, 1, 1), 0},
+      // E(k) = k + 1 over 1.01 + 0.06 k ms grows with k.
+      {"all kept, cheap verify and draft: the most", Estimates(1.0, 0.05, 1, 0.01, 1.01), 16},
+      // E(k) = (1 - 0.8^(k+1)) / 0.2 over 1.1 + 0.2 k ms peaks at k = 4 (1.769 vs 1.757 at 5).
+      {"moderate: in between", Estimates(0.8, 0.1, 1, 0.1, 1.1), 4},
+      // 2 ms more per call each way: at k = 4, 3.36 tokens / 5.9 ms < 1 / 1.1 ms.
+      {"a round trip the target alone amortises", Estimates(0.8, 0.1, 1, 0.1, 1.1, 2), 0},
+  };
+  for (const ChoiceCase& c : cases) {
+    EXPECT_EQ(BestDraftTokens(c.estimates, 0, 16, /*pipelined=*/false), c.sequential_k) << c.name;
+  }
+}
+
+TEST(DraftCostModelTest, FormulasMatchHandComputedRates) {
+  // a = 0.9, d = 1 ms, v = 4 ms: E(2) = 2.71; sequential 2.71 / 6 ms; pipelined with
+  // h = 0.9^3 = 0.729: 2.71 / (0.729 * 4 + 0.271 * 6) ms.
+  const DraftCostEstimates e = Estimates(0.9, 1, 4, 0, 4);
+  EXPECT_NEAR(ExpectedRoundTokens(e, 2), 2.71, 1e-12);
+  EXPECT_NEAR(SequentialTokensPerSecond(e, 2), 2.71 / 6e-3, 1e-6);
+  EXPECT_NEAR(PipelinedTokensPerSecond(e, 2), 2.71 / 4.542e-3, 1e-6);
+  EXPECT_NEAR(SequentialTokensPerSecond(e, 0), 250, 1e-9);
+  // Hiding the draft behind the verify never costs, and pays most where the draft's k
+  // guesses take as long as the verify (k d = v at k = 4).
+  for (int32_t k = 1; k <= 16; ++k) {
+    EXPECT_GE(PipelinedTokensPerSecond(e, k), SequentialTokensPerSecond(e, k)) << k;
+  }
+  EXPECT_EQ(BestDraftTokens(e, 0, 16, /*pipelined=*/true), 4);
+  EXPECT_EQ(BestDraftTokens(e, 0, 16, /*pipelined=*/false), 6);
+}
+
+// Rounds of a synthetic pair: each guess kept with probability `acceptance` (fixed seed),
+// the draft taking draft_ms per guess and a verify of r rows verify_base_ms + r verify_row_ms.
+struct Pair {
+  double acceptance, draft_ms, verify_base_ms, verify_row_ms;
+};
+
+// Runs `rounds` rounds at the model's k; returns how many asked for guesses.
+int RunRounds(DraftCostModel& model, const Pair& pair, int rounds, std::mt19937& rng) {
+  std::bernoulli_distribution kept(pair.acceptance);
+  int speculative = 0;
+  for (int i = 0; i < rounds; ++i) {
+    const int32_t k = model.Next();
+    int32_t accepted = 0;
+    while (accepted < k && kept(rng)) ++accepted;
+    speculative += k > 0 ? 1 : 0;
+    model.Observe(Round(k, accepted, accepted + 1, k * pair.draft_ms * kMs,
+                        (pair.verify_base_ms + (k + 1) * pair.verify_row_ms) * kMs));
+  }
+  return speculative;
+}
+
+TEST(DraftCostModelTest, LearnsToRunTheTargetAloneWhenGuessingDoesNotPay) {
+  DraftCostOptions options;
+  DraftCostModel model(options, 4);
+  std::mt19937 rng(7);
+  RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
+  EXPECT_EQ(model.Next(), 0);
+  // Only the probes guess: two rounds after probe_after_rounds at k = 0, then after twice
+  // as many, ... up to 8 times as many.
+  const int first = RunRounds(model, {0.3, 0.5, 0, 1}, 180, rng);
+  EXPECT_GE(first, 2);
+  EXPECT_LE(first, 2 * 180 / (options.probe_after_rounds + 2) + 2);
+  const int later = RunRounds(model, {0.3, 0.5, 0, 1}, 1300, rng);
+  EXPECT_GE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) - 2);
+  EXPECT_LE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) + 4);
+}
+
+TEST(DraftCostModelTest, GrowsKWhenAllIsKeptAndVerifyIsCheap) {
+  DraftCostOptions options;
+  options.max_draft_tokens = 12;
+  DraftCostModel model(options, 2);
+  std::mt19937 rng(7);
+  RunRounds(model, {1.0, 0.05, 1, 0.01}, 60, rng);
+  EXPECT_EQ(model.Next(), 12);
+  const DraftCostEstimates e = model.Estimates();
+  EXPECT_EQ(e.chosen_k, 12);
+  EXPECT_NEAR(e.acceptance[0], 1.0, 0.01);
+  EXPECT_NEAR(e.draft_token_seconds, 0.05 * kMs, 1e-9);
+  EXPECT_NEAR(e.verify_base_seconds, 1 * kMs, 1e-9);
+  EXPECT_NEAR(e.verify_row_seconds, 0.01 * kMs, 1e-9);
+  EXPECT_NEAR(e.alone_token_seconds, 1.01 * kMs, 1e-9);
+  // 13 tokens a round, but for what is left of the prior on a.
+  const double rate = 13 / (1.01e-3 + 0.06e-3 * 12);
+  EXPECT_NEAR(e.predicted_tokens_per_second, rate, 1e-3 * rate);
+}
+
+TEST(DraftCostModelTest, SettlesNearTheBestKForModerateAcceptance) {
+  DraftCostModel model(DraftCostOptions{}, 1);
+  std::mt19937 rng(11);
+  RunRounds(model, {0.8, 0.1, 1, 0.1}, 300, rng);
+  // The best k for the true a = 0.8 is 4; the decayed estimate of a wanders around it.
+  EXPECT_GE(model.Next(), 2);
+  EXPECT_LE(model.Next(), 7);
+}
+
+TEST(DraftCostModelTest, ReprobesAfterTargetAloneAndResumesWhenTheDraftImproves) {
+  DraftCostOptions options;
+  DraftCostModel model(options, 4);
+  std::mt19937 rng(3);
+  RunRounds(model, {0.0, 0.5, 1, 0.1}, 50, rng);
+  ASSERT_EQ(model.Next(), 0);
+  // The draft now agrees with the target: within a probe interval and a few rounds of
+  // learning, guesses come back and grow.
+  RunRounds(model, {1.0, 0.05, 1, 0.01}, options.probe_after_rounds + 40, rng);
+  EXPECT_GE(model.Next(), 8);
+}
+
+TEST(DraftCostModelTest, OnePreemptedRoundDoesNotSwampTheEstimates) {
+  DraftCostModel model(DraftCostOptions{}, 4);
+  std::mt19937 rng(5);
+  const Pair pair{0.8, 0.1, 1, 0.1};
+  RunRounds(model, pair, 100, rng);
+  const int32_t k = model.Next();
+  ASSERT_GT(k, 0);
+  model.Observe(Round(k, k, k + 1, 50e-3, 60e-3));
+  const DraftCostEstimates e = model.Estimates();
+  // Counted as twice the estimate: d moves by at most (1 - decay) of it.
+  EXPECT_LT(e.draft_token_seconds, 1.25 * 0.1 * kMs);
+  EXPECT_GT(model.Next(), 0);
+}
+
+// The first round of a probe also runs the tokens the draft missed while idle: its time says
+// nothing about a guess's cost; the second round's does.
+TEST(DraftCostModelTest, AProbesCatchUpRoundDoesNotCountTowardsTheDraftsTime) {
+  DraftCostModel model(DraftCostOptions{}, 4);
+  std::mt19937 rng(9);
+  RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
+  ASSERT_EQ(model.Next(), 0);
+  const double d = model.Estimates().draft_token_seconds;
+  int32_t rounds = 0;
+  while (model.Next() == 0 && rounds++ < 100) {
+    model.Observe(Round(0, 0, 1, 0, 1e-3));
+  }
+  const int32_t k = model.Next();
+  ASSERT_GT(k, 0);
+  model.Observe(Round(k, 0, 1, k * 9e-3, (k + 1) * 1e-3));
+  EXPECT_EQ(model.Estimates().draft_token_seconds, d);
+  ASSERT_GT(model.Next(), 0);  // the probe's second round
+  model.Observe(Round(k, 0, 1, k * 0.25e-3, (k + 1) * 1e-3));
+  EXPECT_NE(model.Estimates().draft_token_seconds, d);
+}
+
+// Remote calls: what a call's wall time has beyond the worker's compute is its round trip.
+// In-process (compute_only) the difference is preemption and costs nothing.
+TEST(DraftCostModelTest, CountsWallBeyondComputeAsOverheadUnlessComputeOnly) {
+  for (const bool compute_only : {false, true}) {
+    SCOPED_TRACE(compute_only);
+    DraftCostOptions options;
+    options.compute_only = compute_only;
+    DraftCostModel model(options, 2);
+    RoundReport r = Round(2, 1, 2, 0.4e-3, 1e-3);
+    r.draft_seconds += 2e-3;
+    r.verify_seconds += 3e-3;
+    model.Observe(r);
+    const DraftCostEstimates e = model.Estimates();
+    EXPECT_NEAR(e.draft_token_seconds, 0.2e-3, 1e-12);
+    EXPECT_NEAR(e.draft_overhead_seconds, compute_only ? 0 : 2e-3, 1e-12);
+    EXPECT_NEAR(e.verify_overhead_seconds, compute_only ? 0 : 3e-3, 1e-12);
+    // A round of the target alone: t0 is its wall time per token (compute with compute_only).
+    RoundReport alone = Round(0, 0, 2, 0, 2e-3);
+    alone.verify_seconds = 6e-3;
+    model.Observe(alone);
+    EXPECT_NEAR(model.Estimates().alone_token_seconds, compute_only ? 1e-3 : 3e-3, 1e-12);
+  }
+}
+
+TEST(DraftCostModelTest, ReportPutsTheEstimatesInTheStatistics) {
+  DraftCostModel model(DraftCostOptions{}, 3);
+  model.Observe(Round(3, 2, 3, 0.3e-3, 1e-3));
+  SpeculationStats stats;
+  model.Report(stats);
+  ASSERT_TRUE(stats.cost_model.has_value());
+  EXPECT_EQ(stats.cost_model->chosen_k, model.Next());
+  EXPECT_NEAR(stats.cost_model->draft_token_seconds, 0.1e-3, 1e-12);
+  // The fixed policy reports nothing.
+  SpeculationStats fixed;
+  StepDraftLength(3, false, 16).Report(fixed);
+  EXPECT_FALSE(fixed.cost_model.has_value());
+}
+
+TEST(DraftCostModelTest, ThreadCpuSecondsCountsComputeNotSleep) {
+  const double start = ThreadCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LT(ThreadCpuSeconds() - start, 0.025);
+  volatile double x = 0;
+  const auto wall = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - wall < std::chrono::milliseconds(20)) x = x + 1;
+  EXPECT_GT(ThreadCpuSeconds() - start, 0.001);  // some of the 20 ms of spinning, even when loaded
+}
+
+TEST(DraftCostModelTest, FirstRoundUsesTheCallersKClampedThenTheTargetAlone) {
+  DraftCostModel model(DraftCostOptions{}, 3);
+  EXPECT_EQ(model.Next(), 3);
+  model.Observe(Round(3, 3, 4, 3e-4, 1.1e-3));
+  EXPECT_EQ(model.Next(), 0);  // t0 is measured once before the model chooses
+  // The caller's k is clamped to max_draft_tokens.
+  DraftCostModel clamped(DraftCostOptions{}, 99);
+  EXPECT_EQ(clamped.Next(), 16);
+}
+
+}  // namespace
+}  // namespace tandem
