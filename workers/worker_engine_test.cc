@@ -124,7 +124,7 @@ std::vector<int32_t> Speculate(WorkerEngine& draft, WorkerEngine& target,
   }
   EngineDraft draft_backend(draft, *d, sampler);
   EngineTarget target_backend(target, *t, sampler);
-  StepDraftLength policy(k, /*adaptive=*/false, 16);
+  FixedDraftLength policy(k);
   RoundDriver driver(target_backend, k > 0 ? &draft_backend : nullptr, nullptr, policy);
   const std::vector<int32_t> stop_ids = {kEos};
   RoundLimits limits;
@@ -425,7 +425,7 @@ std::vector<int32_t> ContinuedRounds(WorkerEngine& engine, int64_t session,
                                      std::vector<int32_t> seq, size_t length,
                                      const SamplerConfig& sampler, int64_t* continued_total) {
   EngineTarget target(engine, session, sampler, /*continue_tokens=*/3);
-  StepDraftLength no_guesses(0, /*adaptive=*/false, 16);
+  FixedDraftLength no_guesses(0);
   RoundEvents events;
   events.round_done = [&](const RoundReport& round) {
     *continued_total += round.yielded - round.accepted - 1;

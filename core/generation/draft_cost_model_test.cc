@@ -225,7 +225,7 @@ TEST(DraftCostModelTest, ReportPutsTheEstimatesInTheStatistics) {
   EXPECT_NEAR(stats.cost_model->draft_token_seconds, 0.1e-3, 1e-12);
   // The fixed policy reports nothing.
   SpeculationStats fixed;
-  StepDraftLength(3, false, 16).Report(fixed);
+  FixedDraftLength(3).Report(fixed);
   EXPECT_FALSE(fixed.cost_model.has_value());
 }
 

@@ -1,6 +1,6 @@
 // How many guesses the next round asks for: the one place where k adapts. The round driver
 // asks Next() before each round and reports each round to Observe(). Two policies: a fixed
-// (or stepping) k, StepDraftLength here, and the cost model of adaptive k, DraftCostModel
+// k, FixedDraftLength here, and the cost model of adaptive k, DraftCostModel
 // (draft_cost_model.h: drafted, accepted and the calls' times in, the k that maximises
 // tokens per second out).
 //
@@ -40,20 +40,15 @@ class DraftLengthPolicy {
   virtual void Report(SpeculationStats& /*stats*/) const {}
 };
 
-// Today's rule: a fixed k, or, when adaptive, one more guess after a round that kept all it
-// asked for and one fewer after one that kept less than half, within [1, max_k]. A round that
-// drafted fewer than k (the limits, or a draft that had fewer) teaches nothing.
-class StepDraftLength : public DraftLengthPolicy {
+// A fixed k (speculation.adaptive off): rounds teach it nothing.
+class FixedDraftLength : public DraftLengthPolicy {
  public:
-  StepDraftLength(int32_t k, bool adaptive, int32_t max_k)
-      : k_(k), adaptive_(adaptive), max_k_(max_k) {}
+  explicit FixedDraftLength(int32_t k) : k_(k) {}
   int32_t Next() const override { return k_; }
-  void Observe(const RoundReport& round) override;
+  void Observe(const RoundReport& /*round*/) override {}
 
  private:
   int32_t k_;
-  bool adaptive_;
-  int32_t max_k_;
 };
 
 }  // namespace tandem

@@ -135,7 +135,7 @@ TEST(RoundDriverTest, OutputIsTheTargetAlonesWithARightOrWrongDraft) {
     ChainTarget target;
     ChainDraft draft;
     draft.wrong_at = wrong_at;
-    StepDraftLength k(4, false, 16);
+    FixedDraftLength k(4);
     Driven run = Drive(target, &draft, nullptr, k, Limits(30));
     ASSERT_OK(run.result.status());
     EXPECT_EQ(run.tokens, Chain(5, 30)) << "wrong at " << wrong_at;
@@ -163,7 +163,7 @@ TEST(RoundDriverTest, KIsLoweredToWhatTheTokenLimitAndTheCacheCanUse) {
   for (const Case& c : cases) {
     ChainTarget target;
     ChainDraft draft;
-    StepDraftLength k(4, false, 16);
+    FixedDraftLength k(4);
     Driven run = Drive(target, &draft, nullptr, k, Limits(c.max_tokens, c.context_size));
     ASSERT_OK(run.result.status());
     EXPECT_EQ(target.guesses_seen, c.guesses) << c.max_tokens << " / " << c.context_size;
@@ -174,7 +174,7 @@ TEST(RoundDriverTest, AStopIdEndsTheRoundUnreportedAndUncounted) {
   const std::vector<int32_t> chain = Chain(5, 10);
   ChainTarget target;
   ChainDraft draft;
-  StepDraftLength k(4, false, 16);
+  FixedDraftLength k(4);
   const std::vector<int32_t> stop_ids = {chain[6]};
   RoundLimits limits = Limits(100);
   limits.stop_ids = stop_ids;
@@ -192,7 +192,7 @@ TEST(RoundDriverTest, TheCallersStopRanksBeforeTheLimitAndCutTokensAreNotCounted
   for (size_t stop_after : {3u, 5u}) {
     ChainTarget target;
     ChainDraft draft;
-    StepDraftLength k(4, false, 16);
+    FixedDraftLength k(4);
     // The first round yields 5 tokens and reaches the limit: the callback's stop wins.
     Driven run = Drive(target, &draft, nullptr, k, Limits(5), {}, {}, stop_after);
     ASSERT_OK(run.result.status());
@@ -204,7 +204,7 @@ TEST(RoundDriverTest, TheCallersStopRanksBeforeTheLimitAndCutTokensAreNotCounted
 
 TEST(RoundDriverTest, AFullCacheEndsTheCallAfterReportingTheLastToken) {
   ChainTarget target;
-  StepDraftLength none(0, false, 16);
+  FixedDraftLength none(0);
   Driven run = Drive(target, nullptr, nullptr, none, Limits(100, 6));
   ASSERT_OK(run.result.status());
   EXPECT_EQ(run.result->stop_reason, StopReason::kCacheFull);
@@ -217,7 +217,7 @@ TEST(RoundDriverTest, AFailedDraftIsAbandonedForTheFallbackWhenDraftsMaySurvive)
   ChainDraft draft, fallback;
   draft.fail_on_call = 2;
   fallback.wrong_at = 1;
-  StepDraftLength k(4, false, 16);
+  FixedDraftLength k(4);
   int dropped = 0;
   RoundEvents events;
   events.draft_dropped = [&](const absl::Status& why) {
@@ -245,7 +245,7 @@ TEST(RoundDriverTest, ADraftFailureEndsTheCallWhenDraftsMayNotFail) {
   ChainTarget target;
   ChainDraft draft;
   draft.fail_on_call = 1;
-  StepDraftLength k(4, false, 16);
+  FixedDraftLength k(4);
   Driven run = Drive(target, &draft, nullptr, k, Limits(30));
   EXPECT_THAT(run.result, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("draft went away")));
   EXPECT_FALSE(draft.abandoned);
@@ -255,7 +255,7 @@ TEST(RoundDriverTest, RefusedGuessesAreVerifiedAgainWithoutThemAndTheDraftIsDrop
   ChainTarget target;
   target.refuse_guesses = true;
   ChainDraft draft;
-  StepDraftLength k(4, false, 16);
+  FixedDraftLength k(4);
   RoundDriverOptions options;
   options.survive_draft_failure = true;
   Driven run = Drive(target, &draft, nullptr, k, Limits(6), options);
@@ -269,7 +269,7 @@ TEST(RoundDriverTest, RefusedGuessesAreVerifiedAgainWithoutThemAndTheDraftIsDrop
 TEST(RoundDriverTest, TheTargetContinuesAloneWithinTheTokenLimit) {
   ChainTarget target;
   target.continue_tokens = 3;
-  StepDraftLength none(0, false, 16);
+  FixedDraftLength none(0);
   std::vector<int32_t> yielded;
   RoundEvents events;
   events.round_done = [&](const RoundReport& r) { yielded.push_back(r.yielded); };
@@ -283,7 +283,7 @@ TEST(RoundDriverTest, AHostileTargetGetsAnInternalError) {
   ChainTarget unasked;
   unasked.extra_continued = 1;
   ChainDraft draft;
-  StepDraftLength k(4, false, 16);
+  FixedDraftLength k(4);
   EXPECT_THAT(
       Drive(unasked, &draft, nullptr, k, Limits(30)).result,
       StatusIs(absl::StatusCode::kInternal, HasSubstr("target continued 1 tokens unasked")));
@@ -311,7 +311,7 @@ TEST(RoundDriverTest, BothPrefillsStartBeforeEitherIsWaitedFor) {
     } else {
       target.before_prefill = [&draft] { return AwaitPrefill(draft.prefilled); };
     }
-    StepDraftLength k(4, false, 16);
+    FixedDraftLength k(4);
     RoundDriverOptions options;
     options.survive_draft_failure = true;
     Driven run = Drive(target, &draft, nullptr, k, Limits(4), options);
@@ -373,7 +373,7 @@ TEST(RoundDriverTest, ThePolicySeesTheBackendsComputeSecondsAndReportsAtTheEnd) 
   ASSERT_TRUE(run.result->speculation.cost_model.has_value());
   EXPECT_EQ(run.result->speculation.cost_model->chosen_k, 4);
 
-  StepDraftLength none(0, false, 16);
+  FixedDraftLength none(0);
   ChainTarget alone;
   alone.compute_seconds = 2e-3;
   std::vector<RoundReport> rounds;
@@ -386,27 +386,18 @@ TEST(RoundDriverTest, ThePolicySeesTheBackendsComputeSecondsAndReportsAtTheEnd) 
   EXPECT_EQ(rounds[0].verify_compute_seconds, 2e-3);
 }
 
-TEST(StepDraftLengthTest, GrowsAfterAFullRoundAndShrinksAfterAPoorOne) {
+TEST(FixedDraftLengthTest, RoundsDoNotChangeK) {
   struct Case {
-    bool adaptive;
-    int32_t k, drafted, accepted, next;
+    int32_t k, drafted, accepted;
   };
-  const std::vector<Case> cases = {
-      {true, 4, 4, 4, 5},      // all kept: one more
-      {true, 16, 16, 16, 16},  // at the maximum
-      {true, 4, 4, 1, 3},      // less than half: one fewer
-      {true, 1, 1, 0, 1},      // never below 1
-      {true, 4, 4, 2, 4},      // half: unchanged
-      {true, 4, 2, 0, 4},      // fewer drafted than asked: teaches nothing
-      {false, 4, 4, 4, 4},     // fixed
-  };
+  const std::vector<Case> cases = {{4, 4, 4}, {4, 4, 1}, {4, 2, 0}, {0, 0, 0}};
   for (const Case& c : cases) {
-    StepDraftLength policy(c.k, c.adaptive, 16);
+    FixedDraftLength policy(c.k);
     RoundReport round;
     round.drafted = c.drafted;
     round.accepted = c.accepted;
     policy.Observe(round);
-    EXPECT_EQ(policy.Next(), c.next) << c.k << " " << c.drafted << " " << c.accepted;
+    EXPECT_EQ(policy.Next(), c.k) << c.k << " " << c.drafted << " " << c.accepted;
   }
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 std::unique_ptr<DraftLengthPolicy> NewDraftLengthPolicy(const SpeculativeOptions& options) {
   if (!options.adaptive) {
-    return std::make_unique<StepDraftLength>(options.draft_tokens, false, options.max_draft_tokens);
+    return std::make_unique<FixedDraftLength>(options.draft_tokens);
   }
   DraftCostOptions cost;
   cost.max_draft_tokens = options.max_draft_tokens;

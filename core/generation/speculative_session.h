@@ -95,7 +95,7 @@ class SpeculativeSession {
   SpeculativeOptions options_;
   Side target_;
   Side draft_;
-  // k, kept across calls: a fixed one (StepDraftLength) or the cost model (adaptive).
+  // k, kept across calls: a fixed one (FixedDraftLength) or the cost model (adaptive).
   std::unique_ptr<DraftLengthPolicy> k_policy_;
   // The sequence so far with the pending token last, and the verify pass's buffers.
   std::vector<int32_t> sequence_;

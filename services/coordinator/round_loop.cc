@@ -80,8 +80,7 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
       if (params.ngram_fallback) fallback = &ngram;
     }
   }
-  StepDraftLength fixed(std::max(1, params.draft_tokens), /*adaptive=*/false,
-                        params.max_draft_tokens);
+  FixedDraftLength fixed(std::max(1, params.draft_tokens));
   if (params.adaptive && !session.cost_model) {
     DraftCostOptions cost;
     cost.max_draft_tokens = params.max_draft_tokens;
