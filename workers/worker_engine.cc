@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/chat/model_chat_template.h"
+#include "core/tokenizer/tokenizer_fingerprint.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 namespace tandem {
@@ -70,6 +71,8 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
   ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(options.model_path));
   engine->tokenizer_.emplace(std::move(tokenizer));
   ASSIGN_OR_RETURN(engine->chat_template_, chat::ModelChatTemplate(options.model_path));
+  engine->tokenizer_fingerprint_ =
+      TokenizerFingerprint(engine->tokenizer_->vocabulary(), engine->chat_template_);
   const int64_t model_context = engine->model_->config().context_length;
   engine->context_size_ =
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);

@@ -83,6 +83,8 @@ class WorkerEngine {
   const Model& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::optional<std::string>& chat_template() const { return chat_template_; }
+  // TokenizerFingerprint of the tokenizer and chat template, computed once at load.
+  const std::string& tokenizer_fingerprint() const { return tokenizer_fingerprint_; }
   int64_t context_size() const { return context_size_; }
 
   // A new session (`context_size` 0: the worker's) whose cache takes 16-position blocks from
@@ -162,6 +164,7 @@ class WorkerEngine {
   std::unique_ptr<Model> model_;
   std::optional<Tokenizer> tokenizer_;
   std::optional<std::string> chat_template_;
+  std::string tokenizer_fingerprint_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<KvMemory> kv_memory_;        // before the sessions: outlives their caches
   std::unique_ptr<Decoder> decoder_;           // the scheduler's thread only

@@ -6,13 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8_repair.h"
-#include "core/chat/builtin_formats.h"
-#include "core/chat/chat_template.h"
-#include "core/chat/family_format.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
 #include "services/common/grpc_status.h"
+#include "services/common/prompt_tokenization.h"
 #include "services/common/proto_convert.h"
+#include "services/common/tokenizer_wire.h"
 
 namespace tandem {
 namespace {
@@ -26,40 +25,6 @@ void SetError(const absl::Status& status, v1::SessionResponse* response) {
   response->mutable_error()->set_code(static_cast<int>(status.code()));
   // A proto3 string: bytes that are not UTF-8 would make the whole response fail to parse.
   response->mutable_error()->set_message(WireMessage(status.message()));
-}
-
-// The built-in format a conversation renders with: the one it names; else "" (the model's own
-// template) if the model has one; else its vocabulary's family format (family_format.h), as
-// tandem-chat in-process; else raw.
-std::string ChatFormat(const WorkerEngine& engine, const v1::ChatConversation& chat) {
-  if (!chat.format().empty() || engine.chat_template().has_value()) return chat.format();
-  const Tokenizer& tok = engine.tokenizer();
-  return chat::FamilyFormatName(
-             [&](absl::string_view text) { return tok.TokenId(text).has_value(); })
-      .value_or("raw");
-}
-
-// Renders a conversation with the model's template (or a built-in format).
-absl::StatusOr<std::string> RenderChat(const WorkerEngine& engine,
-                                       const v1::ChatConversation& chat) {
-  const Tokenizer& tok = engine.tokenizer();
-  chat::ChatTemplateOptions options;
-  options.bos_token = SpecialTokenText(tok, tok.vocabulary().bos_id);
-  options.eos_token = SpecialTokenText(tok, tok.vocabulary().eos_id);
-  std::vector<chat::ChatMessage> messages;
-  for (const v1::ChatMessage& m : chat.messages()) {
-    chat::ChatMessage message{m.role(), json::Value(m.content()), {}};
-    if (m.has_name()) message.extra.Set("name", json::Value(m.name()));
-    messages.push_back(std::move(message));
-  }
-  const bool generation_prompt =
-      chat.has_add_generation_prompt() ? chat.add_generation_prompt() : true;
-  const std::string format = ChatFormat(engine, chat);
-  absl::StatusOr<chat::ChatTemplate> t =
-      format.empty() ? chat::ChatTemplate::Create(*engine.chat_template(), options)
-                     : chat::BuiltinFormat(format, options);
-  if (!t.ok()) return t.status();
-  return t->Render(messages, generation_prompt);
 }
 
 }  // namespace
@@ -145,6 +110,7 @@ void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
   info->set_path(utf8::ReplaceInvalid(model.path()));
   info->set_vocab_size(tok.vocab_size());
   info->set_vocabulary_fingerprint(tok.fingerprint());
+  info->set_tokenizer_fingerprint(engine.tokenizer_fingerprint());
   info->set_context_size(static_cast<int32_t>(engine.context_size()));
   info->set_parameter_count(model.parameter_count());
   info->set_weight_type(model.weight_type());
@@ -183,6 +149,10 @@ grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeReq
       vocab->add_token_types(static_cast<int32_t>(tok.vocabulary().types[id]));
     }
   }
+  if (request->include_tokenizer()) {
+    TokenizerToProto(engine->tokenizer().vocabulary(), engine->chat_template(),
+                     response->mutable_tokenizer());
+  }
   return grpc::Status::OK;
 }
 
@@ -190,28 +160,10 @@ grpc::Status WorkerService::Tokenize(grpc::ServerContext*, const v1::TokenizeReq
                                      v1::TokenizeResponse* response) {
   WorkerEngine* engine = engine_.load();
   if (engine == nullptr) return Unavailable();
-  EncodeOptions options{request->add_special(), request->parse_special()};
-  std::string text;
-  switch (request->input_case()) {
-    case v1::TokenizeRequest::kText:
-      text = request->text();
-      break;
-    case v1::TokenizeRequest::kChat: {
-      absl::StatusOr<std::string> rendered = RenderChat(*engine, request->chat());
-      if (!rendered.ok()) return ToGrpcStatus(rendered.status());
-      text = *std::move(rendered);
-      // The template writes BOS and the control tokens itself (raw: BOS as the model says).
-      options.parse_special = ChatFormat(*engine, request->chat()) != "raw";
-      options.add_special = !options.parse_special;
-      break;
-    }
-    default:
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "tokenize: set `text` or `chat`");
-  }
-  absl::StatusOr<std::vector<int32_t>> ids = engine->tokenizer().Encode(text, options);
-  if (!ids.ok()) return ToGrpcStatus(ids.status());
-  response->mutable_token_ids()->Assign(ids->begin(), ids->end());
-  response->set_rendered_text(utf8::ReplaceInvalid(text));  // a template may cut characters
+  absl::StatusOr<v1::TokenizeResponse> result =
+      TokenizePrompt(engine->tokenizer(), engine->chat_template(), *request);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
   return grpc::Status::OK;
 }
 

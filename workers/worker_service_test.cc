@@ -67,6 +67,31 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
   EXPECT_EQ(response.vocabulary().token_bytes(1), "");         // BOS decodes to nothing
 }
 
+TEST_F(WorkerServiceTest, DescribeCarriesTheWholeTokenizerOnlyWhenAsked) {
+  worker_.service->SetEngine(worker_.engine.get());
+  grpc::ClientContext probe_context;
+  v1::DescribeResponse probe;
+  ASSERT_TRUE(worker_.stub->Describe(&probe_context, v1::DescribeRequest(), &probe).ok());
+  EXPECT_FALSE(probe.has_tokenizer());  // health probes stay small
+  EXPECT_EQ(probe.model().tokenizer_fingerprint(), worker_.engine->tokenizer_fingerprint());
+  EXPECT_EQ(probe.model().tokenizer_fingerprint().size(), 16u);
+
+  grpc::ClientContext context;
+  v1::DescribeRequest request;
+  request.set_include_tokenizer(true);
+  v1::DescribeResponse response;
+  ASSERT_TRUE(worker_.stub->Describe(&context, request, &response).ok());
+  const v1::TokenizerData& data = response.tokenizer();
+  EXPECT_EQ(data.encoding(), v1::TEXT_ENCODING_METASPACE);
+  EXPECT_EQ(data.merge_model(), v1::MERGE_MODEL_SCORES);
+  EXPECT_EQ(data.tokens_size(), 512);
+  EXPECT_EQ(data.scores_size(), 512);
+  EXPECT_EQ(data.bos_id(), 1);
+  EXPECT_TRUE(data.add_bos());
+  EXPECT_FALSE(data.has_chat_template());  // stories260K has none
+  EXPECT_EQ(response.model().tokenizer_fingerprint(), probe.model().tokenizer_fingerprint());
+}
+
 TEST_F(WorkerServiceTest, TokenizesTextAndChats) {
   worker_.service->SetEngine(worker_.engine.get());
   grpc::ClientContext context;

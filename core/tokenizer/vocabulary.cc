@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "core/tokenizer/fnv1a64.h"
 
 namespace tandem {
 namespace {
@@ -19,30 +20,6 @@ absl::Status CheckId(const std::optional<int32_t>& id, absl::string_view name, s
   }
   return absl::OkStatus();
 }
-
-class Fnv1a64 {
- public:
-  void Add(absl::string_view bytes) {
-    for (char c : bytes) {
-      hash_ ^= static_cast<uint8_t>(c);
-      hash_ *= 0x100000001b3ULL;
-    }
-  }
-  // Length-prefixed, so that ("ab", "c") and ("a", "bc") differ.
-  void AddField(absl::string_view bytes) {
-    AddInt(static_cast<int64_t>(bytes.size()));
-    Add(bytes);
-  }
-  void AddInt(int64_t v) {
-    char buf[8];
-    for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)));
-    Add(absl::string_view(buf, 8));
-  }
-  uint64_t hash() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ULL;
-};
 
 }  // namespace
 

@@ -61,10 +61,11 @@ Coordinator::~Coordinator() {
 }
 
 absl::Status Coordinator::Init() {
-  ASSIGN_OR_RETURN(
-      v1::DescribeResponse target,
-      targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait));
+  ASSIGN_OR_RETURN(v1::DescribeResponse target,
+                   targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait,
+                                                 /*include_tokenizer=*/options_.local_tokenizer));
   target_info_ = target.model();
+  if (options_.local_tokenizer) InitLocalTokenizer(target);
   // Replicas found later serve the same vocabulary, or are not used.
   targets_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   drafts_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
@@ -101,6 +102,23 @@ absl::Status Coordinator::Init() {
   return absl::OkStatus();
 }
 
+void Coordinator::InitLocalTokenizer(const v1::DescribeResponse& target) {
+  absl::StatusOr<LocalTokenizer> local = LocalTokenizer::Create(target);
+  if (!local.ok()) {
+    LOG(WARNING) << "prompts are tokenized on the target workers (a Tokenize call each): "
+                 << local.status().message();
+    return;
+  }
+  local_tokenizer_.emplace(*std::move(local));
+  targets_->WatchTokenizer(local_tokenizer_->fingerprint());  // every replica must match it
+  LOG(INFO) << "prompts are tokenized in the coordinator (tokenizer "
+            << local_tokenizer_->fingerprint() << " of '" << target.model().name() << "')";
+}
+
+bool Coordinator::tokenizes_locally() const {
+  return local_tokenizer_.has_value() && !targets_->tokenizer_mismatch();
+}
+
 v1::DescribeModelResponse Coordinator::Describe() const {
   v1::DescribeModelResponse response;
   *response.mutable_target() = target_info_;
@@ -129,6 +147,7 @@ std::vector<std::pair<std::string, std::string>> Coordinator::Redactions() const
 
 absl::StatusOr<v1::TokenizeResponse> Coordinator::Tokenize(const v1::TokenizeRequest& request) {
   RETURN_IF_ERROR(CheckTokenizeLimits(request, options_.limits));
+  if (tokenizes_locally()) return local_tokenizer_->Tokenize(request);
   // The least-loaded ready target; a failing one makes way for another, or for its restart.
   absl::StatusOr<v1::TokenizeResponse> response;
   absl::Status status = targets_->OnReady(absl::Now() + options_.failover_wait, [&](size_t i) {

@@ -1,5 +1,6 @@
 // The coordinator's logic behind tandem.v1.Generator, over WorkerClients: it learns the
-// tokenizer's bytes, special ids and template from the target's Describe, checks that every
+// tokenizer's bytes, special ids and template from the target's Describe (and the whole
+// tokenizer, to tokenize prompts itself: local_tokenizer.h), checks that every
 // draft shares the target's vocabulary, keeps each session's authoritative history, pins a
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
@@ -31,6 +32,7 @@
 #include "services/common/metrics.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
+#include "services/coordinator/local_tokenizer.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
 #include "services/coordinator/worker_client.h"
@@ -67,6 +69,9 @@ struct CoordinatorOptions {
   // How long a request (or Tokenize) waits for a ready target after its replica failed.
   absl::Duration failover_wait = absl::Seconds(30);
   absl::Duration max_request_time = absl::Seconds(600);  // when the client sets no deadline
+  // Tokenize text and chat prompts with a copy of the target's tokenizer (local_tokenizer.h)
+  // instead of a Tokenize call to the target; false: always the target's Tokenize.
+  bool local_tokenizer = true;
 };
 
 class Coordinator {
@@ -89,7 +94,11 @@ class Coordinator {
                         const std::function<bool(const v1::GenerateResponse&)>& write,
                         const std::function<bool()>& cancelled,
                         absl::Time deadline = absl::InfiniteFuture());
+  // With the coordinator's copy of the target's tokenizer while every target replica reports
+  // its fingerprint; else by the least-loaded ready target.
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // Whether Tokenize (and so a text or chat prompt) runs in the coordinator now.
+  bool tokenizes_locally() const;
   // The models as public clients may see them: names, never file paths.
   v1::DescribeModelResponse Describe() const;
   // Worker addresses and model paths, each with the label public errors show instead.
@@ -114,6 +123,8 @@ class Coordinator {
   Coordinator(const CoordinatorOptions& options, CoordinatorMetrics* metrics)
       : options_(options), metrics_(metrics) {}
   absl::Status Init();
+  // Builds local_tokenizer_ from the first target's Describe, or logs why the targets tokenize.
+  void InitLocalTokenizer(const v1::DescribeResponse& target);
   absl::StatusOr<std::vector<int32_t>> PromptTokens(const v1::GenerateRequest& request);
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);
   absl::StatusOr<std::shared_ptr<Session>> FindOrCreate(const v1::GenerateRequest& request,
@@ -155,6 +166,7 @@ class Coordinator {
   v1::ModelInfo target_info_;
   std::optional<v1::ModelInfo> draft_info_;
   std::vector<std::string> token_bytes_;
+  std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
   std::atomic<uint64_t> next_session_{1};
   std::unique_ptr<AdmissionQueue> admission_;
 

@@ -70,6 +70,10 @@ ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
 ABSL_FLAG(bool, ngram_fallback, false,
           "requests that do not choose a speculation method use the n-gram (prompt-lookup) "
           "drafter while no draft worker serves them (none configured, or it failed)");
+ABSL_FLAG(bool, local_tokenizer, true,
+          "tokenize text and chat prompts in the coordinator with the target's own tokenizer "
+          "(sent once at start-up; the target tokenizes when it does not match); false: a "
+          "Tokenize call to the target for each prompt");
 ABSL_FLAG(int, continue_tokens, 3,
           "without a draft, tokens a busy target may draw alone after each verify's "
           "(one more per 4 sessions in its last step; 0: one token per verify)");
@@ -226,6 +230,7 @@ int main(int argc, char** argv) {
   options.default_max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.continue_tokens = absl::GetFlag(FLAGS_continue_tokens);
   options.ngram_fallback = absl::GetFlag(FLAGS_ngram_fallback);
+  options.local_tokenizer = absl::GetFlag(FLAGS_local_tokenizer);
   options.worker_wait = absl::Seconds(absl::GetFlag(FLAGS_worker_wait_seconds));
   if (options.max_sessions < 1 || options.default_max_tokens < 1) {
     return Fail(2, "--max-sessions and --max-tokens must be >= 1");

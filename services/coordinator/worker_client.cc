@@ -121,11 +121,13 @@ WorkerClient::WorkerClient(std::string address, std::shared_ptr<grpc::Channel> c
       timer_(std::make_shared<CallTimer>()) {}
 
 absl::StatusOr<v1::DescribeResponse> WorkerClient::Describe(bool include_vocabulary,
-                                                            absl::Duration timeout) {
+                                                            absl::Duration timeout,
+                                                            bool include_tokenizer) {
   grpc::ClientContext context;
   context.set_deadline(Deadline(timeout));
   v1::DescribeRequest request;
   request.set_include_vocabulary(include_vocabulary);
+  request.set_include_tokenizer(include_tokenizer);
   v1::DescribeResponse response;
   const grpc::Status status = stub_->Describe(&context, request, &response);
   if (!status.ok()) {
@@ -136,12 +138,13 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::Describe(bool include_vocabul
 }
 
 absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabulary,
-                                                             absl::Duration timeout) {
+                                                             absl::Duration timeout,
+                                                             bool include_tokenizer) {
   const absl::Time give_up = absl::Now() + timeout;
   absl::Time next_note = absl::Now() + absl::Seconds(1);  // a line every few seconds
   while (true) {
     absl::StatusOr<v1::DescribeResponse> response =
-        Describe(include_vocabulary, options_.unary_timeout);
+        Describe(include_vocabulary, options_.unary_timeout, include_tokenizer);
     const bool retry = response.status().code() == absl::StatusCode::kUnavailable ||
                        response.status().code() == absl::StatusCode::kDeadlineExceeded;
     if (response.ok() || !retry || absl::Now() > give_up) return response;

@@ -82,9 +82,12 @@ class WorkerClient {
   const std::string& address() const { return address_; }
   const WorkerClientOptions& options() const { return options_; }
 
-  absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary, absl::Duration timeout);
+  // `include_tokenizer`: DescribeRequest.include_tokenizer (the whole tokenizer, large).
+  absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary, absl::Duration timeout,
+                                                bool include_tokenizer = false);
   // Waits until Describe succeeds (the worker is up and has loaded its model) or `timeout`.
-  absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout);
+  absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout,
+                                                 bool include_tokenizer = false);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request,
                                                 absl::Duration timeout);
   // Opens a session stream (sends `open`, waits up to `timeout` for the answer).

@@ -73,6 +73,11 @@ void WorkerPool::SetRequiredFingerprint(const std::string& fingerprint) {
   fingerprint_ = fingerprint;
 }
 
+void WorkerPool::WatchTokenizer(const std::string& fingerprint) {
+  absl::MutexLock lock(&mutex_);
+  tokenizer_fingerprint_ = fingerprint;
+}
+
 void WorkerPool::SetMembers(const std::vector<std::string>& addresses,
                             const ClientFactory& make_client) {
   std::vector<std::string> added = addresses;
@@ -183,6 +188,13 @@ void WorkerPool::Probe(Replica& r) {
                << ": not used";
   }
   r.refused = refused;
+  if (d.ok() && !refused && !tokenizer_fingerprint_.empty() &&
+      d->model().tokenizer_fingerprint() != tokenizer_fingerprint_ && !tokenizer_mismatch_) {
+    LOG(WARNING) << "worker " << r.address << " tokenizes with tokenizer "
+                 << d->model().tokenizer_fingerprint() << ", not " << tokenizer_fingerprint_
+                 << ": prompts are tokenized on the target workers from now on";
+    tokenizer_mismatch_ = true;
+  }
   r.ready = d.ok() && !refused && r.member;
   if (!r.ready) return;
   r.max_sessions = d->max_sessions();

@@ -85,6 +85,11 @@ class WorkerPool {
 
   // A replica added later must serve this vocabulary to become ready ("" : any).
   void SetRequiredFingerprint(const std::string& fingerprint);
+  // Probes compare every replica's ModelInfo.tokenizer_fingerprint with this one (the
+  // coordinator's own copy of the tokenizer, local_tokenizer.h); the first replica that differs
+  // is logged and tokenizer_mismatch() is true from then on.
+  void WatchTokenizer(const std::string& fingerprint);
+  bool tokenizer_mismatch() const { return tokenizer_mismatch_.load(); }
   // Makes the replicas those of `addresses`: a new address becomes a replica (its client made
   // by `make_client`, probed once before it joins), a listed retired one rejoins when its
   // next probe answers, and replicas not listed are retired.
@@ -174,6 +179,8 @@ class WorkerPool {
   mutable absl::Mutex mutex_;
   std::vector<std::unique_ptr<Replica>> replicas_ ABSL_GUARDED_BY(mutex_);  // never shrinks
   std::string fingerprint_ ABSL_GUARDED_BY(mutex_);
+  std::string tokenizer_fingerprint_ ABSL_GUARDED_BY(mutex_);
+  std::atomic<bool> tokenizer_mismatch_{false};
   uint64_t rotation_ ABSL_GUARDED_BY(mutex_) = 0;  // breaks ties between equal loads
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Mutex listener_mutex_;  // held while a listener runs, so SetListener(nullptr) is final
