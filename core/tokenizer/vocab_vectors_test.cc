@@ -2,17 +2,13 @@
 // vocabulary: every test string must encode to the reference ids (no BOS, no special parsing),
 // and decode back to itself wherever the vocabulary can represent it.
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/base/vocab_test_vectors.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
@@ -21,10 +17,10 @@
 namespace tandem {
 namespace {
 
+using ::tandem::testing::ReadVocabTestVectors;
 using ::tandem::testing::SharedFile;
+using ::tandem::testing::VocabTestVectors;
 using ::testing::ElementsAreArray;
-
-const char kSeparator[] = "\n__ggml_vocab_test__\n";
 
 struct VectorCase {
   std::string name;     // test name
@@ -34,51 +30,13 @@ struct VectorCase {
   bool round_trip = true;  // decode(encode(s)) == s for every string
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-struct Vectors {
-  std::vector<std::string> inputs;
-  std::vector<std::vector<int32_t>> outputs;
-};
-
-Vectors ReadVectors(const std::string& inp_path, const std::string& out_path) {
-  Vectors v;
-  std::string inp = ReadFile(inp_path);
-  size_t pos = 0;
-  while (true) {
-    const size_t end = inp.find(kSeparator, pos);
-    if (end == std::string::npos) break;
-    v.inputs.push_back(inp.substr(pos, end - pos));
-    pos = end + sizeof(kSeparator) - 1;
-  }
-  const std::string out = ReadFile(out_path);
-  for (absl::string_view line : absl::StrSplit(out, '\n')) {
-    if (v.outputs.size() == v.inputs.size()) break;
-    std::vector<int32_t> ids;
-    for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
-      int32_t id = 0;
-      EXPECT_TRUE(absl::SimpleAtoi(field, &id)) << field;
-      ids.push_back(id);
-    }
-    v.outputs.push_back(std::move(ids));
-  }
-  return v;
-}
-
 class VocabVectorsTest : public ::testing::TestWithParam<VectorCase> {};
 
 TEST_P(VocabVectorsTest, EncodesEveryTestStringToTheReferenceIds) {
   const VectorCase& c = GetParam();
   ASSERT_OK_AND_ASSIGN(std::string model, SharedFile(c.model));
-  ASSERT_OK_AND_ASSIGN(std::string inp, SharedFile("models/vocab/" + c.vectors + ".inp"));
-  ASSERT_OK_AND_ASSIGN(std::string out, SharedFile("models/vocab/" + c.vectors + ".out"));
   ASSERT_OK_AND_ASSIGN(Tokenizer tokenizer, LoadTokenizer(model, c.options));
-  const Vectors vectors = ReadVectors(inp, out);
+  ASSERT_OK_AND_ASSIGN(const VocabTestVectors vectors, ReadVocabTestVectors(c.vectors));
   ASSERT_EQ(vectors.inputs.size(), 46u);
   ASSERT_EQ(vectors.outputs.size(), vectors.inputs.size());
   for (size_t i = 0; i < vectors.inputs.size(); ++i) {

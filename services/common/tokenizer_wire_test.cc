@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "core/base/status_matchers.h"
 #include "core/base/test_data.h"
+#include "core/base/vocab_test_vectors.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_fingerprint.h"
 #include "core/tokenizer/tokenizer_loader.h"
@@ -26,8 +25,10 @@
 namespace tandem {
 namespace {
 
+using ::tandem::testing::ReadVocabTestVectors;
 using ::tandem::testing::SharedFile;
 using ::tandem::testing::StatusIs;
+using ::tandem::testing::VocabTestVectors;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
@@ -36,36 +37,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
-}
-
-// llama.cpp's vectors: the test strings and the ids each must encode to.
-struct Vectors {
-  std::vector<std::string> inputs;
-  std::vector<std::vector<int32_t>> outputs;
-};
-
-Vectors ReadVectors(const std::string& name) {
-  Vectors v;
-  absl::StatusOr<std::string> inp = SharedFile("models/vocab/" + name + ".inp");
-  absl::StatusOr<std::string> out = SharedFile("models/vocab/" + name + ".out");
-  if (!inp.ok() || !out.ok()) return v;
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  const std::string text = ReadFile(*inp);
-  for (size_t pos = 0, end; (end = text.find(separator, pos)) != std::string::npos;
-       pos = end + separator.size()) {
-    v.inputs.push_back(text.substr(pos, end - pos));
-  }
-  for (absl::string_view line : absl::StrSplit(ReadFile(*out), '\n')) {
-    if (v.outputs.size() == v.inputs.size()) break;
-    std::vector<int32_t> ids;
-    for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
-      int32_t id = 0;
-      EXPECT_TRUE(absl::SimpleAtoi(field, &id)) << field;
-      ids.push_back(id);
-    }
-    v.outputs.push_back(std::move(ids));
-  }
-  return v;
 }
 
 struct WireCase {
@@ -108,8 +79,9 @@ TEST_P(TokenizerWireTest, TheRebuiltTokenizerHasTheWorkersFingerprintAndIds) {
   EXPECT_EQ(TokenizerFingerprint(sides.coordinator->vocabulary(), sides.coordinator_template),
             TokenizerFingerprint(sides.worker->vocabulary(), std::nullopt));
   EXPECT_EQ(sides.coordinator->fingerprint(), sides.worker->fingerprint());
-  const Vectors vectors = c.vectors.empty() ? Vectors{} : ReadVectors(c.vectors);
+  VocabTestVectors vectors;
   if (!c.vectors.empty()) {
+    ASSERT_OK_AND_ASSIGN(vectors, ReadVocabTestVectors(c.vectors));
     ASSERT_EQ(vectors.inputs.size(), 46u) << c.vectors;
   }
   std::vector<std::string> texts = vectors.inputs;

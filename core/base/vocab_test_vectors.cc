@@ -1,0 +1,55 @@
+#include "core/base/vocab_test_vectors.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/base/status_macros.h"
+#include "core/base/test_data.h"
+
+namespace tandem::testing {
+namespace {
+
+const char kSeparator[] = "\n__ggml_vocab_test__\n";
+constexpr size_t kSeparatorSize = sizeof(kSeparator) - 1;
+
+absl::StatusOr<std::string> ReadShared(const std::string& relative) {
+  ASSIGN_OR_RETURN(std::string path, SharedFile(relative));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+absl::StatusOr<VocabTestVectors> ReadVocabTestVectors(absl::string_view name) {
+  const std::string base = absl::StrCat("models/vocab/", name);
+  ASSIGN_OR_RETURN(std::string inp, ReadShared(base + ".inp"));
+  ASSIGN_OR_RETURN(std::string out, ReadShared(base + ".out"));
+  VocabTestVectors v;
+  for (size_t pos = 0, end; (end = inp.find(kSeparator, pos)) != std::string::npos;
+       pos = end + kSeparatorSize) {
+    v.inputs.push_back(inp.substr(pos, end - pos));
+  }
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (v.outputs.size() == v.inputs.size()) break;
+    std::vector<int32_t> ids;
+    for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      int32_t id = 0;
+      if (!absl::SimpleAtoi(field, &id)) {
+        return absl::DataLossError(absl::StrCat(base, ".out: '", field, "' is not an id"));
+      }
+      ids.push_back(id);
+    }
+    v.outputs.push_back(std::move(ids));
+  }
+  return v;
+}
+
+}  // namespace tandem::testing
