@@ -10,6 +10,13 @@
 //               halves = the 16-column sub-blocks of one x block)
 // Batch invariance: the integer sums are exact and the float steps per (x row, group) are
 // fixed, so y[t, r] does not depend on n, the tiling, the pairing of panels or the thread.
+// Cost of a t-row tile (the 2-core Zen 4 measured, single-thread loops): vpdpwssd zmm issues
+// once per cycle (as does FMA), so 16 rows × 2 columns cost t cycles of multiplies whatever
+// the type; decoding (vpsllw/vpsraw on two pipes, kmovd from memory ~0.5 cycle each) and
+// the per-group float steps come on top. L2-resident, one 5-row pass of a 2560 × 960 Q5_0
+// matrix was ~1.4 cycles per vpdpwssd (Q4_K similar, Q6_K ~2.2), against ~3 per 16 × 2
+// weights for one row: the batch-5 cost of a Q5_0-heavy file is bounded by these multiplies
+// (int8 activations would halve them but move the fixtures' logits by ~0.1, README there).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
