@@ -64,6 +64,12 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined) {
+  DraftCostEstimates all_kept = e;
+  all_kept.acceptance.assign(1, 1.0);
+  return BestDraftTokens(all_kept, 0, max_k, pipelined) > 0;
+}
+
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined) {
   int32_t best = min_k;
   double best_rate = -1;
@@ -155,10 +161,18 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   rounds_guessed_ = 0;
   if (++rounds_alone_ <= probe_interval_) return 0;
   // Acceptance may have changed since the last guesses: re-measure it (and, while probes
-  // keep finding k = 0 best, less and less often).
+  // keep finding k = 0 best, less and less often). When even a draft whose every guess were
+  // kept would be slower than the target alone (a draft as costly per token as the target,
+  // as in-process on a tiny pair), a probe can only lose time: only the longest interval's
+  // probe runs, in case the timings were wrong or have changed.
   rounds_alone_ = 0;
+  const int32_t longest = 8 * options_.probe_after_rounds;
+  if (probe_interval_ < longest && !GuessingCanPay(e, max_k, options_.pipelined)) {
+    probe_interval_ = longest;
+    return 0;
+  }
+  probe_interval_ = std::min(2 * probe_interval_, longest);
   probes_left_ = 1;
-  probe_interval_ = std::min(2 * probe_interval_, 8 * options_.probe_after_rounds);
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
 }
 

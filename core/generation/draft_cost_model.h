@@ -22,9 +22,11 @@
 // and rate(0) = 1 / t0. k = 0 stops the acceptance estimates, so after `probe_after_rounds`
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
-// time does not count towards d); likewise every `remeasure_alone_after_rounds` rounds with
-// guesses one runs the target alone. The first round uses the caller's k, the second runs the
-// target alone (to measure t0 and v(1)), then the model chooses.
+// time does not count towards d); while GuessingCanPay says no acceptance could make guessing
+// pay at the timings measured, only probes 8 times apart run. Likewise every
+// `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first round
+// uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
+// chooses.
 //
 // Thread-safety: not thread-safe; one per session, on the session's thread.
 #ifndef TANDEM_CORE_GENERATION_DRAFT_COST_MODEL_H_
@@ -77,6 +79,9 @@ double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 // The k in [min_k, max_k] with the highest rate (the smallest of equals).
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined);
+// Whether some k in [1, max_k] would beat the target alone if every guess were kept: if not,
+// no acceptance can make guessing pay at these timings.
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined);
 
 class DraftCostModel : public DraftLengthPolicy {
  public:
