@@ -12,7 +12,7 @@
 //        the decayed mean at each row count seen, plus a per-call overhead;
 //   t0   the target alone's seconds per token (rounds without guesses).
 // The rounds' times come from RoundReport: wall seconds of each call (the driver's clock) and
-// the backends' compute seconds (the workers' replies; in-process the thread's CPU time).
+// the backends' compute seconds (the workers' replies; in-process the steady clock's).
 // With E(k) = 1 + a_0 + a_0 a_1 + ... + a_0..a_{k-1} (the tokens a round yields),
 //   sequential: rate(k) = E(k) / (D(k) + V(k)),  D(k) = overhead_d + k d,
 //               V(k) = v(k+1) + overhead_v;
@@ -39,8 +39,9 @@
 
 namespace tandem {
 
-// The calling thread's CPU time in seconds. In-process rounds are timed with it: a round the
-// OS preempted (a busy machine) then costs what it computed, not how long it waited.
+// The calling thread's CPU time in seconds: a round the OS preempted costs what it computed,
+// not how long it waited. A read is a system call (~0.6 us): the in-process backends time
+// their calls with the steady clock instead (~25 ns), four reads a round.
 double ThreadCpuSeconds();
 
 struct DraftCostOptions {
