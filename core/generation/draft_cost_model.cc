@@ -163,11 +163,14 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   // Acceptance may have changed since the last guesses: re-measure it (and, while probes
   // keep finding k = 0 best, less and less often). When even a draft whose every guess were
   // kept would be slower than the target alone (a draft as costly per token as the target,
-  // as in-process on a tiny pair), a probe can only lose time: only the longest interval's
-  // probe runs, in case the timings were wrong or have changed.
+  // as in-process on a tiny pair), a probe can only lose time, the draft's catch-up on every
+  // token since the last one included. In-process (compute_only) both halves share a thread,
+  // so their costs move together: no probe runs. Remote, the draft's host or the network may
+  // change: only the longest interval's probe runs.
   rounds_alone_ = 0;
   const int32_t longest = 8 * options_.probe_after_rounds;
-  if (probe_interval_ < longest && !GuessingCanPay(e, max_k, options_.pipelined)) {
+  if ((options_.compute_only || probe_interval_ < longest) &&
+      !GuessingCanPay(e, max_k, options_.pipelined)) {
     probe_interval_ = longest;
     return 0;
   }

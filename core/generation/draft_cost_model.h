@@ -23,7 +23,8 @@
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
 // time does not count towards d); while GuessingCanPay says no acceptance could make guessing
-// pay at the timings measured, only probes 8 times apart run. Likewise every
+// pay at the timings measured, only probes 8 intervals apart run (none with compute_only).
+// Likewise every
 // `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first round
 // uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
 // chooses.

@@ -135,24 +135,28 @@ struct HopelessCase {
 
 // When no acceptance could pay (the draft's guess costs about a target step), probing
 // acceptance again only loses time: the first round guesses (the caller's k), then only the
-// probes 8 probe intervals apart, in case the timings change.
+// probes 8 probe intervals apart, in case the timings change; in-process (compute_only),
+// where both halves' costs move together, none.
 TEST(DraftCostModelTest, ProbesOnlyAtTheLongestIntervalWhenEvenAllKeptCannotPay) {
   const std::vector<HopelessCase> cases = {
       {"in-process tiny pair: a guess costs a target step", {0.75, 1, 0.6, 0.4}},
       {"all kept, a draft slower than the target", {1.0, 2, 1, 0.1}},
   };
   for (const HopelessCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    DraftCostOptions options;
-    DraftCostModel model(options, 4);
-    std::mt19937 rng(13);
-    const int32_t longest = 8 * options.probe_after_rounds;
-    EXPECT_EQ(RunRounds(model, c.pair, longest, rng), 1);
-    EXPECT_EQ(model.Next(), 0);
-    EXPECT_FALSE(GuessingCanPay(model.Estimates(), options.max_draft_tokens, false));
-    // The longest interval's probe still runs: two rounds, then the target alone again.
-    EXPECT_EQ(RunRounds(model, c.pair, longest, rng), 2);
-    EXPECT_EQ(model.Next(), 0);
+    for (const bool compute_only : {false, true}) {
+      SCOPED_TRACE(c.name + (compute_only ? ", compute_only" : ", remote"));
+      DraftCostOptions options;
+      options.compute_only = compute_only;
+      DraftCostModel model(options, 4);
+      std::mt19937 rng(13);
+      const int32_t longest = 8 * options.probe_after_rounds;
+      EXPECT_EQ(RunRounds(model, c.pair, longest, rng), 1);
+      EXPECT_EQ(model.Next(), 0);
+      EXPECT_FALSE(GuessingCanPay(model.Estimates(), options.max_draft_tokens, false));
+      // Remote, the longest interval's probe still runs: two rounds, then the target alone.
+      EXPECT_EQ(RunRounds(model, c.pair, 4 * longest, rng), compute_only ? 0 : 8);
+      EXPECT_EQ(model.Next(), 0);
+    }
   }
 }
 
