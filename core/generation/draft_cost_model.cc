@@ -153,6 +153,7 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
   if (best > 0) {
     rounds_alone_ = 0;
+    probes_in_vain_ = 0;
     probe_interval_ = options_.probe_after_rounds;
     if (++rounds_guessed_ <= options_.remeasure_alone_after_rounds) return best;
     rounds_guessed_ = 0;
@@ -160,23 +161,35 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   }
   rounds_guessed_ = 0;
   if (++rounds_alone_ <= probe_interval_) return 0;
-  // Acceptance may have changed since the last guesses: re-measure it (and, while probes
-  // keep finding k = 0 best, less and less often). When even a draft whose every guess were
-  // kept would be slower than the target alone (a draft as costly per token as the target,
-  // as in-process on a tiny pair), a probe can only lose time, the draft's catch-up on every
-  // token since the last one included. In-process (compute_only) both halves share a thread,
-  // so their costs move together: no probe runs. Remote, the draft's host or the network may
-  // change: only the longest interval's probe runs.
   rounds_alone_ = 0;
-  const int32_t longest = 8 * options_.probe_after_rounds;
-  if ((options_.compute_only || probe_interval_ < longest) &&
-      !GuessingCanPay(e, max_k, options_.pipelined)) {
-    probe_interval_ = longest;
-    return 0;
-  }
-  probe_interval_ = std::min(2 * probe_interval_, longest);
+  if (!ProbeWorthwhile(e, max_k)) return 0;
   probes_left_ = 1;
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
+}
+
+bool DraftCostModel::ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k) {
+  // Acceptance may have changed since the last guesses: re-measure it (and, while probes keep
+  // finding k = 0 best, less and less often). But when even a draft whose every guess were
+  // kept would be slower than the target alone (a draft as costly per token as the target),
+  // a probe can only lose time: remote, where the draft's host or the network may change,
+  // only the longest interval's probe runs.
+  const int32_t longest = 8 * options_.probe_after_rounds;
+  const bool can_pay = GuessingCanPay(e, max_k, options_.pipelined);
+  if (options_.compute_only) {
+    // In-process both halves share a thread, so their costs move together; and a probe first
+    // catches the draft up on every token since the last one, which costs the same share of
+    // that time however far apart probes are (a quarter on the tiny pair). So one probe after
+    // guesses stopped paying, none after it found them still not paying.
+    if (!can_pay || probes_in_vain_ > 0) return false;
+    ++probes_in_vain_;
+    return true;
+  }
+  if (!can_pay && probe_interval_ < longest) {
+    probe_interval_ = longest;
+    return false;
+  }
+  probe_interval_ = std::min(2 * probe_interval_, longest);
+  return true;
 }
 
 void DraftCostModel::FitVerify(DraftCostEstimates& e) const {

@@ -23,8 +23,9 @@
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
 // time does not count towards d); while GuessingCanPay says no acceptance could make guessing
-// pay at the timings measured, only probes 8 intervals apart run (none with compute_only).
-// Likewise every
+// pay at the timings measured, only probes 8 intervals apart run; with compute_only, none, and
+// only one after the model last chose k > 0 (each probe's catch-up costs a fixed share of the
+// time since the last one). Likewise every
 // `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first round
 // uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
 // chooses.
@@ -119,6 +120,8 @@ class DraftCostModel : public DraftLengthPolicy {
   void RecordAcceptance(int32_t drafted, int32_t accepted);
   void FitVerify(DraftCostEstimates& e) const;
   int32_t Choose(const DraftCostEstimates& e);
+  // Whether the probe now due runs (and the next one's interval).
+  bool ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k);
 
   DraftCostOptions options_;
   int32_t probe_interval_;  // rounds at k = 0 before the next probe
@@ -127,6 +130,7 @@ class DraftCostModel : public DraftLengthPolicy {
   int32_t rounds_alone_ = 0;    // consecutive rounds the model chose k = 0
   int32_t rounds_guessed_ = 0;  // consecutive rounds the model chose k > 0
   int32_t probes_left_ = 0;     // rounds of a probe still to run
+  int32_t probes_in_vain_ = 0;  // probes since the model last chose k > 0
   int32_t last_drafted_ = 0;    // the previous round's guesses
   int32_t drafted_before_ = 0;  // and the one's before it
   std::vector<Mean> acceptance_;

@@ -128,6 +128,28 @@ TEST(DraftCostModelTest, LearnsToRunTheTargetAloneWhenGuessingDoesNotPay) {
   EXPECT_LE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) + 4);
 }
 
+// In-process a probe's catch-up costs a fixed share of the time since the last one: after one
+// probe finds guessing still not paying, none; remote, probes go on at growing intervals.
+TEST(DraftCostModelTest, InProcessProbesOnceAfterGuessingStopsPaying) {
+  for (const bool compute_only : {false, true}) {
+    SCOPED_TRACE(compute_only ? "compute_only" : "remote");
+    DraftCostOptions options;
+    options.compute_only = compute_only;
+    DraftCostModel model(options, 4);
+    std::mt19937 rng(7);
+    // The caller's k, the target alone, k = 0 chosen, then the first probe (two rounds) after
+    // probe_after_rounds at k = 0.
+    EXPECT_EQ(RunRounds(model, kRarelyKept, options.probe_after_rounds + 6, rng), 3);
+    ASSERT_EQ(model.Next(), 0);
+    const int later = RunRounds(model, kRarelyKept, 1300, rng);
+    if (compute_only) {
+      EXPECT_EQ(later, 0);
+    } else {
+      EXPECT_GE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2));
+    }
+  }
+}
+
 struct HopelessCase {
   std::string name;
   Pair pair;
