@@ -64,10 +64,13 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
-bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined) {
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined, double margin) {
   DraftCostEstimates all_kept = e;
   all_kept.acceptance.assign(1, 1.0);
-  return BestDraftTokens(all_kept, 0, max_k, pipelined) > 0;
+  const int32_t k = BestDraftTokens(all_kept, 1, max_k, pipelined);
+  const double rate =
+      pipelined ? PipelinedTokensPerSecond(all_kept, k) : SequentialTokensPerSecond(all_kept, k);
+  return rate > (1 + margin) * AloneTokensPerSecond(e);
 }
 
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined) {
@@ -174,17 +177,20 @@ bool DraftCostModel::ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k)
   // a probe can only lose time: remote, where the draft's host or the network may change,
   // only the longest interval's probe runs.
   const int32_t longest = 8 * options_.probe_after_rounds;
-  const bool can_pay = GuessingCanPay(e, max_k, options_.pipelined);
   if (options_.compute_only) {
     // In-process both halves share a thread, so their costs move together; and a probe first
     // catches the draft up on every token since the last one, which costs the same share of
-    // that time however far apart probes are (a quarter on the tiny pair). So one probe after
-    // guesses stopped paying, none after it found them still not paying.
-    if (!can_pay || probes_in_vain_ > 0) return false;
+    // that time however far apart probes are: up to d / t0 (a draft step a token; prefill is
+    // cheaper). So a probe runs only when all guesses kept would gain more than that share,
+    // and once after guesses stopped paying, none after it found them still not paying.
+    const double catch_up = e.draft_token_seconds * AloneTokensPerSecond(e);
+    if (probes_in_vain_ > 0 || !GuessingCanPay(e, max_k, options_.pipelined, catch_up)) {
+      return false;
+    }
     ++probes_in_vain_;
     return true;
   }
-  if (!can_pay && probe_interval_ < longest) {
+  if (probe_interval_ < longest && !GuessingCanPay(e, max_k, options_.pipelined)) {
     probe_interval_ = longest;
     return false;
   }

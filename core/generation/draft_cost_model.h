@@ -23,9 +23,10 @@
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
 // time does not count towards d); while GuessingCanPay says no acceptance could make guessing
-// pay at the timings measured, only probes 8 intervals apart run; with compute_only, none, and
-// only one after the model last chose k > 0 (each probe's catch-up costs a fixed share of the
-// time since the last one). Likewise every
+// pay at the timings measured, only probes 8 intervals apart run. With compute_only a probe's
+// catch-up costs up to d / t0 of the time since the last one, however far apart: a probe runs
+// only while all kept would gain more than that, and once after the model last chose k > 0.
+// Likewise every
 // `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first round
 // uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
 // chooses.
@@ -82,9 +83,10 @@ double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 // The k in [min_k, max_k] with the highest rate (the smallest of equals).
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined);
-// Whether some k in [1, max_k] would beat the target alone if every guess were kept: if not,
-// no acceptance can make guessing pay at these timings.
-bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined);
+// Whether some k in [1, max_k] would beat the target alone by more than `margin` (a share of
+// its rate) if every guess were kept: if not, no acceptance can make guessing pay that much at
+// these timings.
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined, double margin = 0);
 
 class DraftCostModel : public DraftLengthPolicy {
  public:

@@ -150,6 +150,26 @@ TEST(DraftCostModelTest, InProcessProbesOnceAfterGuessingStopsPaying) {
   }
 }
 
+// A draft half the target's cost whose every guess kept would gain 10 %: remote, probes run;
+// in-process the draft's catch-up on the missed tokens (up to d / t0 = 50 % of their time)
+// could not be repaid, so none.
+TEST(DraftCostModelTest, InProcessSkipsAProbeThatCannotRepayTheDraftsCatchUp) {
+  const Pair pair{0.75, 0.5, 0.6, 0.4};
+  for (const bool compute_only : {false, true}) {
+    SCOPED_TRACE(compute_only ? "compute_only" : "remote");
+    DraftCostOptions options;
+    options.compute_only = compute_only;
+    DraftCostModel model(options, 4);
+    std::mt19937 rng(17);
+    RunRounds(model, pair, 3, rng);
+    ASSERT_EQ(model.Next(), 0);
+    const DraftCostEstimates e = model.Estimates();
+    EXPECT_TRUE(GuessingCanPay(e, options.max_draft_tokens, false));
+    EXPECT_FALSE(GuessingCanPay(e, options.max_draft_tokens, false, 0.5));
+    EXPECT_EQ(RunRounds(model, pair, 200, rng) > 0, !compute_only);
+  }
+}
+
 struct HopelessCase {
   std::string name;
   Pair pair;
