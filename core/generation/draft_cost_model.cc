@@ -64,6 +64,15 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined, double margin) {
+  DraftCostEstimates all_kept = e;
+  all_kept.acceptance.assign(1, 1.0);
+  const int32_t k = BestDraftTokens(all_kept, 1, max_k, pipelined);
+  const double rate =
+      pipelined ? PipelinedTokensPerSecond(all_kept, k) : SequentialTokensPerSecond(all_kept, k);
+  return rate > (1 + margin) * AloneTokensPerSecond(e);
+}
+
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined) {
   int32_t best = min_k;
   double best_rate = -1;
@@ -147,6 +156,7 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
   if (best > 0) {
     rounds_alone_ = 0;
+    probes_in_vain_ = 0;
     probe_interval_ = options_.probe_after_rounds;
     if (++rounds_guessed_ <= options_.remeasure_alone_after_rounds) return best;
     rounds_guessed_ = 0;
@@ -154,12 +164,38 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   }
   rounds_guessed_ = 0;
   if (++rounds_alone_ <= probe_interval_) return 0;
-  // Acceptance may have changed since the last guesses: re-measure it (and, while probes
-  // keep finding k = 0 best, less and less often).
   rounds_alone_ = 0;
+  if (!ProbeWorthwhile(e, max_k)) return 0;
   probes_left_ = 1;
-  probe_interval_ = std::min(2 * probe_interval_, 8 * options_.probe_after_rounds);
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
+}
+
+bool DraftCostModel::ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k) {
+  // Acceptance may have changed since the last guesses: re-measure it (and, while probes keep
+  // finding k = 0 best, less and less often). But when even a draft whose every guess were
+  // kept would be slower than the target alone (a draft as costly per token as the target),
+  // a probe can only lose time: remote, where the draft's host or the network may change,
+  // only the longest interval's probe runs.
+  const int32_t longest = 8 * options_.probe_after_rounds;
+  if (options_.compute_only) {
+    // In-process both halves share a thread, so their costs move together; and a probe first
+    // catches the draft up on every token since the last one, which costs the same share of
+    // that time however far apart probes are: up to d / t0 (a draft step a token; prefill is
+    // cheaper). So a probe runs only when all guesses kept would gain more than that share,
+    // and once after guesses stopped paying, none after it found them still not paying.
+    const double catch_up = e.draft_token_seconds * AloneTokensPerSecond(e);
+    if (probes_in_vain_ > 0 || !GuessingCanPay(e, max_k, options_.pipelined, catch_up)) {
+      return false;
+    }
+    ++probes_in_vain_;
+    return true;
+  }
+  if (probe_interval_ < longest && !GuessingCanPay(e, max_k, options_.pipelined)) {
+    probe_interval_ = longest;
+    return false;
+  }
+  probe_interval_ = std::min(2 * probe_interval_, longest);
+  return true;
 }
 
 void DraftCostModel::FitVerify(DraftCostEstimates& e) const {

@@ -12,7 +12,7 @@
 //        the decayed mean at each row count seen, plus a per-call overhead;
 //   t0   the target alone's seconds per token (rounds without guesses).
 // The rounds' times come from RoundReport: wall seconds of each call (the driver's clock) and
-// the backends' compute seconds (the workers' replies; in-process the thread's CPU time).
+// the backends' compute seconds (the workers' replies; in-process the steady clock's).
 // With E(k) = 1 + a_0 + a_0 a_1 + ... + a_0..a_{k-1} (the tokens a round yields),
 //   sequential: rate(k) = E(k) / (D(k) + V(k)),  D(k) = overhead_d + k d,
 //               V(k) = v(k+1) + overhead_v;
@@ -22,9 +22,14 @@
 // and rate(0) = 1 / t0. k = 0 stops the acceptance estimates, so after `probe_after_rounds`
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its
-// time does not count towards d); likewise every `remeasure_alone_after_rounds` rounds with
-// guesses one runs the target alone. The first round uses the caller's k, the second runs the
-// target alone (to measure t0 and v(1)), then the model chooses.
+// time does not count towards d); while GuessingCanPay says no acceptance could make guessing
+// pay at the timings measured, only probes 8 intervals apart run. With compute_only a probe's
+// catch-up costs up to d / t0 of the time since the last one, however far apart: a probe runs
+// only while all kept would gain more than that, and once after the model last chose k > 0.
+// Likewise every
+// `remeasure_alone_after_rounds` rounds with guesses one runs the target alone. The first round
+// uses the caller's k, the second runs the target alone (to measure t0 and v(1)), then the model
+// chooses.
 //
 // Thread-safety: not thread-safe; one per session, on the session's thread.
 #ifndef TANDEM_CORE_GENERATION_DRAFT_COST_MODEL_H_
@@ -37,8 +42,9 @@
 
 namespace tandem {
 
-// The calling thread's CPU time in seconds. In-process rounds are timed with it: a round the
-// OS preempted (a busy machine) then costs what it computed, not how long it waited.
+// The calling thread's CPU time in seconds: a round the OS preempted costs what it computed,
+// not how long it waited. A read is a system call (~0.6 us): the in-process backends time
+// their calls with the steady clock instead (~25 ns), four reads a round.
 double ThreadCpuSeconds();
 
 struct DraftCostOptions {
@@ -77,6 +83,10 @@ double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 // The k in [min_k, max_k] with the highest rate (the smallest of equals).
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined);
+// Whether some k in [1, max_k] would beat the target alone by more than `margin` (a share of
+// its rate) if every guess were kept: if not, no acceptance can make guessing pay that much at
+// these timings.
+bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined, double margin = 0);
 
 class DraftCostModel : public DraftLengthPolicy {
  public:
@@ -112,6 +122,8 @@ class DraftCostModel : public DraftLengthPolicy {
   void RecordAcceptance(int32_t drafted, int32_t accepted);
   void FitVerify(DraftCostEstimates& e) const;
   int32_t Choose(const DraftCostEstimates& e);
+  // Whether the probe now due runs (and the next one's interval).
+  bool ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k);
 
   DraftCostOptions options_;
   int32_t probe_interval_;  // rounds at k = 0 before the next probe
@@ -120,6 +132,7 @@ class DraftCostModel : public DraftLengthPolicy {
   int32_t rounds_alone_ = 0;    // consecutive rounds the model chose k = 0
   int32_t rounds_guessed_ = 0;  // consecutive rounds the model chose k > 0
   int32_t probes_left_ = 0;     // rounds of a probe still to run
+  int32_t probes_in_vain_ = 0;  // probes since the model last chose k > 0
   int32_t last_drafted_ = 0;    // the previous round's guesses
   int32_t drafted_before_ = 0;  // and the one's before it
   std::vector<Mean> acceptance_;

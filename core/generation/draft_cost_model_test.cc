@@ -56,6 +56,15 @@ TEST(DraftCostModelTest, ChoosesTheKWithTheMostTokensPerSecond) {
       {"moderate: in between", Estimates(0.8, 0.1, 1, 0.1, 1.1), 4},
       // 2 ms more per call each way: at k = 4, 3.36 tokens / 5.9 ms < 1 / 1.1 ms.
       {"a round trip the target alone amortises", Estimates(0.8, 0.1, 1, 0.1, 1.1, 2), 0},
+      // In-process on the tiny pair a draft step costs what a target step does: even all
+      // kept, (k + 1) / (1.4 k + 1) ms < 1 / 1 ms.
+      {"a draft as costly as the target, all kept: target alone", Estimates(1.0, 1, 0.6, 0.4, 1),
+       0},
+      // The n-gram drafter's guesses cost nothing: E(k) / (1 + 0.02 (k + 1)) ms peaks at 8.
+      {"free guesses, cheap rows: long k at a = 0.7", Estimates(0.7, 0, 1, 0.02, 1.02), 8},
+      // The tiny pair through the processes (estimates measured by speculation_bench.py):
+      // 0.26 ms a call each way, verify 0.546 + 0.045 ms a row, alone 0.52 ms a token.
+      {"the tiny pair distributed", Estimates(0.85, 0.076, 0.546, 0.045, 0.52, 0.26), 7},
   };
   for (const ChoiceCase& c : cases) {
     EXPECT_EQ(BestDraftTokens(c.estimates, 0, 16, /*pipelined=*/false), c.sequential_k) << c.name;
@@ -100,20 +109,120 @@ int RunRounds(DraftCostModel& model, const Pair& pair, int rounds, std::mt19937&
   return speculative;
 }
 
+// Guessing would pay were most guesses kept (d small against t0 = 1.2 ms), but 1 in 10 is.
+constexpr Pair kRarelyKept{0.1, 0.2, 1, 0.2};
+
 TEST(DraftCostModelTest, LearnsToRunTheTargetAloneWhenGuessingDoesNotPay) {
   DraftCostOptions options;
   DraftCostModel model(options, 4);
   std::mt19937 rng(7);
-  RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
+  RunRounds(model, kRarelyKept, 40, rng);
   EXPECT_EQ(model.Next(), 0);
   // Only the probes guess: two rounds after probe_after_rounds at k = 0, then after twice
   // as many, ... up to 8 times as many.
-  const int first = RunRounds(model, {0.3, 0.5, 0, 1}, 180, rng);
+  const int first = RunRounds(model, kRarelyKept, 180, rng);
   EXPECT_GE(first, 2);
   EXPECT_LE(first, 2 * 180 / (options.probe_after_rounds + 2) + 2);
-  const int later = RunRounds(model, {0.3, 0.5, 0, 1}, 1300, rng);
+  const int later = RunRounds(model, kRarelyKept, 1300, rng);
   EXPECT_GE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) - 2);
   EXPECT_LE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2) + 4);
+}
+
+// In-process a probe's catch-up costs a fixed share of the time since the last one: after one
+// probe finds guessing still not paying, none; remote, probes go on at growing intervals.
+TEST(DraftCostModelTest, InProcessProbesOnceAfterGuessingStopsPaying) {
+  for (const bool compute_only : {false, true}) {
+    SCOPED_TRACE(compute_only ? "compute_only" : "remote");
+    DraftCostOptions options;
+    options.compute_only = compute_only;
+    DraftCostModel model(options, 4);
+    std::mt19937 rng(7);
+    // The caller's k, the target alone, k = 0 chosen, then the first probe (two rounds) after
+    // probe_after_rounds at k = 0.
+    EXPECT_EQ(RunRounds(model, kRarelyKept, options.probe_after_rounds + 6, rng), 3);
+    ASSERT_EQ(model.Next(), 0);
+    const int later = RunRounds(model, kRarelyKept, 1300, rng);
+    if (compute_only) {
+      EXPECT_EQ(later, 0);
+    } else {
+      EXPECT_GE(later, 2 * 1300 / (8 * options.probe_after_rounds + 2));
+    }
+  }
+}
+
+// A draft half the target's cost whose every guess kept would gain 10 %: remote, probes run;
+// in-process the draft's catch-up on the missed tokens (up to d / t0 = 50 % of their time)
+// could not be repaid, so none.
+TEST(DraftCostModelTest, InProcessSkipsAProbeThatCannotRepayTheDraftsCatchUp) {
+  const Pair pair{0.75, 0.5, 0.6, 0.4};
+  for (const bool compute_only : {false, true}) {
+    SCOPED_TRACE(compute_only ? "compute_only" : "remote");
+    DraftCostOptions options;
+    options.compute_only = compute_only;
+    DraftCostModel model(options, 4);
+    std::mt19937 rng(17);
+    RunRounds(model, pair, 3, rng);
+    ASSERT_EQ(model.Next(), 0);
+    const DraftCostEstimates e = model.Estimates();
+    EXPECT_TRUE(GuessingCanPay(e, options.max_draft_tokens, false));
+    EXPECT_FALSE(GuessingCanPay(e, options.max_draft_tokens, false, 0.5));
+    EXPECT_EQ(RunRounds(model, pair, 200, rng) > 0, !compute_only);
+  }
+}
+
+struct HopelessCase {
+  std::string name;
+  Pair pair;
+};
+
+// When no acceptance could pay (the draft's guess costs about a target step), probing
+// acceptance again only loses time: the first round guesses (the caller's k), then only the
+// probes 8 probe intervals apart, in case the timings change; in-process (compute_only),
+// where both halves' costs move together, none.
+TEST(DraftCostModelTest, ProbesOnlyAtTheLongestIntervalWhenEvenAllKeptCannotPay) {
+  const std::vector<HopelessCase> cases = {
+      {"in-process tiny pair: a guess costs a target step", {0.75, 1, 0.6, 0.4}},
+      {"all kept, a draft slower than the target", {1.0, 2, 1, 0.1}},
+  };
+  for (const HopelessCase& c : cases) {
+    for (const bool compute_only : {false, true}) {
+      SCOPED_TRACE(c.name + (compute_only ? ", compute_only" : ", remote"));
+      DraftCostOptions options;
+      options.compute_only = compute_only;
+      DraftCostModel model(options, 4);
+      std::mt19937 rng(13);
+      const int32_t longest = 8 * options.probe_after_rounds;
+      EXPECT_EQ(RunRounds(model, c.pair, longest, rng), 1);
+      EXPECT_EQ(model.Next(), 0);
+      EXPECT_FALSE(GuessingCanPay(model.Estimates(), options.max_draft_tokens, false));
+      // Remote, the longest interval's probe still runs: two rounds, then the target alone.
+      EXPECT_EQ(RunRounds(model, c.pair, 4 * longest, rng), compute_only ? 0 : 8);
+      EXPECT_EQ(model.Next(), 0);
+    }
+  }
+}
+
+struct CanPayCase {
+  std::string name;
+  DraftCostEstimates estimates;
+  bool sequential, pipelined;
+};
+
+TEST(DraftCostModelTest, GuessingCanPayWhenAllKeptWouldBeatTheTargetAlone) {
+  const std::vector<CanPayCase> cases = {
+      // Whatever a: all kept, 17 tokens / 10.7 ms at k = 16 > 1 / 1.1 ms.
+      {"a cheap draft, nothing kept yet", Estimates(0.0, 0.5, 1, 0.1, 1.1), true, true},
+      // Sequential (k + 1) / (1.4 k + 1) ms < 1 / 1 ms; pipelined the draft's k ms hide the
+      // verify: (k + 1) / k ms.
+      {"a draft as costly as the target", Estimates(0.0, 1, 0.6, 0.4, 1), false, true},
+      // 20 ms each way: 17 tokens / 22.7 ms even pipelined.
+      {"a round trip the target alone amortises", Estimates(0.0, 0.1, 1, 0.1, 1.1, 20), false,
+       false},
+  };
+  for (const CanPayCase& c : cases) {
+    EXPECT_EQ(GuessingCanPay(c.estimates, 16, /*pipelined=*/false), c.sequential) << c.name;
+    EXPECT_EQ(GuessingCanPay(c.estimates, 16, /*pipelined=*/true), c.pipelined) << c.name;
+  }
 }
 
 TEST(DraftCostModelTest, GrowsKWhenAllIsKeptAndVerifyIsCheap) {
@@ -175,7 +284,7 @@ TEST(DraftCostModelTest, OnePreemptedRoundDoesNotSwampTheEstimates) {
 TEST(DraftCostModelTest, AProbesCatchUpRoundDoesNotCountTowardsTheDraftsTime) {
   DraftCostModel model(DraftCostOptions{}, 4);
   std::mt19937 rng(9);
-  RunRounds(model, {0.3, 0.5, 0, 1}, 40, rng);
+  RunRounds(model, kRarelyKept, 40, rng);
   ASSERT_EQ(model.Next(), 0);
   const double d = model.Estimates().draft_token_seconds;
   int32_t rounds = 0;

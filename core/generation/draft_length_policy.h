@@ -23,7 +23,7 @@ struct RoundReport {
   double draft_seconds = 0;   // wall clock of the draft call (0 without one)
   double verify_seconds = 0;  // wall clock of the verify call
   // The backends' own compute in those calls (Proposal/Verdict::compute_seconds: a worker's
-  // reply's, or in-process the thread's CPU time; 0 where not measured). Wall minus compute
+  // reply's, or in-process the steady clock's; 0 where not measured). Wall minus compute
   // is what a call costs beyond its work: the round trip.
   double draft_compute_seconds = 0;
   double verify_compute_seconds = 0;

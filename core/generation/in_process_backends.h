@@ -1,8 +1,8 @@
 // The round driver's backends over models in this process: the two halves of
 // speculative_round.h (DraftGuesses, VerifyGuesses) on a decoder, its cache and its sampler.
 // Every call runs at once on the caller's thread and returns a ready future. When `timed`,
-// Draft and Verify report the thread's CPU time of their work (Proposal/Verdict::
-// compute_seconds) for the cost model of k; a clock read costs about a microsecond.
+// Draft and Verify report the steady clock's time of their work (Proposal/Verdict::
+// compute_seconds) for the cost model of k; a clock read costs about 25 ns.
 //
 // Thread-safety: not thread-safe; the decoder, state and sampler must outlive the backend and
 // be used by nothing else meanwhile.

@@ -5,13 +5,13 @@
 namespace tandem {
 namespace {
 
-// Whether history[start, start + n) equals the last n tokens.
-bool MatchesSuffix(absl::Span<const int32_t> history, int64_t start, int64_t n) {
-  const int64_t suffix = static_cast<int64_t>(history.size()) - n;
-  for (int64_t i = 0; i < n; ++i) {
-    if (history[start + i] != history[suffix + i]) return false;
-  }
-  return true;
+// How many tokens before `end` equal the last ones of `history` (at most `cap`, and never
+// reaching before the start).
+int64_t MatchBefore(absl::Span<const int32_t> history, int64_t end, int64_t cap) {
+  const int64_t last = static_cast<int64_t>(history.size()) - 1;
+  int64_t m = 0;
+  while (m < cap && m < end && history[end - 1 - m] == history[last - m]) ++m;
+  return m;
 }
 
 }  // namespace
@@ -19,17 +19,21 @@ bool MatchesSuffix(absl::Span<const int32_t> history, int64_t start, int64_t n) 
 std::vector<int32_t> NgramGuesses(absl::Span<const int32_t> history, int32_t k,
                                   const NgramOptions& options) {
   const int64_t len = static_cast<int64_t>(history.size());
-  const int64_t longest = std::min<int64_t>(options.max_match, len - 1);
-  for (int64_t n = longest; n >= std::max(options.min_match, 1) && k > 0; --n) {
-    // Most recent first: an occurrence starting at `start` < len - n, followed by a token.
-    for (int64_t start = len - n - 1; start >= 0; --start) {
-      if (!MatchesSuffix(history, start, n)) continue;
-      const int64_t from = start + n;
-      const int64_t count = std::min<int64_t>(k, len - from);
-      return std::vector<int32_t>(history.begin() + from, history.begin() + from + count);
+  if (k <= 0 || len < 2) return {};
+  const int64_t cap = std::max(options.max_match, 1);
+  // An occurrence ending at `end` is followed by history[end]; the latest first, so a later
+  // one wins only with a longer match.
+  int64_t best = 0, best_end = 0;
+  for (int64_t end = len - 1; end >= 1 && best < cap; --end) {
+    const int64_t m = MatchBefore(history, end, cap);
+    if (m > best) {
+      best = m;
+      best_end = end;
     }
   }
-  return {};
+  if (best < std::max(options.min_match, 1)) return {};
+  const int64_t count = std::min<int64_t>({k, best / 2 + 1, len - best_end});
+  return std::vector<int32_t>(history.begin() + best_end, history.begin() + best_end + count);
 }
 
 }  // namespace tandem

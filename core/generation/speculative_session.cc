@@ -19,7 +19,7 @@ std::unique_ptr<DraftLengthPolicy> NewDraftLengthPolicy(const SpeculativeOptions
   }
   DraftCostOptions cost;
   cost.max_draft_tokens = options.max_draft_tokens;
-  cost.compute_only = true;  // both models run on this thread, timed by its CPU clock
+  cost.compute_only = true;  // both models run on this thread, timed by the steady clock
   return std::make_unique<DraftCostModel>(cost, options.draft_tokens);
 }
 
@@ -79,7 +79,7 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
                                                               TokenCallback on_token) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
   const uint64_t seed = options_.session.sampler.seed;
-  // Only the cost model reads the calls' CPU times.
+  // Only the cost model reads the calls' times.
   const bool timed = options_.adaptive;
   InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_,
                          timed);

@@ -109,6 +109,10 @@ def main():
         print(f"{mode:11} | {r['alone']['tok_s']:18.1f} | {r['fixed']['tok_s']:8.1f} "
               f"({r['fixed']['speedup']:.2f}) | {r['adaptive']['tok_s']:8.1f} "
               f"({r['adaptive']['speedup']:.2f})")
+    # Every in-process rate, sorted: a bimodal spread (the issue saw 6k or 17k tok/s at k = 4
+    # against 21k alone) shows as two clusters.
+    for c in CONFIGS:
+        print(f"in-process {c:8} tok/s: {' '.join(f'{x:.0f}' for x in sorted(local[c]))}")
     if last is not None:
         cm = last.cost_model
         print(f"cost model (last distributed request): k {last.final_draft_tokens}, acceptance "
