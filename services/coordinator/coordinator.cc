@@ -6,6 +6,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/generation/ngram_drafter.h"
 #include "core/generation/sampler.h"
 #include "glog/logging.h"
 #include "services/common/proto_convert.h"
@@ -373,7 +374,9 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     params.max_tokens =
         request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
-    params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
+    const bool ngram_method = request.speculation().method() == v1::SPECULATION_METHOD_NGRAM;
+    params.draft_tokens =
+        k > 0 ? k : (ngram_method ? kNgramDefaultMaxGuesses : options_.default_draft_tokens);
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
     params.continue_tokens = options_.continue_tokens;
     const v1::SpeculationMethod method = request.speculation().method();

@@ -105,6 +105,21 @@ INSTANTIATE_TEST_SUITE_P(
         NgramCase{"draft_model_only", v1::SPECULATION_METHOD_DRAFT_MODEL, true, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The coordinator's --draft-tokens (4) budgets a draft model; n-gram rounds of a request that
+// names no k may guess up to kNgramDefaultMaxGuesses, as far as the match carries them.
+TEST(NgramSpeculationTest, AnNgramRequestNamingNoKGuessesPastTheDraftModelsK) {
+  CoordinatorOptions options;
+  ASSERT_EQ(options.default_draft_tokens, 4);
+  OneTargetStack stack(options);
+  ASSERT_NE(stack.coordinator, nullptr);
+  v1::GenerateRequest request = Greedy(v1::SPECULATION_METHOD_NGRAM);
+  request.set_max_tokens(256);
+  const Reply got = Generate(*stack.coordinator, request);
+  // accepted_per_position[i]: rounds whose guess i + 1 was kept.
+  ASSERT_GT(got.speculation.accepted_per_position_size(), 4);
+  EXPECT_GT(got.speculation.accepted_per_position(4), 0) << "a fifth guess was kept";
+}
+
 TEST(NgramSpeculationTest, AnUnknownMethodIsInvalidArgument) {
   OneTargetStack stack(CoordinatorOptions{});
   ASSERT_NE(stack.coordinator, nullptr);
