@@ -20,6 +20,7 @@ using internal::kMaxTile;
 
 // Rows of W handled together: they stay in cache while every x tile passes over them.
 constexpr int64_t kRowBlock = 16;
+static_assert(kRowBlock <= 16, "DotPlainRowsAvx512 takes up to 16 rows");
 // Below this many multiply-adds a matmul runs on the calling thread: waking another thread
 // costs more than it saves.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
@@ -229,6 +230,10 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
   // floats a block of rows at a time (exactly, with the scalar reference dequantisation) and
   // multiplied as F32: the same operations for a row whatever the batch or thread.
   const bool decode = !internal::DotTileDecodes(w.type);
+  // AVX-512 takes plain rows 16 at a time (the same results, horizontal sums shared).
+  const bool rows16 =
+      (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) &&
+      (w.type == TensorType::kF32 || w.type == TensorType::kF16 || w.type == TensorType::kBF16);
   // Threads split the rows of W; each (x row, W row) pair is computed by exactly one call.
   pool.ParallelFor(
       w.rows,
@@ -243,6 +248,12 @@ void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t
           if (decode) internal::DecodeRows(w, block, block_end, decoded.data());
           for (int64_t i = 0; i < n; i += kMaxTile) {
             const int tile = static_cast<int>(std::min<int64_t>(kMaxTile, n - i));
+            if (rows16) {
+              internal::DotPlainRowsAvx512(w.type, w.data + block * w.row_bytes, w.row_bytes,
+                                           static_cast<int>(block_end - block), x + i * w.cols,
+                                           w.cols, tile, w.cols, y + i * w.rows + block, w.rows);
+              continue;
+            }
             for (int64_t r = block; r < block_end; ++r) {
               if (decode) {
                 const float* row = decoded.data() + (r - block) * w.cols;

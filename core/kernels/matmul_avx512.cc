@@ -41,9 +41,11 @@ inline __m512 LoadPlain16(TensorType type, const uint8_t* row, int64_t c, __mmas
   }
 }
 
+// sums[t] = acc[t][0] + acc[t][1] for the row's dot products with kTile x rows, before the
+// horizontal sum: chunk c (elements 16c..16c+15) goes to accumulator c % kAcc.
 template <int kTile>
-void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
-              float* out) {
+inline void PlainSums(TensorType type, const uint8_t* row, const float* x, int64_t x_stride,
+                      int64_t cols, __m512* sums) {
   __m512 acc[kTile][kAcc];
 #pragma GCC unroll 16
   for (int t = 0; t < kTile; ++t)
@@ -62,8 +64,75 @@ void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     }
   }
 #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t)
-    out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
+  for (int t = 0; t < kTile; ++t) sums[t] = _mm512_add_ps(acc[t][0], acc[t][1]);
+}
+
+// The horizontal sum of v's 16 lanes as one fixed tree (GCC's _mm512_reduce_add_ps):
+//   h[i] = v[i] + v[i + 8],  q[i] = h[i] + h[i + 4]  (i < 4),  (q[0] + q[2]) + (q[1] + q[3]).
+inline float SumLanes(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  const __m128 e = _mm_add_ps(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
+  return _mm_cvtss_f32(e) + _mm_cvtss_f32(_mm_shuffle_ps(e, e, 1));
+}
+
+// The horizontal sums of 16 vectors at once, out[j] = SumLanes(v[j]) bit for bit: each stage
+// adds the same pairs of lanes as SumLanes, two vectors' worth per instruction.
+inline __m512 SumLanes16(const __m512* v) {
+  __m512 h[8], q[4], e[2];
+  for (int m = 0; m < 8; ++m) {  // h[m]: v[2m]'s h in lanes 0..7, v[2m + 1]'s in 8..15
+    const __m512 lo = _mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 hi = _mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(3, 2, 3, 2));
+    h[m] = _mm512_add_ps(lo, hi);
+  }
+  for (int m = 0; m < 4; ++m) {  // q[m]: 128-bit lane k holds v[4m + k]'s q
+    const __m512 a = _mm512_shuffle_f32x4(h[2 * m], h[2 * m + 1], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 b = _mm512_shuffle_f32x4(h[2 * m], h[2 * m + 1], _MM_SHUFFLE(3, 1, 3, 1));
+    q[m] = _mm512_add_ps(a, b);
+  }
+  for (int m = 0; m < 2;
+       ++m) {  // e[m], lane k: q[2m][0] + q[2m][2], the same for [1], [3], q[2m + 1]
+    const __m512 a = _mm512_shuffle_ps(q[2 * m], q[2 * m + 1], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 b = _mm512_shuffle_ps(q[2 * m], q[2 * m + 1], _MM_SHUFFLE(3, 2, 3, 2));
+    e[m] = _mm512_add_ps(a, b);
+  }
+  // r[4k + i]: the sum of v[4i + k] (lane k of q[i] came from v[4i + k]).
+  const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, r);
+}
+
+template <int kTile>
+void DotPlain(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int64_t cols,
+              float* out) {
+  __m512 sums[kTile];
+  PlainSums<kTile>(type, row, x, x_stride, cols, sums);
+#pragma GCC unroll 16
+  for (int t = 0; t < kTile; ++t) out[t] = SumLanes(sums[t]);
+}
+
+// DotPlain for `count` (<= 16) consecutive rows, out[t * out_stride + j] for row j: the same
+// sums, their horizontal sums taken 16 rows at a time.
+template <int kTile>
+void DotPlainRows(TensorType type, const uint8_t* rows, int64_t row_bytes, int count,
+                  const float* x, int64_t x_stride, int64_t cols, float* out, int64_t out_stride) {
+  __m512 sums[kTile][16];
+  for (int j = 0; j < count; ++j) {
+    __m512 row_sums[kTile];
+    PlainSums<kTile>(type, rows + j * row_bytes, x, x_stride, cols, row_sums);
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) sums[t][j] = row_sums[t];
+  }
+  for (int j = count; j < 16; ++j)
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) sums[t][j] = _mm512_setzero_ps();
+  const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1);
+#pragma GCC unroll 16
+  for (int t = 0; t < kTile; ++t) {
+    _mm512_mask_storeu_ps(out + t * out_stride, lanes, SumLanes16(sums[t]));
+  }
 }
 
 // Q8_0 and Q4_0: 32-element blocks, two chunks each; weight = q · d, exact in float, computed
@@ -110,8 +179,7 @@ void DotQuant(TensorType type, const uint8_t* row, const float* x, int64_t x_str
     }
   }
 #pragma GCC unroll 16
-  for (int t = 0; t < kTile; ++t)
-    out[t] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));
+  for (int t = 0; t < kTile; ++t) out[t] = SumLanes(_mm512_add_ps(acc[t][0], acc[t][1]));
 }
 
 template <int kTile>
@@ -125,6 +193,27 @@ void DotTile(TensorType type, const uint8_t* row, const float* x, int64_t x_stri
 }
 
 }  // namespace
+
+void DotPlainRowsAvx512(TensorType type, const uint8_t* rows, int64_t row_bytes, int count,
+                        const float* x, int64_t x_stride, int tile, int64_t cols, float* out,
+                        int64_t out_stride) {
+  static_assert(kMaxTile == 8, "one case per tile size");
+  switch (tile) {
+#define TANDEM_ROWS_CASE(k) \
+  case k:                   \
+    return DotPlainRows<k>(type, rows, row_bytes, count, x, x_stride, cols, out, out_stride);
+    TANDEM_ROWS_CASE(1)
+    TANDEM_ROWS_CASE(2)
+    TANDEM_ROWS_CASE(3)
+    TANDEM_ROWS_CASE(4)
+    TANDEM_ROWS_CASE(5)
+    TANDEM_ROWS_CASE(6)
+    TANDEM_ROWS_CASE(7)
+    default:
+      return DotPlainRows<8>(type, rows, row_bytes, count, x, x_stride, cols, out, out_stride);
+#undef TANDEM_ROWS_CASE
+  }
+}
 
 void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
                    int64_t cols, float* out) {
@@ -159,6 +248,15 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
 
 #else  // not x86-64: never selected (DetectKernelIsa), kept linkable.
 namespace tandem::internal {
+void DotPlainRowsAvx512(TensorType type, const uint8_t* rows, int64_t row_bytes, int count,
+                        const float* x, int64_t x_stride, int tile, int64_t cols, float* out,
+                        int64_t out_stride) {
+  float dots[kMaxTile];
+  for (int j = 0; j < count; ++j) {
+    DotTileScalar(type, rows + j * row_bytes, x, x_stride, tile, cols, dots);
+    for (int t = 0; t < tile; ++t) out[t * out_stride + j] = dots[t];
+  }
+}
 void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
                    int64_t cols, float* out) {
   DotTileScalar(type, row, x, x_stride, tile, cols, out);

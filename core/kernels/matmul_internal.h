@@ -24,6 +24,13 @@ void DotTileAvx512(TensorType type, const uint8_t* row, const float* x, int64_t 
 void DotTileAvx2(TensorType type, const uint8_t* row, const float* x, int64_t x_stride, int tile,
                  int64_t cols, float* out);
 
+// DotTileAvx512 for `count` (<= 16) consecutive plain (F32, F16, BF16) rows `row_bytes`
+// apart, bit for bit, with the horizontal sums of 16 rows taken together:
+// out[t * out_stride + j] = dot(rows + j * row_bytes, x + t * x_stride).
+void DotPlainRowsAvx512(TensorType type, const uint8_t* rows, int64_t row_bytes, int count,
+                        const float* x, int64_t x_stride, int tile, int64_t cols, float* out,
+                        int64_t out_stride);
+
 // Whether the row kernels above read `type` directly (F32, F16, BF16, Q8_0, Q4_0); other
 // supported types are first decoded to F32 rows with DecodeRows.
 bool DotTileDecodes(TensorType type);

@@ -258,6 +258,42 @@ INSTANTIATE_TEST_SUITE_P(
         MatMulCase{TensorType::kQ6_K, 35, 768, 70}, MatMulCase{TensorType::kIQ4_XS, 37, 256, 9}),
     CaseName);
 
+// AVX-512 takes plain rows 16 at a time (DotPlainRowsAvx512, the horizontal sums of 16 rows
+// in one transposed tree): every output equals the one-row kernel's bit for bit, for every
+// tile size, a partial last group of rows and a masked column tail.
+TEST(MatMulPlainRowsTest, SixteenRowsAtOnceEqualTheOneRowKernel) {
+  const KernelIsa isa = DetectKernelIsa();
+  if (isa != KernelIsa::kAvx512 && isa != KernelIsa::kAvx512Vnni) {
+    GTEST_SKIP() << "no AVX-512 on this CPU";
+  }
+  struct Shape {
+    TensorType type;
+    int64_t rows, cols;
+  };
+  const Shape shapes[] = {{TensorType::kF32, 37, 64},  {TensorType::kF32, 33, 172},
+                          {TensorType::kF32, 5, 7},    {TensorType::kF32, 512, 64},
+                          {TensorType::kF16, 41, 100}, {TensorType::kBF16, 19, 75}};
+  ThreadPool pool(2);
+  for (const Shape& shape : shapes) {
+    TestMatrix m = MakeMatrix(shape.type, shape.rows, shape.cols, 71);
+    for (int64_t n : {1, 2, 5, 8, 9, 17}) {
+      const std::vector<float> x = RandomActivations(n, shape.cols, 73);
+      std::vector<float> y(n * shape.rows, NAN);
+      MatMulWithIsa(KernelIsa::kAvx512, m.w, x.data(), n, y.data(), pool);
+      for (int64_t r = 0; r < shape.rows; ++r) {
+        for (int64_t t = 0; t < n; ++t) {
+          float one;
+          internal::DotTileAvx512(shape.type, m.w.data + r * m.w.row_bytes,
+                                  x.data() + t * shape.cols, shape.cols, 1, shape.cols, &one);
+          ASSERT_EQ(0, std::memcmp(&one, &y[t * shape.rows + r], sizeof(float)))
+              << TensorTypeName(shape.type) << " " << shape.rows << "x" << shape.cols << " n=" << n
+              << " row " << r << " x row " << t;
+        }
+      }
+    }
+  }
+}
+
 // The types added with the K-quants (every path this CPU has, packed or not): a row's output is
 // bit-identical for every batch size 1..9 and at 1, 2 or 3 threads.
 TEST(MatMulBatchInvarianceTest, EveryTypeGivesTheSameRowsForAnyBatchAndThreadCount) {
