@@ -356,6 +356,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
     params.draft_tokens = k > 0 ? k : options_.default_draft_tokens;
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
+    params.pipelined = request.speculation().pipelined();
     params.continue_tokens = options_.continue_tokens;
     const v1::SpeculationMethod method = request.speculation().method();
     if (!v1::SpeculationMethod_IsValid(method)) {
