@@ -90,13 +90,17 @@ absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
       return DropDraft(drafted, result);  // this round goes on without guesses
     }
   }
-  // The call's compute for the guesses the round tests (not the stand-in).
+  // The call's compute and wall time for the guesses the round tests: the stand-in's share of
+  // the compute comes off both (the cost model adds it back for pipelined rounds).
   const size_t produced = proposal_.tokens.size();
   const size_t used = std::min<size_t>(k, produced);
   if (options_.pipelined && produced > used) *standin = proposal_.tokens[used];
   proposal_.tokens.resize(used);
-  report.draft_compute_seconds =
-      produced > 0 ? proposal_.compute_seconds * static_cast<double>(used) / produced : 0;
+  const double extra =
+      produced > 0 ? proposal_.compute_seconds * static_cast<double>(produced - used) / produced
+                   : 0;
+  report.draft_compute_seconds = proposal_.compute_seconds - extra;
+  report.draft_seconds = std::max(0.0, report.draft_seconds - extra);
   return absl::OkStatus();
 }
 

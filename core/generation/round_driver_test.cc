@@ -478,6 +478,22 @@ TEST(RoundDriverTest, AFailedAheadDraftIsDroppedAndTheRoundStands) {
   EXPECT_GT(fallback.calls, 0);
 }
 
+TEST(RoundDriverTest, PipelinedRoundsReportTheComputeOfTheGuessesTestedNotTheStandIn) {
+  ChainTarget target;
+  ChainDraft draft;
+  draft.compute_seconds = 5e-3;  // each call: 4 guesses and the stand-in
+  FixedDraftLength k(4);
+  std::vector<RoundReport> rounds;
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
+  ASSERT_OK(Drive(target, &draft, nullptr, k, Limits(30), Pipelined(), events).result.status());
+  ASSERT_EQ(rounds.size(), 6u);
+  for (const RoundReport& round : rounds) {
+    EXPECT_DOUBLE_EQ(round.draft_compute_seconds, 4e-3);
+    EXPECT_GE(round.draft_seconds, 0);
+  }
+}
+
 TEST(RoundDriverTest, TheNextRoundsDraftRunsWhileTheTargetVerifies) {
   // The first verify finishes only once the call ahead of it has started on its own thread.
   ChainTarget target;

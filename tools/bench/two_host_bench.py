@@ -209,8 +209,8 @@ def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--proxy", nargs=2, metavar=("UPSTREAM", "DELAY_MS"))
     p.add_argument("--target", default="/tmp/kq/smol360_f16.gguf")
-    p.add_argument("--drafts", default="q4_0=/tmp/kq/smol360_q4_0.gguf,"
-                   "q4_k_m=/tmp/kq/smol360_q4_k_m.gguf")
+    p.add_argument("--drafts", default="q8_0=/tmp/pipe_models/smol360_q8_0.gguf,q4_0=/tmp/pipe_models/smol360_q4_0.gguf,"
+                   "q4_k_m=/tmp/pipe_models/smol360_q4_k_m.gguf")
     p.add_argument("--rtts", default="0,1,5")
     p.add_argument("--tokens", type=int, default=128)
     p.add_argument("--repeats", type=int, default=3)
