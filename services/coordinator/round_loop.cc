@@ -88,6 +88,10 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
     DraftCostOptions cost;
     cost.max_draft_tokens = params.max_draft_tokens;
     cost.pipelined = params.pipelined;  // the draft's calls overlap the target's
+    // A probe costs less when the draft's time hides behind the verify: pipelined sessions
+    // re-measure the acceptance sooner after choosing the target alone (the first choice
+    // rests on one round's guesses).
+    if (params.pipelined) cost.probe_after_rounds = 8;
     session.cost_model.emplace(cost, params.draft_tokens);
   }
   DraftLengthPolicy& policy =
