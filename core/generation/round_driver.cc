@@ -76,14 +76,15 @@ absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
   const bool predrafted = predrafted_;
   predrafted_ = false;
   if (draft_ == nullptr || k == 0) return absl::OkStatus();
+  int32_t asked = k + (options_.pipelined ? 1 : 0);
   if (predrafted) {
     std::swap(proposal_, ahead_);
+    asked = ahead_asked_;
     report.draft_seconds = ahead_seconds_;
     ++result.speculation.predrafted_rounds;
   } else {
     const auto start = Clock::now();
-    const absl::Status drafted =
-        draft_->Draft(sequence, k + (options_.pipelined ? 1 : 0), &proposal_).get();
+    const absl::Status drafted = draft_->Draft(sequence, asked, &proposal_).get();
     report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
     if (!drafted.ok()) {
       proposal_.tokens.clear();
@@ -92,8 +93,11 @@ absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
   }
   // The call's compute and wall time for the guesses the round tests: the stand-in's share of
   // the compute comes off both (the cost model adds it back for pipelined rounds).
+  // More guesses than asked go to the target as they are, which refuses them (a draft not to
+  // be trusted).
   const size_t produced = proposal_.tokens.size();
-  const size_t used = std::min<size_t>(k, produced);
+  const size_t used =
+      produced > static_cast<size_t>(asked) ? produced : std::min<size_t>(k, produced);
   if (options_.pipelined && produced > used) *standin = proposal_.tokens[used];
   proposal_.tokens.resize(used);
   const double extra =
@@ -119,7 +123,8 @@ void RoundDriver::StartAhead(std::vector<int32_t>& sequence, int32_t standin, in
   ahead_.compute_seconds = 0;
   ahead_.wall_seconds = 0;
   const auto start = Clock::now();
-  ahead_call_ = draft_->Draft(sequence, static_cast<int32_t>(k) + 1, &ahead_);
+  ahead_asked_ = static_cast<int32_t>(k) + 1;
+  ahead_call_ = draft_->Draft(sequence, ahead_asked_, &ahead_);
   ahead_seconds_ = SecondsSince(start);  // all of it for a synchronous backend
   ++result.speculation.ahead_drafts;
 }

@@ -105,6 +105,7 @@ class RoundDriver {
   Proposal ahead_;
   std::future<absl::Status> ahead_call_;
   double ahead_seconds_ = 0;
+  int32_t ahead_asked_ = 0;  // the guesses that call asked for
   bool predrafted_ = false;  // ahead_ holds the guesses for the current sequence
   // Per-round buffers, reused.
   Proposal proposal_;
