@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
     speculative.session = session;
     speculative.draft_tokens = options.draft_tokens;
     speculative.adaptive = options.adaptive_draft;
+    speculative.pipelined = options.pipelined;
     ASSIGN_OR_RETURN(
         engine->speculative_,
         SpeculativeSession::Create(*engine->model_, *engine->draft_, *engine->pool_, speculative));

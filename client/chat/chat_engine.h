@@ -43,6 +43,7 @@ struct ChatOptions {
   int threads = 2;
   int32_t draft_tokens = 4;
   bool adaptive_draft = false;
+  bool pipelined = false;  // pipelined rounds (round_driver.h)
 };
 
 struct TurnResult {

@@ -3,6 +3,7 @@
 //      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--ignore-eos]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto] [--coupling standard|gumbel]
+//      [--pipeline]
 // tandem-chat --server HOST:PORT [--timeout 600] [--tls] [--tls-ca PEM]
 //      [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]
 //      [the same flags but --ctx, --kv, --threads, --draft: those are the workers' and the
@@ -69,6 +70,8 @@ ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt
 ABSL_FLAG(std::string, coupling, "standard",
           "how guesses become tokens: standard (p/q rule) or gumbel (seeded output equals the "
           "target alone's, whatever the draft)");
+ABSL_FLAG(bool, pipeline, false,
+          "pipelined rounds: the draft guesses the next round while the target verifies");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
@@ -117,6 +120,10 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
       line += absl::StrFormat(" | k auto: last %d, expects %.0f tok/s (alone %.0f)",
                               sp.final_draft_tokens, sp.cost_model->predicted_tokens_per_second,
                               sp.cost_model->predicted_alone_tokens_per_second);
+    }
+    if (sp.pipelined) {
+      line += absl::StrFormat(" | pipelined: %d of %d rounds pre-drafted", sp.predrafted_rounds,
+                              sp.rounds);
     }
   }
   if (turn.generation.stop_reason == tandem::StopReason::kStopId && !turn.stop_text.empty()) {
@@ -168,7 +175,8 @@ int main(int argc, char** argv) {
        "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
        "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--ignore-eos] [--threads "
        "N]\n"
-       "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel]\n"
+       "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
+       "[--pipeline]\n"
        "       [--timeout S] [--tls] [--tls-ca PEM]\n"
        "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
        "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
@@ -214,6 +222,7 @@ int main(int argc, char** argv) {
   options.context_size = absl::GetFlag(FLAGS_ctx);
   options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.ignore_eos = absl::GetFlag(FLAGS_ignore_eos);
+  options.pipelined = absl::GetFlag(FLAGS_pipeline);
   options.threads = absl::GetFlag(FLAGS_threads);
   if (options.context_size < 1) return Fail(2, "--ctx must be >= 1");
   if (options.max_tokens < 1) return Fail(2, "--max-tokens must be >= 1");

@@ -35,6 +35,9 @@ GenerationResult FromFinal(const v1::GenerationResult& r) {
   g.speculation.accepted = s.accepted_tokens();
   g.speculation.round_tokens = s.accepted_tokens() + s.rounds();
   g.speculation.final_draft_tokens = s.final_draft_tokens();
+  g.speculation.pipelined = s.pipelined();
+  g.speculation.ahead_drafts = s.ahead_drafts();
+  g.speculation.predrafted_rounds = s.predrafted_rounds();
   if (s.has_cost_model()) g.speculation.cost_model = CostEstimatesFromProto(s.cost_model());
   return g;
 }
@@ -138,6 +141,7 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   request.set_ignore_eos(options_.ignore_eos);
   request.mutable_speculation()->set_draft_tokens(options_.draft_tokens);
   request.mutable_speculation()->set_adaptive(options_.adaptive_draft);
+  request.mutable_speculation()->set_pipelined(options_.pipelined);
   request.mutable_speculation()->set_coupling(CouplingToProto(options_.sampler.coupling));
   request.set_session_id(session_id_);
   return request;

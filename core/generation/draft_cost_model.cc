@@ -59,8 +59,10 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   // h: every guess kept and the draft's stand-in for the bonus token right.
   double hit = 1;
   for (int32_t i = 0; i <= k; ++i) hit *= Acceptance(e, i);
-  const double draft = DraftPart(e, k), verify = VerifyPart(e, k);
-  const double seconds = hit * std::max(draft, verify) + (1 - hit) * (draft + verify);
+  // Each draft call asks one guess more (the stand-in); the next round's call runs during the
+  // verify and is waited for, so a round takes max(D, V), and one after a miss first drafts.
+  const double draft = DraftPart(e, k + 1), verify = VerifyPart(e, k);
+  const double seconds = std::max(draft, verify) + (1 - hit) * draft;
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 

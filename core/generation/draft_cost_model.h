@@ -18,7 +18,9 @@
 //               V(k) = v(k+1) + overhead_v;
 //   pipelined (the draft guesses the next round while the target verifies; its guesses are
 //   used when all k are kept and the target's bonus token equals the draft's stand-in, with
-//   probability h = a_0..a_k): rate(k) = E(k) / (h max(D, V) + (1 - h)(D + V));
+//   probability h = a_0..a_k; each draft call asks k + 1, the last the stand-in; the driver
+//   waits for the call that ran during the verify, and a round after a miss drafts first):
+//   rate(k) = E(k) / (max(D(k+1), V(k)) + (1 - h) D(k+1));
 // and rate(0) = 1 / t0. k = 0 stops the acceptance estimates, so after `probe_after_rounds`
 // rounds at k = 0 (doubling, up to 8 times, while probes find k = 0 best) two rounds re-measure
 // them with the best k > 0 (the first also catches the draft up on the tokens it missed, so its

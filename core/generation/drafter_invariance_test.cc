@@ -82,12 +82,13 @@ class DrafterInvarianceTest : public ::testing::TestWithParam<Coupling> {
   }
 
   std::vector<int32_t> Speculative(const Model& draft, const SamplerConfig& config, int32_t k,
-                                   SpeculationStats* stats) {
+                                   SpeculationStats* stats, bool pipelined = false) {
     SpeculativeOptions options;
     options.session.sampler = config;
     options.session.context_size = 256;
     options.session.stop_ids = {kEos};
     options.draft_tokens = k;
+    options.pipelined = pipelined;
     std::vector<int32_t> tokens;
     auto session = SpeculativeSession::Create(*target_, draft, pool_, options);
     EXPECT_TRUE(session.ok()) << session.status();
@@ -97,6 +98,7 @@ class DrafterInvarianceTest : public ::testing::TestWithParam<Coupling> {
     if (r.ok()) {
       stats->drafted += r->speculation.drafted;
       stats->accepted += r->speculation.accepted;
+      stats->predrafted_rounds += r->speculation.predrafted_rounds;
     }
     return tokens;
   }
@@ -111,7 +113,7 @@ class DrafterInvarianceTest : public ::testing::TestWithParam<Coupling> {
 // for the standard rule and pins that the mode, not luck, makes the outputs equal.
 TEST_P(DrafterInvarianceTest, SeededOutputEqualsTheTargetAloneForEveryDraftAndK) {
   const Coupling coupling = GetParam();
-  int64_t runs = 0, equal = 0;
+  int64_t runs = 0, equal = 0, predrafted = 0;
   for (const SamplingCase& sampling : kSampling) {
     for (uint64_t seed : {3u, 17u}) {
       const SamplerConfig config = Config(sampling, seed, coupling);
@@ -119,7 +121,7 @@ TEST_P(DrafterInvarianceTest, SeededOutputEqualsTheTargetAloneForEveryDraftAndK)
       ASSERT_GT(alone.size(), 8u) << sampling.name;
       for (const char* draft_path : kDrafts) {
         ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(draft_path));
-        SpeculationStats stats;
+        SpeculationStats stats, pipelined;
         for (int32_t k : kDraftTokens) {
           const std::vector<int32_t> tokens = Speculative(*draft, config, k, &stats);
           ++runs;
@@ -127,8 +129,13 @@ TEST_P(DrafterInvarianceTest, SeededOutputEqualsTheTargetAloneForEveryDraftAndK)
           if (coupling == Coupling::kGumbel) {
             EXPECT_EQ(tokens, alone)
                 << sampling.name << " seed " << seed << " " << draft_path << " k=" << k;
+            // Pipelined rounds too (the draft guessing ahead during each verify).
+            EXPECT_EQ(Speculative(*draft, config, k, &pipelined, /*pipelined=*/true), alone)
+                << sampling.name << " seed " << seed << " " << draft_path << " k=" << k
+                << " pipelined";
           }
         }
+        predrafted += pipelined.predrafted_rounds;
         if (seed == 3) {
           std::printf("%s %s %s: acceptance %.3f\n",
                       coupling == Coupling::kGumbel ? "gumbel  " : "standard",
@@ -143,6 +150,8 @@ TEST_P(DrafterInvarianceTest, SeededOutputEqualsTheTargetAloneForEveryDraftAndK)
               static_cast<long long>(runs));
   if (coupling == Coupling::kStandard) {
     EXPECT_LT(equal, runs / 2);
+  } else {
+    EXPECT_GT(predrafted, 0);  // the pipelined runs did use guesses drafted ahead
   }
 }
 

@@ -47,6 +47,11 @@ struct SpeculationStats {
   std::vector<int64_t> accepted_per_position;
   int32_t final_draft_tokens = 0;  // the k the next round would have asked for
   bool draft_failed = false;       // the draft was abandoned (round_driver.h)
+  // Pipelined drafting (round_driver.h): whether the rounds were pipelined, how many draft
+  // calls ran ahead during a verify, and how many rounds used guesses drafted that way.
+  bool pipelined = false;
+  int64_t ahead_drafts = 0;
+  int64_t predrafted_rounds = 0;
   // With adaptive k: the cost model's estimates k was chosen from (DraftCostModel::Report).
   std::optional<DraftCostEstimates> cost_model;
 

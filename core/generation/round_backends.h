@@ -12,7 +12,8 @@
 //
 // Thread-safety: a backend is driven by one driver; the driver waits for a call's future
 // before it makes the next call on the same backend, but may have a draft call and a target
-// call in flight at once (their prefills run concurrently).
+// call in flight at once (their prefills run concurrently; with pipelining the next round's
+// draft runs while the target verifies).
 #ifndef TANDEM_CORE_GENERATION_ROUND_BACKENDS_H_
 #define TANDEM_CORE_GENERATION_ROUND_BACKENDS_H_
 
@@ -34,6 +35,9 @@ struct Proposal {
   // The drafter's own compute for the call (a worker's reply's compute_seconds; in-process
   // the thread's CPU time when timed); 0 where not measured. Read by the cost model of k.
   double compute_seconds = 0;
+  // The call's wall seconds as the backend measured them, for a call that runs on a thread
+  // of its own (the driver cannot see when its future became ready); 0: the driver's clock.
+  double wall_seconds = 0;
 };
 
 // What the target made of a round.

@@ -67,34 +67,104 @@ absl::Status RoundDriver::Verify(absl::Span<const int32_t> sequence, int32_t con
   return target_.Verify(call, &verdict_).get();
 }
 
-absl::Status RoundDriver::Round(absl::Span<const int32_t> sequence, int32_t k,
-                                int32_t continue_limit, GenerationResult& result) {
-  RoundReport report;
-  report.asked = k;
+absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
+                                  RoundReport& report, GenerationResult& result, int32_t* standin) {
+  *standin = -1;
   proposal_.tokens.clear();
   proposal_.compute_seconds = 0;
-  if (draft_ != nullptr && k > 0) {
+  proposal_.wall_seconds = 0;
+  const bool predrafted = predrafted_;
+  predrafted_ = false;
+  if (draft_ == nullptr || k == 0) return absl::OkStatus();
+  int32_t asked = k + (options_.pipelined ? 1 : 0);
+  if (predrafted) {
+    std::swap(proposal_, ahead_);
+    asked = ahead_asked_;
+    report.draft_seconds = ahead_seconds_;
+    ++result.speculation.predrafted_rounds;
+  } else {
     const auto start = Clock::now();
-    const absl::Status drafted = draft_->Draft(sequence, k, &proposal_).get();
-    report.draft_seconds = SecondsSince(start);
-    report.draft_compute_seconds = proposal_.compute_seconds;
+    const absl::Status drafted = draft_->Draft(sequence, asked, &proposal_).get();
+    report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
     if (!drafted.ok()) {
-      RETURN_IF_ERROR(DropDraft(drafted, result));  // this round goes on without guesses
       proposal_.tokens.clear();
+      return DropDraft(drafted, result);  // this round goes on without guesses
     }
   }
+  // The call's compute and wall time for the guesses the round tests: the stand-in's share of
+  // the compute comes off both (the cost model adds it back for pipelined rounds).
+  // More guesses than asked go to the target as they are, which refuses them (a draft not to
+  // be trusted).
+  const size_t produced = proposal_.tokens.size();
+  const size_t used =
+      produced > static_cast<size_t>(asked) ? produced : std::min<size_t>(k, produced);
+  if (options_.pipelined && produced > used) *standin = proposal_.tokens[used];
+  proposal_.tokens.resize(used);
+  const double extra =
+      produced > 0 ? proposal_.compute_seconds * static_cast<double>(produced - used) / produced
+                   : 0;
+  report.draft_compute_seconds = proposal_.compute_seconds - extra;
+  report.draft_seconds = std::max(0.0, report.draft_seconds - extra);
+  return absl::OkStatus();
+}
+
+void RoundDriver::StartAhead(std::vector<int32_t>& sequence, int32_t standin, int32_t room,
+                             const RoundLimits& limits, GenerationResult& result) {
+  if (draft_ == nullptr || standin < 0) return;
+  // The next round's k as the loop will clamp it if every guess is kept and s is right.
+  const int32_t used = static_cast<int32_t>(proposal_.tokens.size());
+  const int64_t next_length = static_cast<int64_t>(sequence.size()) + used + 1;
+  const int64_t k = std::min<int64_t>(
+      {policy_.Next(), limits.context_size - next_length, static_cast<int64_t>(room) - used - 1});
+  if (k < 1) return;
+  sequence.insert(sequence.end(), proposal_.tokens.begin(), proposal_.tokens.end());
+  sequence.push_back(standin);
+  ahead_.tokens.clear();
+  ahead_.compute_seconds = 0;
+  ahead_.wall_seconds = 0;
   const auto start = Clock::now();
-  absl::Status verified = Verify(sequence, continue_limit);
+  ahead_asked_ = static_cast<int32_t>(k) + 1;
+  ahead_call_ = draft_->Draft(sequence, ahead_asked_, &ahead_);
+  ahead_seconds_ = SecondsSince(start);  // all of it for a synchronous backend
+  ++result.speculation.ahead_drafts;
+}
+
+absl::Status RoundDriver::WaitAhead(std::vector<int32_t>& sequence, size_t length) {
+  if (!ahead_call_.valid()) return absl::OkStatus();
+  absl::Status drafted = ahead_call_.get();
+  sequence.resize(length);
+  ahead_seconds_ = std::max(ahead_seconds_, ahead_.wall_seconds);
+  if (!drafted.ok()) ahead_.tokens.clear();
+  return drafted;
+}
+
+absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32_t room,
+                                const RoundLimits& limits, GenerationResult& result) {
+  RoundReport report;
+  report.asked = k;
+  const size_t length = sequence.size();
+  int32_t standin = -1;
+  RETURN_IF_ERROR(Guesses(sequence, k, report, result, &standin));
+  DraftBackend* const drafted_by = draft_;
+  const int32_t guessed = static_cast<int32_t>(proposal_.tokens.size());
+  if (options_.pipelined) StartAhead(sequence, standin, room, limits, result);
+  const auto start = Clock::now();
+  absl::Status verified = Verify(absl::MakeConstSpan(sequence.data(), length), room);
+  report.verify_seconds = SecondsSince(start);
+  // No call stays in flight past this point.
+  const absl::Status ahead = WaitAhead(sequence, length);
+  const absl::Span<const int32_t> current(sequence.data(), length);
   if (verified.code() == absl::StatusCode::kInvalidArgument && !proposal_.tokens.empty() &&
-      draft_ != nullptr && options_.survive_draft_failure) {
+      draft_ != nullptr && draft_ == drafted_by && options_.survive_draft_failure) {
     // The target refused the guesses (too many, or a q that could not have drawn its guess):
     // the draft is not to be trusted, and the round goes on without guesses.
     RETURN_IF_ERROR(DropDraft(verified, result));
     proposal_.tokens.clear();
-    verified = Verify(sequence, continue_limit);
+    verified = Verify(current, room);
+    report.verify_seconds = SecondsSince(start);
   }
   RETURN_IF_ERROR(verified);
-  report.verify_seconds = SecondsSince(start);
+  if (!ahead.ok() && draft_ == drafted_by) RETURN_IF_ERROR(DropDraft(ahead, result));
   report.verify_compute_seconds = verdict_.compute_seconds;
   const int32_t drafted = static_cast<int32_t>(proposal_.tokens.size());
   if (verdict_.accepted < 0 || verdict_.accepted > drafted) {
@@ -102,9 +172,13 @@ absl::Status RoundDriver::Round(absl::Span<const int32_t> sequence, int32_t k,
         absl::StrCat("target accepted ", verdict_.accepted, " of ", drafted, " guesses"));
   }
   const int32_t continued = static_cast<int32_t>(verdict_.continued.size());
-  if (continued > (drafted == 0 ? continue_limit : 0)) {
+  if (continued > (drafted == 0 ? room : 0)) {
     return absl::InternalError(absl::StrCat("target continued ", continued, " tokens unasked"));
   }
+  // The pre-drafted guesses are the next round's when the draft foresaw this round's tokens.
+  predrafted_ = ahead.ok() && draft_ == drafted_by && standin >= 0 && drafted == guessed &&
+                verdict_.accepted == drafted && verdict_.next_token == standin &&
+                !ahead_.tokens.empty();
   report.drafted = drafted;
   report.accepted = verdict_.accepted;
   report.yielded = verdict_.accepted + 1 + continued;
@@ -132,6 +206,8 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
                                                        RoundTokensCallback on_round) {
   if (sequence.empty()) return absl::InvalidArgumentError("round driver: the context is empty");
   GenerationResult result;
+  result.speculation.pipelined = options_.pipelined && draft_ != nullptr;
+  predrafted_ = false;
   RETURN_IF_ERROR(Prefill(sequence, result));
   const auto decode_start = Clock::now();
   StopRules rules(limits.stop_ids, limits.max_tokens, limits.context_size);
@@ -143,7 +219,8 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
     // No more guesses than the cache can verify or the limit can use.
     const int64_t k = std::max<int64_t>(
         0, std::min<int64_t>({policy_.Next(), limits.context_size - length, room}));
-    RETURN_IF_ERROR(Round(sequence, static_cast<int32_t>(k), static_cast<int32_t>(room), result));
+    RETURN_IF_ERROR(
+        Round(sequence, static_cast<int32_t>(k), static_cast<int32_t>(room), limits, result));
     // The round's tokens: the kept guesses, the target's next token, what it continued with.
     round_tokens_.assign(proposal_.tokens.begin(), proposal_.tokens.begin() + verdict_.accepted);
     round_tokens_.push_back(verdict_.next_token);

@@ -8,6 +8,16 @@
 //   guesses, the target's next token and any tokens it continued with go through the stop
 //   rules (stop_rules.h) to the caller; the policy and the statistics learn the round.
 //
+// Pipelined (RoundDriverOptions::pipelined): each draft call asks for one guess more than the
+// round tests, the draft's stand-in s for the target's next token. While the target verifies
+// g1..gk, the draft is already asked for the next round's guesses after [sequence, g1..gk, s]
+// (its call in flight during the verify; a synchronous backend runs it first). When the verify
+// keeps all k and its next token is s, the next round uses those guesses without a draft call
+// (SpeculationStats::predrafted_rounds); otherwise they are dropped, and positions make that
+// safe: the next call syncs the draft's cache by position. The guesses of a hit are exactly
+// those a draft call for that sequence returns, so for a fixed k the output is token for token
+// the sequential output (any coupling, any seed).
+//
 // A draft that fails, or whose guesses the target refuses (kInvalidArgument), is abandoned
 // when RoundDriverOptions::survive_draft_failure says so: the call goes on with the fallback
 // drafter (the n-gram one) or the target alone, and SpeculationStats::draft_failed is set.
@@ -39,6 +49,7 @@ struct RoundLimits {
 
 struct RoundDriverOptions {
   bool survive_draft_failure = false;
+  bool pipelined = false;  // draft the next round while the target verifies (above)
 };
 
 // Hooks for logs and metrics (each may be empty).
@@ -64,9 +75,20 @@ class RoundDriver {
 
  private:
   absl::Status Prefill(absl::Span<const int32_t> sequence, GenerationResult& result);
-  // One round: guesses, verify, statistics. Fills verdict_ and proposal_.
-  absl::Status Round(absl::Span<const int32_t> sequence, int32_t k, int32_t continue_limit,
-                     GenerationResult& result);
+  // One round: guesses, verify, statistics. Fills verdict_ and proposal_. `room`: the most
+  // tokens after the round's next one the limit can use.
+  absl::Status Round(std::vector<int32_t>& sequence, int32_t k, int32_t room,
+                     const RoundLimits& limits, GenerationResult& result);
+  // The round's guesses into proposal_: the pre-drafted ones or a draft call's; `standin`
+  // receives the draft's guess after them (pipelined), or -1.
+  absl::Status Guesses(absl::Span<const int32_t> sequence, int32_t k, RoundReport& report,
+                       GenerationResult& result, int32_t* standin);
+  // Pipelined: starts drafting the next round after sequence + proposal_ + standin (appended
+  // to `sequence` until WaitAhead).
+  void StartAhead(std::vector<int32_t>& sequence, int32_t standin, int32_t room,
+                  const RoundLimits& limits, GenerationResult& result);
+  // Waits for the call StartAhead made, if any, and cuts `sequence` back to `length`.
+  absl::Status WaitAhead(std::vector<int32_t>& sequence, size_t length);
   absl::Status Verify(absl::Span<const int32_t> sequence, int32_t continue_limit);
   // Abandons the draft in use for `why`, or returns `why` when drafts may not fail.
   absl::Status DropDraft(const absl::Status& why, GenerationResult& result);
@@ -79,6 +101,12 @@ class RoundDriver {
   DraftLengthPolicy& policy_;
   RoundDriverOptions options_;
   RoundEvents events_;
+  // Pipelined: the next round's guesses, the call drafting them, and its seconds.
+  Proposal ahead_;
+  std::future<absl::Status> ahead_call_;
+  double ahead_seconds_ = 0;
+  int32_t ahead_asked_ = 0;  // the guesses that call asked for
+  bool predrafted_ = false;  // ahead_ holds the guesses for the current sequence
   // Per-round buffers, reused.
   Proposal proposal_;
   Verdict verdict_;

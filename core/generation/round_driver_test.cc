@@ -42,6 +42,9 @@ class ChainTarget : public TargetBackend {
   }
   std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override {
     guesses_seen.push_back(static_cast<int32_t>(call.proposal->tokens.size()));
+    if (before_verify) {
+      if (absl::Status ready = before_verify(); !ready.ok()) return ReadyFuture(ready);
+    }
     if (refuse_guesses && !call.proposal->tokens.empty()) {
       return ReadyFuture(absl::InvalidArgumentError("guess 0 has no probability under q"));
     }
@@ -61,6 +64,7 @@ class ChainTarget : public TargetBackend {
   }
 
   std::function<absl::Status()> before_prefill;
+  std::function<absl::Status()> before_verify;
   std::atomic<bool> prefilled{false};
   bool refuse_guesses = false;
   int32_t continue_tokens = 0;
@@ -79,20 +83,29 @@ class ChainDraft : public DraftBackend {
   }
   std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
                                   Proposal* out) override {
+    asked.push_back(k);
     if (++calls == fail_on_call) return ReadyFuture(absl::UnavailableError("draft went away"));
-    out->tokens = Chain(sequence.back(), k);
-    if (wrong_at >= 0 && wrong_at < k) ++out->tokens[wrong_at];
-    out->q.resize(out->tokens.size());
-    out->compute_seconds = compute_seconds;
-    return ReadyFuture(absl::OkStatus());
+    auto guess = [this, sequence, k, out, call = calls] {
+      if (call >= 2) later_call_started = true;
+      out->tokens = Chain(sequence.back(), k);
+      if (wrong_at >= 0 && wrong_at < k) ++out->tokens[wrong_at];
+      out->q.resize(out->tokens.size());
+      out->compute_seconds = compute_seconds;
+      return absl::OkStatus();
+    };
+    if (asynchronous) return std::async(std::launch::async, guess);
+    return ReadyFuture(guess());
   }
   void Abandon() override { abandoned = true; }
 
   std::function<absl::Status()> before_prefill;
   std::atomic<bool> prefilled{false};
   int calls = 0;
+  std::vector<int32_t> asked;  // k of each call
   int fail_on_call = -1;
   int32_t wrong_at = -1;
+  bool asynchronous = false;  // each call on a thread of its own
+  std::atomic<bool> later_call_started{false};
   double compute_seconds = 0;  // what each draft call says it computed
   bool abandoned = false;
 };
@@ -384,6 +397,120 @@ TEST(RoundDriverTest, ThePolicySeesTheBackendsComputeSecondsAndReportsAtTheEnd) 
   EXPECT_EQ(rounds[0].draft_compute_seconds, 0);
   EXPECT_EQ(rounds[0].draft_seconds, 0);
   EXPECT_EQ(rounds[0].verify_compute_seconds, 2e-3);
+}
+
+RoundDriverOptions Pipelined(bool survive = false) {
+  RoundDriverOptions options;
+  options.pipelined = true;
+  options.survive_draft_failure = survive;
+  return options;
+}
+
+TEST(RoundDriverTest, PipelinedRoundsUseTheGuessesDraftedDuringTheVerify) {
+  struct Case {
+    int64_t max_tokens;
+    std::vector<int32_t> guesses;  // per verify
+    std::vector<int32_t> asked;    // per draft call: each asks for the stand-in too
+    int64_t ahead, predrafted;
+  };
+  const std::vector<Case> cases = {
+      // Six rounds of 4 kept guesses and the next token; the last has no room for a next one,
+      // so no call runs ahead of it.
+      {30, {4, 4, 4, 4, 4, 4}, {5, 5, 5, 5, 5, 5}, 5, 5},
+      // Round 2 drafts ahead for the one guess the last round has room for.
+      {12, {4, 4, 1}, {5, 5, 2}, 2, 2},
+  };
+  for (const Case& c : cases) {
+    ChainTarget target;
+    ChainDraft draft;
+    FixedDraftLength k(4);
+    Driven run = Drive(target, &draft, nullptr, k, Limits(c.max_tokens), Pipelined());
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.tokens, Chain(5, static_cast<int>(c.max_tokens)));
+    EXPECT_EQ(target.guesses_seen, c.guesses) << c.max_tokens;
+    EXPECT_EQ(draft.asked, c.asked) << c.max_tokens;
+    const SpeculationStats& s = run.result->speculation;
+    EXPECT_TRUE(s.pipelined);
+    EXPECT_EQ(s.ahead_drafts, c.ahead) << c.max_tokens;
+    EXPECT_EQ(s.predrafted_rounds, c.predrafted) << c.max_tokens;
+    EXPECT_EQ(s.accepted, s.drafted) << c.max_tokens;
+  }
+}
+
+TEST(RoundDriverTest, PipelinedGuessesAreDroppedWhenTheVerifyDiffersFromTheDraftsForesight) {
+  struct Case {
+    const char* name;
+    int32_t wrong_at;  // the guess the draft gets wrong; 4 = the stand-in
+  };
+  for (const Case& c : {Case{"a rejected guess", 2}, Case{"a wrong stand-in", 4}}) {
+    ChainTarget target;
+    ChainDraft draft;
+    draft.wrong_at = c.wrong_at;
+    FixedDraftLength k(4);
+    Driven run = Drive(target, &draft, nullptr, k, Limits(30), Pipelined());
+    ASSERT_OK(run.result.status()) << c.name;
+    EXPECT_EQ(run.tokens, Chain(5, 30)) << c.name;
+    const SpeculationStats& s = run.result->speculation;
+    EXPECT_EQ(s.predrafted_rounds, 0) << c.name;
+    EXPECT_GT(s.ahead_drafts, 0) << c.name;
+    // Every round drafted afresh, and one call ran ahead of each round but the last.
+    EXPECT_EQ(draft.calls, s.rounds + s.ahead_drafts) << c.name;
+    EXPECT_EQ(s.accepted, s.rounds * std::min(c.wrong_at, 4)) << c.name;
+  }
+}
+
+TEST(RoundDriverTest, AFailedAheadDraftIsDroppedAndTheRoundStands) {
+  ChainTarget target;
+  ChainDraft draft, fallback;
+  draft.fail_on_call = 2;  // the first call ahead
+  FixedDraftLength k(4);
+  Driven run = Drive(target, &draft, &fallback, k, Limits(30), Pipelined(/*survive=*/true));
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  EXPECT_TRUE(run.result->speculation.draft_failed);
+  EXPECT_TRUE(draft.abandoned);
+  EXPECT_EQ(draft.calls, 2);
+  // Round 1 kept its 4 guesses; round 2 drafted afresh on the fallback.
+  ASSERT_GE(target.guesses_seen.size(), 2u);
+  EXPECT_EQ(target.guesses_seen[0], 4);
+  EXPECT_EQ(target.guesses_seen[1], 4);
+  EXPECT_GT(fallback.calls, 0);
+}
+
+TEST(RoundDriverTest, PipelinedRoundsReportTheComputeOfTheGuessesTestedNotTheStandIn) {
+  ChainTarget target;
+  ChainDraft draft;
+  draft.compute_seconds = 5e-3;  // each call: 4 guesses and the stand-in
+  FixedDraftLength k(4);
+  std::vector<RoundReport> rounds;
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
+  ASSERT_OK(Drive(target, &draft, nullptr, k, Limits(30), Pipelined(), events).result.status());
+  ASSERT_EQ(rounds.size(), 6u);
+  for (const RoundReport& round : rounds) {
+    EXPECT_DOUBLE_EQ(round.draft_compute_seconds, 4e-3);
+    EXPECT_GE(round.draft_seconds, 0);
+  }
+}
+
+TEST(RoundDriverTest, TheNextRoundsDraftRunsWhileTheTargetVerifies) {
+  // The first verify finishes only once the call ahead of it has started on its own thread.
+  ChainTarget target;
+  ChainDraft draft;
+  draft.asynchronous = true;
+  target.before_verify = [&draft] { return AwaitPrefill(draft.later_call_started); };
+  FixedDraftLength k(4);
+  Driven run = Drive(target, &draft, nullptr, k, Limits(10), Pipelined());
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 10));
+  EXPECT_EQ(run.result->speculation.predrafted_rounds, 1);
+  // Without pipelining no draft call runs during a verify: the verify gives up.
+  ChainTarget sequential;
+  ChainDraft alone;
+  alone.asynchronous = true;
+  sequential.before_verify = [&alone] { return AwaitPrefill(alone.later_call_started); };
+  EXPECT_THAT(Drive(sequential, &alone, nullptr, k, Limits(10)).result,
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 TEST(FixedDraftLengthTest, RoundsDoNotChangeK) {

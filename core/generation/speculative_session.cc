@@ -84,7 +84,9 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const i
   InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_,
                          timed);
   InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed, timed);
-  RoundDriver driver(target, &draft, /*fallback=*/nullptr, *k_policy_);
+  RoundDriverOptions driver_options;
+  driver_options.pipelined = options_.pipelined;
+  RoundDriver driver(target, &draft, /*fallback=*/nullptr, *k_policy_, driver_options);
   RoundLimits limits;
   limits.stop_ids = options_.session.stop_ids;
   limits.max_tokens = max_tokens;

@@ -54,6 +54,11 @@ struct SpeculativeOptions {
   // the first round's k.
   bool adaptive = false;
   int32_t max_draft_tokens = 16;
+  // Pipelined rounds (round_driver.h): the draft guesses the next round's tokens past its
+  // stand-in for the target's. Both models share this thread and its pool, so here the two
+  // calls take turns (no time is saved); the output is the sequential one for a fixed k. It
+  // exists so that in-process and distributed pipelined runs can be compared token for token.
+  bool pipelined = false;
 };
 
 class SpeculativeSession {

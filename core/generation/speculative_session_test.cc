@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
 #include "core/decoder/decoder.h"
 #include "core/generation/chi_square.h"
@@ -286,6 +287,68 @@ TEST_F(SpeculativeSessionTest, FirstTokensAreDistributedAsTheTargetsOwn) {
     EXPECT_FALSE(result.rejected()) << result.ToString();
     std::printf("%s: %s; acceptance %.3f\n", c.name.c_str(), result.ToString().c_str(),
                 stats.acceptance_rate());
+  }
+}
+
+// Pipelined rounds (round_driver.h) draw with the same rule: four tokens with k = 1 give the
+// second round guesses drafted during the first's verify whenever the draft foresaw it.
+TEST_F(SpeculativeSessionTest, PipelinedTokensAreDistributedAsTheTargetsOwn) {
+  constexpr int kPipelinedDepth = 4;
+  for (const LosslessCase& c : LosslessCases()) {
+    if (c.draft != kDrafts[3]) continue;  // the distilled draft: most rounds pre-drafted
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(c.draft));
+    TargetDistribution target(*target_, pool_, c.config);
+    const std::map<Outcome, double> expected =
+        target.Enumerate(kOpenPrompt, kPipelinedDepth, kSeeds);
+    std::map<Outcome, int64_t> observed;
+    SpeculativeOptions options = Options(c.config, 1, 32);
+    options.session.stop_ids = {};
+    options.pipelined = true;
+    std::unique_ptr<SpeculativeSession> session = NewSession(*draft, options);
+    int64_t predrafted = 0;
+    for (int64_t seed = 0; seed < kSeeds; ++seed) {
+      session->set_seed(seed);
+      GenerationResult r;
+      ++observed[Generate(*session, kOpenPrompt, kPipelinedDepth, &r)];
+      predrafted += r.speculation.predrafted_rounds;
+    }
+    const ChiSquareResult result = ChiSquareTest(observed, expected, kSeeds);
+    EXPECT_FALSE(result.rejected()) << result.ToString();
+    EXPECT_GT(predrafted, kSeeds / 10);
+    std::printf("pipelined %s: %s; %lld pre-drafted rounds in %lld calls\n", c.name.c_str(),
+                result.ToString().c_str(), static_cast<long long>(predrafted),
+                static_cast<long long>(kSeeds));
+  }
+}
+
+// For a fixed k a pipelined round's guesses are those a draft call would return, so the
+// output is the sequential one: greedy the target's, and seeded sampling the same tokens.
+TEST_F(SpeculativeSessionTest, PipelinedOutputIsTheSequentialOutput) {
+  ASSERT_OK_AND_ASSIGN(std::vector<testing::GoldenCase> cases, testing::StoriesGoldenCases());
+  ASSERT_FALSE(cases.empty());
+  SamplerConfig sampled = PlainT1();
+  sampled.top_p = 0.9f;
+  sampled.seed = 11;
+  for (const char* path : {kDrafts[0], kDrafts[3]}) {
+    ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(path));
+    for (int32_t k : {1, 4, 8}) {
+      SCOPED_TRACE(absl::StrCat(path, " k=", k));
+      std::unique_ptr<SpeculativeSession> sequential =
+          NewSession(*draft, Options(GreedyConfig(), k));
+      SpeculativeOptions options = Options(GreedyConfig(), k);
+      options.pipelined = true;
+      std::unique_ptr<SpeculativeSession> pipelined = NewSession(*draft, options);
+      GenerationResult r;
+      EXPECT_EQ(Generate(*pipelined, cases[0].prompt_ids, 128, &r), cases[0].greedy_ids);
+      EXPECT_TRUE(r.speculation.pipelined);
+      EXPECT_GT(r.speculation.predrafted_rounds, 0);
+      sequential = NewSession(*draft, Options(sampled, k));
+      options.session.sampler = sampled;
+      pipelined = NewSession(*draft, options);
+      const std::vector<int32_t> expected = Generate(*sequential, cases[0].prompt_ids, 96);
+      EXPECT_EQ(Generate(*pipelined, cases[0].prompt_ids, 96, &r), expected);
+    }
   }
 }
 

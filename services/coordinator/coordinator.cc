@@ -378,6 +378,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     params.draft_tokens =
         k > 0 ? k : (ngram_method ? kNgramDefaultMaxGuesses : options_.default_draft_tokens);
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
+    params.pipelined = request.speculation().pipelined();
     params.continue_tokens = options_.continue_tokens;
     const v1::SpeculationMethod method = request.speculation().method();
     if (!v1::SpeculationMethod_IsValid(method)) {

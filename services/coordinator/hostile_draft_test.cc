@@ -63,39 +63,42 @@ TEST(HostileDraftTest, GuessesTheTargetRefusesDropTheDraftNotTheRequest) {
       {"q gives the guess no probability", 2, true},
   };
   for (const BadGuesses& bad : cases) {
-    SCOPED_TRACE(bad.name);
-    HostileDraft draft(*target.engine, bad);
-    std::unique_ptr<grpc::Server> draft_server = testing::ServeInProcess(&draft);
-    std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
-    targets.push_back(target.Client("target"));
-    drafts.push_back(testing::InProcessClient("draft", *draft_server));
-    prometheus::Registry coordinator_registry;
-    CoordinatorMetrics metrics(coordinator_registry);
-    ASSERT_OK_AND_ASSIGN(
-        std::unique_ptr<Coordinator> coordinator,
-        Coordinator::Create(CoordinatorOptions(), std::move(targets), std::move(drafts), &metrics));
-    v1::GenerateRequest request;
-    request.set_text("Once upon a time");
-    request.mutable_sampling()->set_temperature(0);
-    request.set_max_tokens(32);
-    std::string text;
-    v1::GenerationResult final;
-    const absl::Status status = coordinator->Generate(
-        request,
-        [&](const v1::GenerateResponse& r) {
-          if (r.has_delta()) text += r.delta().text();
-          if (r.has_final()) final = r.final();
-          return true;
-        },
-        [] { return false; }, absl::Now() + absl::Seconds(60));
-    ASSERT_TRUE(status.ok()) << status;
-    EXPECT_EQ(text,
-              ", there was a little girl named Lily. She loved to play outside in the park. One "
-              "day, she saw");
-    EXPECT_TRUE(final.speculation().draft_failed());
-    EXPECT_EQ(final.usage().generated_tokens(), 32);
-    coordinator.reset();
-    draft_server->Shutdown();
+    for (bool pipelined : {false, true}) {
+      SCOPED_TRACE(bad.name + (pipelined ? " pipelined" : ""));
+      HostileDraft draft(*target.engine, bad);
+      std::unique_ptr<grpc::Server> draft_server = testing::ServeInProcess(&draft);
+      std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
+      targets.push_back(target.Client("target"));
+      drafts.push_back(testing::InProcessClient("draft", *draft_server));
+      prometheus::Registry coordinator_registry;
+      CoordinatorMetrics metrics(coordinator_registry);
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Coordinator> coordinator,
+                           Coordinator::Create(CoordinatorOptions(), std::move(targets),
+                                               std::move(drafts), &metrics));
+      v1::GenerateRequest request;
+      request.set_text("Once upon a time");
+      request.mutable_sampling()->set_temperature(0);
+      request.set_max_tokens(32);
+      request.mutable_speculation()->set_pipelined(pipelined);
+      std::string text;
+      v1::GenerationResult final;
+      const absl::Status status = coordinator->Generate(
+          request,
+          [&](const v1::GenerateResponse& r) {
+            if (r.has_delta()) text += r.delta().text();
+            if (r.has_final()) final = r.final();
+            return true;
+          },
+          [] { return false; }, absl::Now() + absl::Seconds(60));
+      ASSERT_TRUE(status.ok()) << status;
+      EXPECT_EQ(text,
+                ", there was a little girl named Lily. She loved to play outside in the park. One "
+                "day, she saw");
+      EXPECT_TRUE(final.speculation().draft_failed());
+      EXPECT_EQ(final.usage().generated_tokens(), 32);
+      coordinator.reset();
+      draft_server->Shutdown();
+    }
   }
   target.server->Shutdown();
 }

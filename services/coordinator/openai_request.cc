@@ -198,6 +198,9 @@ absl::Status Speculation(const Value& v, OpenAiRequest& r) {
       } else {
         return Invalid(f, "is not 'draft_model' or 'ngram'");
       }
+    } else if (key == "pipelined") {
+      ASSIGN_OR_RETURN(bool b, Bool(f, value));
+      s->set_pipelined(b);
     } else if (key == "coupling") {
       ASSIGN_OR_RETURN(std::string c, String(f, value));
       if (c == "standard") {
@@ -210,7 +213,7 @@ absl::Status Speculation(const Value& v, OpenAiRequest& r) {
     } else {
       return Invalid(f,
                      "unknown field (speculation takes enabled, draft_tokens, adaptive, method, "
-                     "coupling)");
+                     "coupling, pipelined)");
     }
   }
   return absl::OkStatus();

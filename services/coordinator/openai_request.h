@@ -11,7 +11,8 @@
 // needs logprobs true; completions: 0..20 alternatives, asking for the chosen tokens' too),
 // logit_bias only empty, echo only false, best_of only 1, response_format only
 // {"type": "text"}. Tandem's own: top_k, min_p, repetition_penalty, speculation {enabled,
-// draft_tokens, adaptive, method "draft_model"|"ngram", coupling "standard"|"gumbel"},
+// draft_tokens, adaptive, method "draft_model"|"ngram", coupling "standard"|"gumbel",
+// pipelined},
 // session_id, ignore_eos. An unset (or null) sampling field takes
 // Tandem's default (tandem.v1.SamplingParams), not OpenAI's.
 //

@@ -166,7 +166,10 @@ absl::Status WorkerDraft::Sync(absl::Span<const int32_t> sequence, int64_t end) 
 
 std::future<absl::Status> WorkerDraft::Draft(absl::Span<const int32_t> sequence, int32_t k,
                                              Proposal* out) {
-  return ReadyFuture(Call(sequence, k, out));
+  if (!p_.pipelined) return ReadyFuture(Call(sequence, k, out));
+  // Pipelined: the call after a round's runs while the target verifies it.
+  return std::async(std::launch::async,
+                    [this, sequence, k, out] { return Call(sequence, k, out); });
 }
 
 absl::Status WorkerDraft::Call(absl::Span<const int32_t> sequence, int32_t k, Proposal* out) {
@@ -182,7 +185,8 @@ absl::Status WorkerDraft::Call(absl::Span<const int32_t> sequence, int32_t k, Pr
   const int64_t work = draft->tokens_size() + k - 1;
   const auto start = Clock::now();
   absl::StatusOr<v1::SessionResponse> response = s_.draft->Call(std::move(request), Timeout(work));
-  if (observer_.draft_call) observer_.draft_call(SecondsSince(start));
+  out->wall_seconds = SecondsSince(start);
+  if (observer_.draft_call) observer_.draft_call(out->wall_seconds);
   if (p_.deadlines.draft_done) {
     p_.deadlines.draft_done(absl::FromChrono(Clock::now() - start), work, response.status());
   }

@@ -5,9 +5,10 @@
 // (CallDeadlines). The target fails over: a replica that broke its stream or did not answer
 // in time is replaced through `reopen_target` and re-synced from the history.
 //
-// Thread-safety: one request of one session at a time. WorkerDraft's Prefill runs on a thread
-// of its own (the target's prefill goes on meanwhile on the caller's); every other call runs
-// on the caller's thread and returns a ready future.
+// Thread-safety: one request of one session at a time. WorkerDraft's Prefill, and with
+// RoundParams::pipelined its Draft, run on a thread of their own (the target's prefill or
+// verify goes on meanwhile on the caller's); every other call runs on the caller's thread and
+// returns a ready future.
 #ifndef TANDEM_SERVICES_COORDINATOR_REMOTE_BACKENDS_H_
 #define TANDEM_SERVICES_COORDINATOR_REMOTE_BACKENDS_H_
 

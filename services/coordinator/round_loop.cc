@@ -44,6 +44,9 @@ void SpeculationToProto(const SpeculationStats& stats, v1::SpeculationStats* pro
   }
   proto->set_final_draft_tokens(stats.final_draft_tokens);
   proto->set_draft_failed(stats.draft_failed);
+  proto->set_pipelined(stats.pipelined);
+  proto->set_ahead_drafts(static_cast<int32_t>(stats.ahead_drafts));
+  proto->set_predrafted_rounds(static_cast<int32_t>(stats.predrafted_rounds));
   if (stats.cost_model) CostEstimatesToProto(*stats.cost_model, proto->mutable_cost_model());
 }
 
@@ -84,12 +87,18 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
   if (params.adaptive && !session.cost_model) {
     DraftCostOptions cost;
     cost.max_draft_tokens = params.max_draft_tokens;
+    cost.pipelined = params.pipelined;  // the draft's calls overlap the target's
+    // A probe costs less when the draft's time hides behind the verify: pipelined sessions
+    // re-measure the acceptance sooner after choosing the target alone (the first choice
+    // rests on one round's guesses).
+    if (params.pipelined) cost.probe_after_rounds = 8;
     session.cost_model.emplace(cost, params.draft_tokens);
   }
   DraftLengthPolicy& policy =
       params.adaptive ? static_cast<DraftLengthPolicy&>(*session.cost_model) : fixed;
   RoundDriverOptions options;
   options.survive_draft_failure = true;  // the request goes on with the target alone
+  options.pipelined = params.pipelined;
   RoundEvents events;
   events.draft_dropped = [&](const absl::Status&) {
     if (observer.draft_failed) observer.draft_failed();

@@ -65,6 +65,8 @@ struct RoundParams {
   int32_t draft_tokens = 4;
   bool adaptive = false;  // k from the session's DraftCostModel (0: the target alone)
   int32_t max_draft_tokens = 16;
+  // Pipelined rounds (round_driver.h): the draft worker's next call runs during the verify.
+  bool pipelined = false;
   // Guesses from the n-gram drafter (ngram_drafter.h) instead of the draft worker; or only
   // while the session has no draft worker (none configured, or it failed).
   bool ngram = false;

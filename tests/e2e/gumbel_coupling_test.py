@@ -1,7 +1,8 @@
 """Drafter-invariant sampling (issue 14, speculation.coupling = COUPLING_GUMBEL) over real
 processes: seeded sampled text equals the target alone's with that seed for every k and after
-the draft is killed mid-request (SIGKILL); with the standard rule it does not. tandem-chat
---coupling gumbel gives the same text in-process with or without a draft and with --server.
+the draft is killed mid-request (SIGKILL), pipelined or not; with the standard rule it does
+not. tandem-chat --coupling gumbel gives the same text in-process with or without a draft and
+with --server, with and without --pipeline.
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
@@ -23,8 +24,9 @@ STANDARD = STUBS.common_pb2.COUPLING_STANDARD
 MAX_TOKENS = 192
 
 
-def sampled(coupling, k=4, speculate=True, seed=9):
+def sampled(coupling, k=4, speculate=True, seed=9, pipelined=False):
     r = request(max_tokens=MAX_TOKENS, speculate=speculate)
+    r.speculation.pipelined = pipelined
     r.sampling.temperature = 0.9
     r.sampling.top_p = 0.95
     r.sampling.top_k = 0
@@ -54,6 +56,10 @@ def test_seeded_text_is_the_targets_for_every_k_and_after_a_draft_kill():
             ids, final, _ = generate(c.stub, sampled(GUMBEL, k=k))
             assert final.speculation.drafted_tokens > 0
             assert ids == alone, f"k={k}: the text differs from the target alone"
+            # Pipelined rounds: the draft guessing the next round during each verify.
+            ids, final, _ = generate(c.stub, sampled(GUMBEL, k=k, pipelined=True))
+            assert final.speculation.pipelined and final.speculation.predrafted_rounds > 0, final
+            assert ids == alone, f"k={k} pipelined: the text differs from the target alone"
         # The standard rule's text for the same seed depends on the draft (the case can fail).
         standard_alone, _, _ = generate(c.stub, sampled(STANDARD, speculate=False))
         standard, _, _ = generate(c.stub, sampled(STANDARD))
@@ -65,6 +71,15 @@ def test_seeded_text_is_the_targets_for_every_k_and_after_a_draft_kill():
         assert final.speculation.drafted_tokens > 0
         assert ids == alone, "the text after the draft's death differs from the target alone"
         print(f"{len(ids)} tokens equal the target alone's after a draft kill")
+
+
+def test_pipelined_seeded_text_is_the_targets_after_a_draft_kill():
+    with stacklib.Cluster(targets=1, draft=True) as c:
+        alone, _, _ = generate(c.stub, sampled(GUMBEL, speculate=False))
+        ids, final, _ = generate(c.stub, sampled(GUMBEL, pipelined=True), timeout=60,
+                                 on_delta=kill_after(c.draft, 24))
+        assert final.speculation.draft_failed and final.speculation.pipelined
+        assert ids == alone, "pipelined: the text after the draft's death differs"
 
 
 def chat(*args):
@@ -83,11 +98,18 @@ def test_tandem_chat_coupling_gumbel_in_process_and_with_server():
         local = chat(TARGET, "--draft", DRAFT, "--draft-tokens", k, *common)
         assert local.returncode == 0, local.stderr
         assert local.stdout == alone.stdout, (k, local.stdout, alone.stdout)
+        local = chat(TARGET, "--draft", DRAFT, "--draft-tokens", k, "--pipeline", *common)
+        assert local.returncode == 0, local.stderr
+        assert local.stdout == alone.stdout, (k, "pipelined", local.stdout, alone.stdout)
     with stacklib.Cluster(targets=1, draft=True) as c:
         remote = chat(*c.chat_args(), *common)
         assert remote.returncode == 0, remote.stderr
         assert remote.stdout == alone.stdout, (remote.stdout, alone.stdout)
         assert "draft acceptance" in remote.stderr, remote.stderr
+        remote = chat(*c.chat_args(), *common, "--pipeline")
+        assert remote.returncode == 0, remote.stderr
+        assert remote.stdout == alone.stdout, (remote.stdout, alone.stdout)
+        assert "pipelined:" in remote.stderr, remote.stderr
     bad = chat(TARGET, "--coupling", "maximal", "-p", "x")
     assert bad.returncode == 2 and "--coupling" in bad.stderr, bad.stderr
 
