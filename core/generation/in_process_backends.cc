@@ -1,5 +1,6 @@
 #include "core/generation/in_process_backends.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -15,6 +16,11 @@ namespace {
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+// Tokens a verify without guesses may draw alone after its next token (as the coordinator's
+// --continue-tokens default): the driver's per-round work is then shared by four tokens of
+// the target alone.
+constexpr int32_t kContinueTokens = 3;
 
 }  // namespace
 
@@ -45,13 +51,20 @@ std::future<absl::Status> InProcessTarget::Verify(const VerifyCall& call, Verdic
   const double start = timed_ ? Now() : 0;
   absl::StatusOr<AcceptanceResult> verdict = VerifyGuesses(
       decoder_, state_, sampler_, call.sequence, &proposal.tokens, proposal.q, seed_, scratch_);
-  out->compute_seconds = timed_ ? Now() - start : 0;
+  out->continued.clear();
+  absl::Status status = verdict.status();
   if (verdict.ok()) {
     out->accepted = verdict->accepted;
     out->next_token = verdict->next_token;
-    out->continued.clear();
+    const int32_t more =
+        proposal.tokens.empty() ? std::min(call.continue_limit, kContinueTokens) : 0;
+    if (more > 0) {
+      status = ContinueAlone(decoder_, state_, sampler_, verdict->next_token, more, seed_, scratch_,
+                             &out->continued);
+    }
   }
-  return ReadyFuture(verdict.status());
+  out->compute_seconds = timed_ ? Now() - start : 0;
+  return ReadyFuture(std::move(status));
 }
 
 }  // namespace tandem

@@ -53,7 +53,8 @@ class InProcessTarget : public TargetBackend {
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
                                     int64_t* reused) override;
-  // Never continues alone (Verdict::continued stays empty).
+  // Without guesses, continues alone for up to 3 tokens (call.continue_limit, ContinueAlone:
+  // the tokens one-token rounds would draw).
   std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override;
 
  private:

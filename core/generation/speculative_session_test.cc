@@ -176,6 +176,9 @@ TEST_F(SpeculativeSessionTest, AdaptiveKStaysExactAndReportsTheCostModel) {
     EXPECT_GE(s.final_draft_tokens, 0);
     EXPECT_LE(s.final_draft_tokens, 6);
     EXPECT_EQ(s.cost_model->chosen_k, s.final_draft_tokens);
+    // Rounds without guesses continued alone: the rounds gave more tokens than one each
+    // beyond the kept guesses.
+    EXPECT_LT(s.rounds + s.accepted, static_cast<int64_t>(cases[1].greedy_ids.size()));
   }
 }
 
