@@ -17,11 +17,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Tokens a verify without guesses may draw alone after its next token (as the coordinator's
-// --continue-tokens default): the driver's per-round work is then shared by four tokens of
-// the target alone.
-constexpr int32_t kContinueTokens = 3;
-
 }  // namespace
 
 std::future<absl::Status> InProcessDraft::Prefill(absl::Span<const int32_t> sequence, int64_t end) {
@@ -57,7 +52,7 @@ std::future<absl::Status> InProcessTarget::Verify(const VerifyCall& call, Verdic
     out->accepted = verdict->accepted;
     out->next_token = verdict->next_token;
     const int32_t more =
-        proposal.tokens.empty() ? std::min(call.continue_limit, kContinueTokens) : 0;
+        proposal.tokens.empty() ? std::min(call.continue_limit, kDefaultContinueTokens) : 0;
     if (more > 0) {
       status = ContinueAlone(decoder_, state_, sampler_, verdict->next_token, more, seed_, scratch_,
                              &out->continued);

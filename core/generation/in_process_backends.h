@@ -53,8 +53,9 @@ class InProcessTarget : public TargetBackend {
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
                                     int64_t* reused) override;
-  // Without guesses, continues alone for up to 3 tokens (call.continue_limit, ContinueAlone:
-  // the tokens one-token rounds would draw).
+  // Without guesses, continues alone for up to kDefaultContinueTokens (call.continue_limit;
+  // ContinueAlone: the tokens one-token rounds would draw), so the round's own work is shared
+  // by several tokens of the target alone.
   std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override;
 
  private:

@@ -52,10 +52,9 @@ TEST(ThreadPoolTest, SplitsTheSameWayEveryTime) {
   EXPECT_EQ(first_starts, (std::vector<int64_t>{0, 16, 32, 48, 64, 80, 88, 96}));
 }
 
-// Two chunks that each wait for the other to start can only finish if two threads run
-// them at once.
-TEST(ThreadPoolTest, RunsChunksOnTheOtherThreadsAtOnce) {
-  ThreadPool pool(2);
+// Runs two chunks that each wait (up to 10 s) for the other to start: true if they met,
+// which needs two threads running them at once.
+bool TwoWaitingChunksMeet(ThreadPool& pool) {
   std::atomic<int> started{0};
   std::atomic<bool> timed_out{false};
   pool.ParallelFor(2, [&](int64_t, int64_t) {
@@ -68,7 +67,14 @@ TEST(ThreadPoolTest, RunsChunksOnTheOtherThreadsAtOnce) {
       }
     }
   });
-  EXPECT_FALSE(timed_out);
+  return !timed_out;
+}
+
+// Two chunks that each wait for the other to start can only finish if two threads run
+// them at once.
+TEST(ThreadPoolTest, RunsChunksOnTheOtherThreadsAtOnce) {
+  ThreadPool pool(2);
+  EXPECT_TRUE(TwoWaitingChunksMeet(pool));
 }
 
 // A stalled thread's share is taken by the others: one chunk sleeping does not keep the
@@ -105,19 +111,7 @@ TEST(ThreadPoolTest, DoesNotWaitForAWorkerThatWakesLate) {
   EXPECT_LT(elapsed, std::chrono::milliseconds(500));
   EXPECT_EQ(worker_chunks, 0);
   // The late worker still joins later jobs: two chunks that wait for each other finish.
-  std::atomic<int> started{0};
-  std::atomic<bool> timed_out{false};
-  pool.ParallelFor(2, [&](int64_t, int64_t) {
-    ++started;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (started < 2) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        timed_out = true;
-        return;
-      }
-    }
-  });
-  EXPECT_FALSE(timed_out);
+  EXPECT_TRUE(TwoWaitingChunksMeet(pool));
 }
 
 }  // namespace

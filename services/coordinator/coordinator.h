@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/generation/round_backends.h"
 #include "services/common/metrics.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
@@ -54,7 +55,7 @@ struct CoordinatorOptions {
   int32_t default_max_tokens = 256;
   // Without a draft, a verify may let a busy target draw this many more tokens alone
   // (RoundParams::continue_tokens); 0: one token per verify.
-  int32_t continue_tokens = 3;
+  int32_t continue_tokens = kDefaultContinueTokens;
   // Requests with SPECULATION_METHOD_UNSPECIFIED use the n-gram drafter while their session
   // has no draft worker (none configured, or it failed).
   bool ngram_fallback = false;

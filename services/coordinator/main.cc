@@ -74,7 +74,7 @@ ABSL_FLAG(bool, local_tokenizer, true,
           "tokenize text and chat prompts in the coordinator with the target's own tokenizer "
           "(sent once at start-up; the target tokenizes when it does not match); false: a "
           "Tokenize call to the target for each prompt");
-ABSL_FLAG(int, continue_tokens, 3,
+ABSL_FLAG(int, continue_tokens, tandem::kDefaultContinueTokens,
           "without a draft, tokens a busy target may draw alone after each verify's "
           "(one more per 4 sessions in its last step; 0: one token per verify)");
 ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");

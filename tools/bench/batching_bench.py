@@ -187,6 +187,17 @@ def stream(stub, req, start, timeout):
     return {"ids": ids, "arrivals": arrivals, "usage": usage, "spec": spec, "error": None}
 
 
+def ids_and_final(stub, req, timeout=300):
+    """One Generate to its end: (token ids, the final GenerationResult)."""
+    ids, final = [], None
+    for reply in stub.Generate(req, timeout=timeout):
+        if reply.HasField("delta"):
+            ids.extend(reply.delta.token_ids)
+        if reply.HasField("final"):
+            final = reply.final
+    return ids, final
+
+
 def concurrent(stub, prompts, tokens, speculate, timeout):
     """Runs one stream per prompt, all released together; (results, wall seconds)."""
     results = [None] * len(prompts)

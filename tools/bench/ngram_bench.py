@@ -53,13 +53,7 @@ def generate(stub, prompt, tokens, ngram, k, adaptive=False):
         r.speculation.method = STUBS.generator_pb2.SPECULATION_METHOD_NGRAM
         r.speculation.draft_tokens = k
         r.speculation.adaptive = adaptive
-    ids, final = [], None
-    for reply in stub.Generate(r, timeout=300):
-        if reply.HasField("delta"):
-            ids.extend(reply.delta.token_ids)
-        if reply.HasField("final"):
-            final = reply.final
-    return ids, final
+    return batching_bench.ids_and_final(stub, r)
 
 
 def main():

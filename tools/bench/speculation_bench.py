@@ -36,13 +36,7 @@ def generate(stub, tokens, speculate, k, adaptive):
     r.speculation.enabled = speculate
     r.speculation.draft_tokens = k
     r.speculation.adaptive = adaptive
-    ids, final = [], None
-    for reply in stub.Generate(r, timeout=300):
-        if reply.HasField("delta"):
-            ids.extend(reply.delta.token_ids)
-        if reply.HasField("final"):
-            final = reply.final
-    return ids, final
+    return batching_bench.ids_and_final(stub, r)
 
 
 def in_process(a, target, draft, config):
