@@ -50,7 +50,7 @@ double ExpectedRoundTokens(const DraftCostEstimates& e, int32_t k) {
 
 double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   if (k == 0) return AloneTokensPerSecond(e);
-  const double seconds = DraftPart(e, k) + VerifyPart(e, k);
+  const double seconds = DraftPart(e, k) + VerifyPart(e, k) + e.round_overhead_seconds;
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
@@ -62,7 +62,7 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   // Each draft call asks one guess more (the stand-in); the next round's call runs during the
   // verify and is waited for, so a round takes max(D, V), and one after a miss first drafts.
   const double draft = DraftPart(e, k + 1), verify = VerifyPart(e, k);
-  const double seconds = std::max(draft, verify) + (1 - hit) * draft;
+  const double seconds = std::max(draft, verify) + (1 - hit) * draft + e.round_overhead_seconds;
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
@@ -124,7 +124,11 @@ void DraftCostModel::Observe(const RoundReport& report) {
   drafted_before_ = last_drafted_;
   last_drafted_ = round.drafted;
   if (round.drafted > 0) {
-    RecordAcceptance(round.drafted, round.accepted);
+    // A tested stand-in is one guess more (pipelined rounds hit only when it is right).
+    const int32_t standin = round.standin_tested ? 1 : 0;
+    RecordAcceptance(round.drafted + standin,
+                     round.accepted + (round.standin_tested && round.standin_kept ? 1 : 0));
+    ++rounds_with_guesses_;
   }
   if (round.drafted > 0 && !caught_up) {
     draft_token_.AddTime(round.draft_compute_seconds / round.drafted, decay);
@@ -138,7 +142,10 @@ void DraftCostModel::Observe(const RoundReport& report) {
   if (round.drafted == 0) {
     // A round of the target alone (perhaps continuing several tokens): per token.
     verify_by_rows_[0].AddTime(round.verify_compute_seconds / yielded, decay);
-    alone_token_.AddTime(round.verify_seconds / yielded, decay);
+    // Remote, the whole round is the target alone's cost: its call and the work between.
+    const bool whole = !options_.compute_only && round.round_seconds > round.verify_seconds;
+    alone_token_.AddTime((whole ? round.round_seconds : round.verify_seconds) / yielded, decay);
+    if (whole) round_overhead_.AddTime(round.round_seconds - round.verify_seconds, decay);
   } else {
     verify_by_rows_[rows - 1].AddTime(round.verify_compute_seconds, decay);
   }
@@ -155,8 +162,10 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
     --probes_left_;
     return std::max(1, BestDraftTokens(e, 1, max_k, options_.pipelined));
   }
-  const int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
+  int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
+  if (best == 0 && KeepGuessing(e, max_k)) best = BestDraftTokens(e, 1, max_k, options_.pipelined);
   if (best > 0) {
+    speculating_ = true;
     rounds_alone_ = 0;
     probes_in_vain_ = 0;
     probe_interval_ = options_.probe_after_rounds;
@@ -165,11 +174,24 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
     return 0;  // the target alone's rate may have changed: re-measure it
   }
   rounds_guessed_ = 0;
+  speculating_ = false;
   if (++rounds_alone_ <= probe_interval_) return 0;
   rounds_alone_ = 0;
   if (!ProbeWorthwhile(e, max_k)) return 0;
   probes_left_ = 1;
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
+}
+
+bool DraftCostModel::KeepGuessing(const DraftCostEstimates& e, int32_t max_k) const {
+  const bool pipelined = options_.pipelined;
+  if (rounds_with_guesses_ < options_.evidence_rounds && !e.acceptance.empty() &&
+      e.acceptance[0] >= 0.5 && GuessingCanPay(e, max_k, pipelined)) {
+    return true;
+  }
+  if (!speculating_) return false;
+  const int32_t k = BestDraftTokens(e, 1, max_k, pipelined);
+  const double rate = pipelined ? PipelinedTokensPerSecond(e, k) : SequentialTokensPerSecond(e, k);
+  return (1 + options_.alone_margin) * rate >= AloneTokensPerSecond(e);
 }
 
 bool DraftCostModel::ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k) {
@@ -237,6 +259,7 @@ DraftCostEstimates DraftCostModel::Estimates() const {
   e.draft_overhead_seconds = draft_overhead_.value();
   e.verify_overhead_seconds = verify_overhead_.value();
   e.alone_token_seconds = alone_token_.value();
+  e.round_overhead_seconds = round_overhead_.value();
   FitVerify(e);
   e.chosen_k = k_;
   e.predicted_tokens_per_second =

@@ -27,6 +27,13 @@ struct RoundReport {
   // is what a call costs beyond its work: the round trip.
   double draft_compute_seconds = 0;
   double verify_compute_seconds = 0;
+  // Wall clock from the end of the round before (or the decode's start) to this one's end:
+  // its calls, and what the caller did between rounds (streaming the tokens out).
+  double round_seconds = 0;
+  // Pipelined rounds: every guess was kept, so the target's next token tested the draft's
+  // stand-in for it (the guess at position `drafted`), and whether the two were equal.
+  bool standin_tested = false;
+  bool standin_kept = false;
 };
 
 class DraftLengthPolicy {

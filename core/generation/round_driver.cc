@@ -181,7 +181,12 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
                 !ahead_.tokens.empty();
   report.drafted = drafted;
   report.accepted = verdict_.accepted;
+  report.standin_tested = standin >= 0 && drafted == guessed && verdict_.accepted == drafted;
+  report.standin_kept = report.standin_tested && verdict_.next_token == standin;
   report.yielded = verdict_.accepted + 1 + continued;
+  const auto end = Clock::now();
+  report.round_seconds = std::chrono::duration<double>(end - last_round_end_).count();
+  last_round_end_ = end;
   Record(report, result.speculation);
   policy_.Observe(report);
   if (events_.round_done) events_.round_done(report);
@@ -210,6 +215,7 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
   predrafted_ = false;
   RETURN_IF_ERROR(Prefill(sequence, result));
   const auto decode_start = Clock::now();
+  last_round_end_ = decode_start;
   StopRules rules(limits.stop_ids, limits.max_tokens, limits.context_size);
   std::optional<StopReason> stop;
   while (!stop) {

@@ -28,6 +28,7 @@
 #ifndef TANDEM_CORE_GENERATION_ROUND_DRIVER_H_
 #define TANDEM_CORE_GENERATION_ROUND_DRIVER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -107,6 +108,8 @@ class RoundDriver {
   double ahead_seconds_ = 0;
   int32_t ahead_asked_ = 0;  // the guesses that call asked for
   bool predrafted_ = false;  // ahead_ holds the guesses for the current sequence
+  // When the previous round ended (RoundReport::round_seconds), or the decode began.
+  std::chrono::steady_clock::time_point last_round_end_;
   // Per-round buffers, reused.
   Proposal proposal_;
   Verdict verdict_;

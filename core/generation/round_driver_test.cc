@@ -379,10 +379,15 @@ TEST(RoundDriverTest, ThePolicySeesTheBackendsComputeSecondsAndReportsAtTheEnd) 
   Driven run = Drive(target, &draft, nullptr, policy, Limits(12));
   ASSERT_OK(run.result.status());
   ASSERT_EQ(policy.rounds.size(), 4u);  // 2, 4, 2 and 4 tokens
+  double rounds_seconds = 0;
   for (const RoundReport& round : policy.rounds) {
     EXPECT_EQ(round.draft_compute_seconds, 1e-3);
     EXPECT_EQ(round.verify_compute_seconds, 2e-3);
+    // A round's wall time covers its calls; the rounds tile the decode.
+    EXPECT_GE(round.round_seconds, round.draft_seconds + round.verify_seconds);
+    rounds_seconds += round.round_seconds;
   }
+  EXPECT_LE(rounds_seconds, run.result->stats.decode_seconds);
   ASSERT_TRUE(run.result->speculation.cost_model.has_value());
   EXPECT_EQ(run.result->speculation.cost_model->chosen_k, 4);
 
@@ -491,6 +496,43 @@ TEST(RoundDriverTest, PipelinedRoundsReportTheComputeOfTheGuessesTestedNotTheSta
     EXPECT_DOUBLE_EQ(round.draft_compute_seconds, 4e-3);
     EXPECT_GE(round.draft_seconds, 0);
   }
+}
+
+// What the cost model learns the stand-in's acceptance from: tested only when every guess
+// was kept, right when the target's next token is the draft's stand-in.
+TEST(RoundDriverTest, PipelinedRoundsReportWhetherTheStandInWasTestedAndRight) {
+  struct Case {
+    const char* name;
+    int32_t wrong_at;  // as ChainDraft's; 4 = the stand-in, -1 = never
+    bool tested, kept;
+  };
+  const std::vector<Case> cases = {{"all right", -1, true, true},
+                                   {"a wrong stand-in", 4, true, false},
+                                   {"a rejected guess", 2, false, false}};
+  for (const Case& c : cases) {
+    ChainTarget target;
+    ChainDraft draft;
+    draft.wrong_at = c.wrong_at;
+    FixedDraftLength k(4);
+    std::vector<RoundReport> rounds;
+    RoundEvents events;
+    events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
+    ASSERT_OK(Drive(target, &draft, nullptr, k, Limits(30), Pipelined(), events).result.status());
+    ASSERT_GE(rounds.size(), 2u) << c.name;
+    EXPECT_EQ(rounds[0].standin_tested, c.tested) << c.name;
+    EXPECT_EQ(rounds[0].standin_kept, c.kept) << c.name;
+  }
+  // Sequential rounds have no stand-in.
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(4);
+  std::vector<RoundReport> rounds;
+  RoundEvents events;
+  events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
+  ASSERT_OK(
+      Drive(target, &draft, nullptr, k, Limits(30), RoundDriverOptions{}, events).result.status());
+  ASSERT_FALSE(rounds.empty());
+  EXPECT_FALSE(rounds[0].standin_tested);
 }
 
 TEST(RoundDriverTest, TheNextRoundsDraftRunsWhileTheTargetVerifies) {

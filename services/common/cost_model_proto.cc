@@ -10,6 +10,7 @@ void CostEstimatesToProto(const DraftCostEstimates& e, v1::DraftCostEstimates* o
   out->set_verify_row_seconds(e.verify_row_seconds);
   out->set_verify_overhead_seconds(e.verify_overhead_seconds);
   out->set_alone_token_seconds(e.alone_token_seconds);
+  out->set_round_overhead_seconds(e.round_overhead_seconds);
   out->set_chosen_draft_tokens(e.chosen_k);
   out->set_predicted_tokens_per_second(e.predicted_tokens_per_second);
   out->set_predicted_alone_tokens_per_second(e.predicted_alone_tokens_per_second);
@@ -24,6 +25,7 @@ DraftCostEstimates CostEstimatesFromProto(const v1::DraftCostEstimates& e) {
   out.verify_row_seconds = e.verify_row_seconds();
   out.verify_overhead_seconds = e.verify_overhead_seconds();
   out.alone_token_seconds = e.alone_token_seconds();
+  out.round_overhead_seconds = e.round_overhead_seconds();
   out.chosen_k = e.chosen_draft_tokens();
   out.predicted_tokens_per_second = e.predicted_tokens_per_second();
   out.predicted_alone_tokens_per_second = e.predicted_alone_tokens_per_second();

@@ -15,6 +15,7 @@ TEST(CostModelProtoTest, EveryEstimateSurvivesTheRoundTrip) {
   e.verify_row_seconds = 4e-5;
   e.verify_overhead_seconds = 5e-4;
   e.alone_token_seconds = 6e-4;
+  e.round_overhead_seconds = 7e-5;
   e.chosen_k = 3;
   e.predicted_tokens_per_second = 1234.5;
   e.predicted_alone_tokens_per_second = 987.5;
@@ -30,6 +31,7 @@ TEST(CostModelProtoTest, EveryEstimateSurvivesTheRoundTrip) {
   EXPECT_EQ(back.verify_row_seconds, e.verify_row_seconds);
   EXPECT_EQ(back.verify_overhead_seconds, e.verify_overhead_seconds);
   EXPECT_EQ(back.alone_token_seconds, e.alone_token_seconds);
+  EXPECT_EQ(back.round_overhead_seconds, e.round_overhead_seconds);
   EXPECT_EQ(back.chosen_k, 3);
   EXPECT_EQ(back.predicted_tokens_per_second, e.predicted_tokens_per_second);
   EXPECT_EQ(back.predicted_alone_tokens_per_second, e.predicted_alone_tokens_per_second);
