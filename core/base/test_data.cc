@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,16 @@ absl::StatusOr<std::string> SharedFile(absl::string_view relative) {
                      " (set TANDEM_SHARED to the folder that holds models/, normally ../shared)"));
   }
   return path.string();
+}
+
+absl::StatusOr<std::string> ReadSharedFile(absl::string_view relative) {
+  absl::StatusOr<std::string> path = SharedFile(relative);
+  if (!path.ok()) return path.status();
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", *path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
 }
 
 namespace {

@@ -18,6 +18,9 @@ std::string SharedDir();
 // names the missing path and says how to point the tests at the shared files.
 absl::StatusOr<std::string> SharedFile(absl::string_view relative);
 
+// The bytes of `relative` inside the shared folder (SharedFile's kNotFound when missing).
+absl::StatusOr<std::string> ReadSharedFile(absl::string_view relative);
+
 // Runs tools/make_fixture_model with `args` (e.g. {"--arch", "qwen2", "--dim", "64"}) plus
 // --out-gguf DIR/model.gguf --out-hf DIR/hf into a fresh temporary folder DIR, and returns
 // DIR. The tool is found through $TANDEM_SOURCE_DIR, the working directory (Bazel runfiles)

@@ -1,7 +1,5 @@
 #include "core/base/vocab_test_vectors.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -17,21 +15,12 @@ namespace {
 const char kSeparator[] = "\n__ggml_vocab_test__\n";
 constexpr size_t kSeparatorSize = sizeof(kSeparator) - 1;
 
-absl::StatusOr<std::string> ReadShared(const std::string& relative) {
-  ASSIGN_OR_RETURN(std::string path, SharedFile(relative));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 }  // namespace
 
 absl::StatusOr<VocabTestVectors> ReadVocabTestVectors(absl::string_view name) {
   const std::string base = absl::StrCat("models/vocab/", name);
-  ASSIGN_OR_RETURN(std::string inp, ReadShared(base + ".inp"));
-  ASSIGN_OR_RETURN(std::string out, ReadShared(base + ".out"));
+  ASSIGN_OR_RETURN(std::string inp, ReadSharedFile(base + ".inp"));
+  ASSIGN_OR_RETURN(std::string out, ReadSharedFile(base + ".out"));
   VocabTestVectors v;
   for (size_t pos = 0, end; (end = inp.find(kSeparator, pos)) != std::string::npos;
        pos = end + kSeparatorSize) {

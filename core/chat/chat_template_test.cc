@@ -1,7 +1,5 @@
 #include "core/chat/chat_template.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,20 +19,11 @@ namespace tandem::chat {
 namespace {
 
 using ::tandem::testing::IsOkAndHolds;
-using ::tandem::testing::SharedFile;
+using ::tandem::testing::ReadSharedFile;
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
 constexpr char kTemplateDir[] = "models/chat_templates/";
-
-absl::StatusOr<std::string> ReadSharedFile(absl::string_view relative) {
-  ASSIGN_OR_RETURN(std::string path, SharedFile(relative));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // The date the expected renders were made with (strftime_now fixed to 26 Jul 2024).
 ChatTemplateOptions FixedDateOptions(std::string bos, std::string eos) {

@@ -66,21 +66,22 @@ double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k) {
   return seconds > 0 ? ExpectedRoundTokens(e, k) / seconds : 0;
 }
 
+double TokensPerSecond(const DraftCostEstimates& e, int32_t k, bool pipelined) {
+  return pipelined ? PipelinedTokensPerSecond(e, k) : SequentialTokensPerSecond(e, k);
+}
+
 bool GuessingCanPay(const DraftCostEstimates& e, int32_t max_k, bool pipelined, double margin) {
   DraftCostEstimates all_kept = e;
   all_kept.acceptance.assign(1, 1.0);
   const int32_t k = BestDraftTokens(all_kept, 1, max_k, pipelined);
-  const double rate =
-      pipelined ? PipelinedTokensPerSecond(all_kept, k) : SequentialTokensPerSecond(all_kept, k);
-  return rate > (1 + margin) * AloneTokensPerSecond(e);
+  return TokensPerSecond(all_kept, k, pipelined) > (1 + margin) * AloneTokensPerSecond(e);
 }
 
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined) {
   int32_t best = min_k;
   double best_rate = -1;
   for (int32_t k = min_k; k <= max_k; ++k) {
-    const double rate =
-        pipelined ? PipelinedTokensPerSecond(e, k) : SequentialTokensPerSecond(e, k);
+    const double rate = TokensPerSecond(e, k, pipelined);
     if (rate > best_rate) {
       best = k;
       best_rate = rate;
@@ -162,8 +163,11 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
     --probes_left_;
     return std::max(1, BestDraftTokens(e, 1, max_k, options_.pipelined));
   }
-  int32_t best = BestDraftTokens(e, 0, max_k, options_.pipelined);
-  if (best == 0 && KeepGuessing(e, max_k)) best = BestDraftTokens(e, 1, max_k, options_.pipelined);
+  // The best k > 0 against the target alone (which wins ties, as k = 0 in BestDraftTokens).
+  const int32_t guess = BestDraftTokens(e, 1, max_k, options_.pipelined);
+  const double rate = TokensPerSecond(e, guess, options_.pipelined);
+  const double alone = AloneTokensPerSecond(e);
+  const int32_t best = rate > alone || KeepGuessing(e, max_k, rate, alone) ? guess : 0;
   if (best > 0) {
     speculating_ = true;
     rounds_alone_ = 0;
@@ -182,16 +186,13 @@ int32_t DraftCostModel::Choose(const DraftCostEstimates& e) {
   return BestDraftTokens(e, 1, max_k, options_.pipelined);
 }
 
-bool DraftCostModel::KeepGuessing(const DraftCostEstimates& e, int32_t max_k) const {
-  const bool pipelined = options_.pipelined;
+bool DraftCostModel::KeepGuessing(const DraftCostEstimates& e, int32_t max_k, double rate,
+                                  double alone) const {
   if (rounds_with_guesses_ < options_.evidence_rounds && !e.acceptance.empty() &&
-      e.acceptance[0] >= 0.5 && GuessingCanPay(e, max_k, pipelined)) {
+      e.acceptance[0] >= 0.5 && GuessingCanPay(e, max_k, options_.pipelined)) {
     return true;
   }
-  if (!speculating_) return false;
-  const int32_t k = BestDraftTokens(e, 1, max_k, pipelined);
-  const double rate = pipelined ? PipelinedTokensPerSecond(e, k) : SequentialTokensPerSecond(e, k);
-  return (1 + options_.alone_margin) * rate >= AloneTokensPerSecond(e);
+  return speculating_ && (1 + options_.alone_margin) * rate >= alone;
 }
 
 bool DraftCostModel::ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k) {
@@ -262,8 +263,7 @@ DraftCostEstimates DraftCostModel::Estimates() const {
   e.round_overhead_seconds = round_overhead_.value();
   FitVerify(e);
   e.chosen_k = k_;
-  e.predicted_tokens_per_second =
-      options_.pipelined ? PipelinedTokensPerSecond(e, k_) : SequentialTokensPerSecond(e, k_);
+  e.predicted_tokens_per_second = TokensPerSecond(e, k_, options_.pipelined);
   e.predicted_alone_tokens_per_second = AloneTokensPerSecond(e);
   return e;
 }

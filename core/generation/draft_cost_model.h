@@ -97,6 +97,8 @@ struct DraftCostEstimates {
 double ExpectedRoundTokens(const DraftCostEstimates& e, int32_t k);
 double SequentialTokensPerSecond(const DraftCostEstimates& e, int32_t k);
 double PipelinedTokensPerSecond(const DraftCostEstimates& e, int32_t k);
+// The one of the two for the mode.
+double TokensPerSecond(const DraftCostEstimates& e, int32_t k, bool pipelined);
 // The k in [min_k, max_k] with the highest rate (the smallest of equals).
 int32_t BestDraftTokens(const DraftCostEstimates& e, int32_t min_k, int32_t max_k, bool pipelined);
 // Whether some k in [1, max_k] would beat the target alone by more than `margin` (a share of
@@ -140,9 +142,10 @@ class DraftCostModel : public DraftLengthPolicy {
   int32_t Choose(const DraftCostEstimates& e);
   // Whether the probe now due runs (and the next one's interval).
   bool ProbeWorthwhile(const DraftCostEstimates& e, int32_t max_k);
-  // Whether to go on guessing although the target alone looks faster: too few rounds had
-  // guesses to rule them out, or guesses are running and alone is not clearly faster.
-  bool KeepGuessing(const DraftCostEstimates& e, int32_t max_k) const;
+  // Whether to go on guessing at `rate` (the best k > 0's) although the target alone's
+  // `alone` is higher: too few rounds had guesses to rule them out, or guesses are running
+  // and alone is not clearly faster.
+  bool KeepGuessing(const DraftCostEstimates& e, int32_t max_k, double rate, double alone) const;
 
   DraftCostOptions options_;
   int32_t probe_interval_;  // rounds at k = 0 before the next probe

@@ -503,12 +503,14 @@ TEST(RoundDriverTest, PipelinedRoundsReportTheComputeOfTheGuessesTestedNotTheSta
 TEST(RoundDriverTest, PipelinedRoundsReportWhetherTheStandInWasTestedAndRight) {
   struct Case {
     const char* name;
+    bool pipelined;
     int32_t wrong_at;  // as ChainDraft's; 4 = the stand-in, -1 = never
     bool tested, kept;
   };
-  const std::vector<Case> cases = {{"all right", -1, true, true},
-                                   {"a wrong stand-in", 4, true, false},
-                                   {"a rejected guess", 2, false, false}};
+  const std::vector<Case> cases = {{"all right", true, -1, true, true},
+                                   {"a wrong stand-in", true, 4, true, false},
+                                   {"a rejected guess", true, 2, false, false},
+                                   {"sequential rounds have no stand-in", false, -1, false, false}};
   for (const Case& c : cases) {
     ChainTarget target;
     ChainDraft draft;
@@ -517,22 +519,12 @@ TEST(RoundDriverTest, PipelinedRoundsReportWhetherTheStandInWasTestedAndRight) {
     std::vector<RoundReport> rounds;
     RoundEvents events;
     events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
-    ASSERT_OK(Drive(target, &draft, nullptr, k, Limits(30), Pipelined(), events).result.status());
+    const RoundDriverOptions options = c.pipelined ? Pipelined() : RoundDriverOptions{};
+    ASSERT_OK(Drive(target, &draft, nullptr, k, Limits(30), options, events).result.status());
     ASSERT_GE(rounds.size(), 2u) << c.name;
     EXPECT_EQ(rounds[0].standin_tested, c.tested) << c.name;
     EXPECT_EQ(rounds[0].standin_kept, c.kept) << c.name;
   }
-  // Sequential rounds have no stand-in.
-  ChainTarget target;
-  ChainDraft draft;
-  FixedDraftLength k(4);
-  std::vector<RoundReport> rounds;
-  RoundEvents events;
-  events.round_done = [&](const RoundReport& r) { rounds.push_back(r); };
-  ASSERT_OK(
-      Drive(target, &draft, nullptr, k, Limits(30), RoundDriverOptions{}, events).result.status());
-  ASSERT_FALSE(rounds.empty());
-  EXPECT_FALSE(rounds[0].standin_tested);
 }
 
 TEST(RoundDriverTest, TheNextRoundsDraftRunsWhileTheTargetVerifies) {

@@ -194,14 +194,16 @@ def decode_rate(args, path, core, background=None):
             p = bench(*background)
             loops.append(p)
             p.wait()
+    looping = threading.Thread(target=loop, daemon=True)
     if background:
-        threading.Thread(target=loop, daemon=True).start()
+        looping.start()
         time.sleep(3)  # its load and prefill are done: decoding
     out = bench(path, core).communicate()[0]
     stop.set()
-    for p in loops:
-        p.kill()
-        p.wait()
+    while looping.is_alive():  # also the run it may have started as stop was set
+        for p in loops:
+            p.kill()
+        looping.join(0.1)
     for line in out.splitlines():
         f = line.split()
         if len(f) == 2 and f[0] == "decode_tok_s":
