@@ -41,8 +41,16 @@
 
 namespace tandem::internal {
 namespace {
-// acc + a0·b0 + a1·b1 per 32-bit lane of int16 pairs, wrapping: vpdpwssd.
-inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) { return _mm512_dpwssd_epi32(acc, a, b); }
+// acc + a0·b0 + a1·b1 per 32-bit lane of int16 pairs, wrapping: vpdpwssd, written as an
+// instruction that updates acc in place. Through the intrinsic GCC 12 gives a loop-carried
+// accumulator a fresh register each step and copies it back (two moves per vpdpwssd in the
+// not fully unrolled step loops): where vpdpwssd issues twice a cycle (Zen 5) the copies,
+// not the multiplies, set the pace (L2-resident 5-row Q4_K pass 24.7 -> 20.8 ns a panel
+// block, Q5_0 19.1 -> 17.9).
+inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpwssd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
 }  // namespace
 
 #define TANDEM_KQ_ENTRY PanelsVnniKQuant
