@@ -1,8 +1,9 @@
 // A fixed pool of worker threads for data-parallel loops, passed to whoever needs it (no
 // singleton). ParallelFor splits a range into contiguous, deterministic chunks (chunk c of
-// [0, n) is the same for a given (n, grain, threads)), a few per thread, which the caller
-// and the workers claim in turn: a thread that is slowed down (another process on its core)
-// leaves its share to the others instead of holding everyone up. Which thread runs a chunk
+// [0, n) is the same for a given (n, grain, threads)), large ones first and single grains
+// last ("guided"), which the caller and the workers claim in turn: the threads finish close
+// together, and a thread that is slowed down (another process on its core) leaves its share
+// to the others instead of holding everyone up. Which thread runs a chunk
 // is not fixed, so callers keep results independent of it (ThreadIndex() names a thread's
 // scratch space).
 //
@@ -68,6 +69,11 @@ class ThreadPool {
   uint32_t AwaitJob(uint32_t seen);
   // Claims and runs chunks of job `generation` until none is left (or another job began).
   void RunChunks(uint32_t generation);
+  // Splits `grains` into guided chunks (bounds_); returns their count (<= kMaxChunks).
+  int64_t GuidedBounds(int64_t grains);
+
+  // Most chunks of a job: claim_'s 16-bit fields hold the count.
+  static constexpr int64_t kMaxChunks = 1024;
 
   const int num_threads_;
   const std::function<void()> on_worker_wake_;
@@ -80,6 +86,7 @@ class ThreadPool {
   const absl::FunctionRef<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int64_t job_grain_ = 1;
+  int64_t bounds_[kMaxChunks + 1] = {};  // chunk c: grains [bounds_[c], bounds_[c + 1])
   // [generation:32][chunks:16][next chunk:16]: claiming a chunk checks the job in one CAS.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> done_{0};    // chunks of the current job that finished

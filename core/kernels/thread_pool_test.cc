@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -48,8 +49,36 @@ TEST(ThreadPoolTest, SplitsTheSameWayEveryTime) {
     std::sort(starts->begin(), starts->end());
   }
   EXPECT_EQ(first_starts, second_starts);
-  // 13 grains of 8 in 4 chunks per thread: the first five chunks take two grains.
-  EXPECT_EQ(first_starts, (std::vector<int64_t>{0, 16, 32, 48, 64, 80, 88, 96}));
+  // 13 grains of 8, each chunk a quarter (two threads) of the grains left: 4, 3, 2, then 1s.
+  EXPECT_EQ(first_starts, (std::vector<int64_t>{0, 32, 56, 72, 80, 88, 96}));
+}
+
+// Guided chunks: large first, shrinking to single grains, so the threads finish within a
+// grain of each other whatever the job's length.
+TEST(ThreadPoolTest, ChunksShrinkToSingleGrains) {
+  struct Case {
+    int threads;
+    int64_t n;
+    std::vector<int64_t> sizes;
+  };
+  const Case cases[] = {
+      {2, 160, {40, 30, 23, 17, 13, 10, 7, 5, 4, 3, 2, 2, 1, 1, 1, 1}},
+      {2, 5, {2, 1, 1, 1}},
+      {3, 20, {4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}},
+  };
+  for (const Case& c : cases) {
+    ThreadPool pool(c.threads);
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    std::mutex mu;
+    pool.ParallelFor(c.n, [&](int64_t begin, int64_t end) {
+      std::lock_guard<std::mutex> lock(mu);
+      chunks.emplace_back(begin, end);
+    });
+    std::sort(chunks.begin(), chunks.end());
+    std::vector<int64_t> sizes;
+    for (const auto& [begin, end] : chunks) sizes.push_back(end - begin);
+    EXPECT_EQ(sizes, c.sizes) << c.threads << " threads, n " << c.n;
+  }
 }
 
 // Runs two chunks that each wait (up to 10 s) for the other to start: true if they met,
@@ -90,9 +119,9 @@ TEST(ThreadPoolTest, OtherThreadsTakeOverWhileOneIsStalled) {
     ASSERT_LT(index, 2);
     ++chunks_per_thread[index];
   });
-  EXPECT_EQ(chunks_per_thread[0] + chunks_per_thread[1], 8);
-  // Whichever thread took chunk 0 slept; the other ran at least the other six.
-  EXPECT_GE(std::max(chunks_per_thread[0], chunks_per_thread[1]), 7);
+  // Chunks of 2, 2, 1, 1, 1, 1: whichever thread took chunk 0 slept; the other ran the rest.
+  EXPECT_EQ(chunks_per_thread[0] + chunks_per_thread[1], 6);
+  EXPECT_GE(std::max(chunks_per_thread[0], chunks_per_thread[1]), 5);
 }
 
 // A worker the OS runs late (asleep, or off its core) holds nobody up: the caller runs every
