@@ -17,6 +17,12 @@
 // matrix was ~1.4 cycles per vpdpwssd (Q4_K similar, Q6_K ~2.2), against ~3 per 16 × 2
 // weights for one row: the batch-5 cost of a Q5_0-heavy file is bounded by these multiplies
 // (int8 activations would halve them but move the fixtures' logits by ~0.1, README there).
+// On Zen 5 (family 1Ah) vpdpwssd zmm issues twice a cycle (latency 4) on the two pipes that
+// also run vmulps / vfmadd, while shifts, vpternlogd, vcvtdq2ps and broadcast loads run
+// beside them: a 5-row tile's floor is 40 cycles a 16 × 32 panel block of multiplies plus
+// its float steps' products (tandem-kernel-bench, L2-resident: Q5_0 ~15.5 ns ≈ 50 cycles,
+// Q4_K ~18, Q6_K ~21). Streamed from memory by both cores a 5-row pass takes ~1.5× its
+// one-row pass: the multiplies and the stream overlap only in part.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
