@@ -1,5 +1,6 @@
 // RMSNorm, RoPE, softmax and SwiGLU against their double-precision references.
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -21,13 +22,26 @@ std::vector<float> Random(int64_t n, uint32_t seed, float scale = 1.0f) {
 }
 
 TEST(RmsNormTest, MatchesReferenceOnOddSizes) {
-  for (int64_t dim : {1, 7, 64, 173}) {
+  for (int64_t dim : {1, 7, 64, 173, 960}) {
     const std::vector<float> x = Random(3 * dim, 1), w = Random(dim, 2);
     std::vector<float> fast(3 * dim), ref(3 * dim);
     RmsNorm(x.data(), w.data(), 3, dim, 1e-5f, fast.data());
     RmsNormReference(x.data(), w.data(), 3, dim, 1e-5f, ref.data());
     for (int64_t i = 0; i < 3 * dim; ++i)
       ASSERT_NEAR(fast[i], ref[i], 1e-5f * std::fabs(ref[i]) + 1e-6f);
+  }
+}
+
+TEST(RmsNormTest, RowAloneEqualsRowInBatch) {
+  for (int64_t dim : {7, 64, 173, 960}) {
+    const std::vector<float> x = Random(5 * dim, 3), w = Random(dim, 4);
+    std::vector<float> batch(5 * dim), alone(dim);
+    RmsNorm(x.data(), w.data(), 5, dim, 1e-6f, batch.data());
+    for (int64_t r = 0; r < 5; ++r) {
+      RmsNorm(x.data() + r * dim, w.data(), 1, dim, 1e-6f, alone.data());
+      ASSERT_EQ(0, std::memcmp(alone.data(), batch.data() + r * dim, dim * sizeof(float)))
+          << "dim " << dim << " row " << r;
+    }
   }
 }
 
