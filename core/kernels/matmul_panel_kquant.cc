@@ -21,8 +21,9 @@
 // also run vmulps / vfmadd, while shifts, vpternlogd, vcvtdq2ps and broadcast loads run
 // beside them: a 5-row tile's floor is 40 cycles a 16 × 32 panel block of multiplies plus
 // its float steps' products (tandem-kernel-bench, L2-resident: Q5_0 ~15.5 ns ≈ 50 cycles,
-// Q4_K ~18, Q6_K ~21). Streamed from memory by both cores a 5-row pass takes ~1.5× its
-// one-row pass: the multiplies and the stream overlap only in part.
+// Q4_K ~18, Q6_K ~21). Streamed from memory by both cores a 5-row pass took ~1.5× its
+// one-row pass with the near prefetch alone, ~1.3× with the far one of multi-row tiles
+// (matmul_panel_kquant_decode.inc): the multiplies and the stream still overlap only in part.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
