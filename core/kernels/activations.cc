@@ -1,15 +1,8 @@
 #include "core/kernels/activations.h"
 
-// GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <cmath>
+
+#include "core/kernels/avx512_support.h"
 
 namespace tandem {
 namespace {
@@ -75,10 +68,6 @@ TANDEM_AVX512 void SoftmaxAvx512(float* x, int64_t n) {
   }
 }
 
-bool HasAvx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 #endif
 
 }  // namespace
@@ -86,7 +75,7 @@ bool HasAvx512() {
 void Softmax(float* x, int64_t n) {
   if (n <= 0) return;
 #if defined(__x86_64__)
-  if (HasAvx512()) return SoftmaxAvx512(x, n);
+  if (internal::HasAvx512F()) return SoftmaxAvx512(x, n);
 #endif
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
@@ -110,7 +99,7 @@ void SoftmaxReference(float* x, int64_t n) {
 
 void SwiGlu(float* gate, const float* up, int64_t n) {
 #if defined(__x86_64__)
-  if (HasAvx512()) return SwiGluAvx512(gate, up, n);
+  if (internal::HasAvx512F()) return SwiGluAvx512(gate, up, n);
 #endif
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }

@@ -1,20 +1,14 @@
 #include "core/kernels/rms_norm.h"
 
-// GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <cmath>
+
+#include "core/kernels/avx512_support.h"
 
 namespace tandem {
 namespace {
 
-// y = x · inv · weight, element by element in that order (the same products on every path).
+// 1 / sqrt(mean square + eps) from a row's sum of squares; each path then writes
+// y = x · inv · weight, in that order.
 float InverseRms(float sum, int64_t dim, float eps) {
   return 1.0f / std::sqrt(sum / static_cast<float>(dim) + eps);
 }
@@ -55,10 +49,6 @@ TANDEM_AVX512 void ScaleRowAvx512(const float* x, const float* weight, int64_t d
   }
 }
 
-bool HasAvx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 #endif
 
 }  // namespace
@@ -68,7 +58,7 @@ void RmsNorm(const float* x, const float* weight, int64_t n, int64_t dim, float 
     const float* xi = x + i * dim;
     float* yi = y + i * dim;
 #if defined(__x86_64__)
-    if (HasAvx512()) {
+    if (internal::HasAvx512F()) {
       ScaleRowAvx512(xi, weight, dim, InverseRms(SumOfSquaresAvx512(xi, dim), dim, eps), yi);
       continue;
     }

@@ -2,16 +2,8 @@
 
 #include <algorithm>
 
+#include "core/kernels/avx512_support.h"
 #include "core/model/tensor_type.h"
-
-// GCC 12's AVX-512 headers initialise vectors as `__Y = __Y`, which -Wuninitialized flags.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace tandem {
 namespace {
