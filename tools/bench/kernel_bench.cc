@@ -8,8 +8,8 @@
 // random bytes (timing only: their values do not change the kernels' work).
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
