@@ -272,7 +272,7 @@ void Decoder::AddResidual(const float* post_norm, int64_t begin, int64_t end) {
   float* proj = proj_.data() + begin * dim;
   if (post_norm != nullptr) RmsNorm(proj, post_norm, end - begin, dim, config_.rms_eps, proj);
   float* x = x_.data() + begin * dim;
-  for (int64_t j = 0; j < (end - begin) * dim; ++j) x[j] += proj[j];
+  AddInPlace(x, proj, (end - begin) * dim);
 }
 
 void Decoder::FeedForwardBlock(int64_t layer) {

@@ -44,6 +44,14 @@ TANDEM_AVX512 void SwiGluAvx512(float* gate, const float* up, int64_t n) {
   }
 }
 
+TANDEM_AVX512 void AddInPlaceAvx512(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(
+        x + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+  }
+}
+
 // Softmax with lane j summing elements 16c + j, then one fixed reduction: the result depends
 // only on x and n.
 TANDEM_AVX512 void SoftmaxAvx512(float* x, int64_t n) {
@@ -102,6 +110,13 @@ void SwiGlu(float* gate, const float* up, int64_t n) {
   if (internal::HasAvx512F()) return SwiGluAvx512(gate, up, n);
 #endif
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void AddInPlace(float* x, const float* y, int64_t n) {
+#if defined(__x86_64__)
+  if (internal::HasAvx512F()) return AddInPlaceAvx512(x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 void SwiGluReference(float* gate, const float* up, int64_t n) {

@@ -1,4 +1,4 @@
-// Element-wise and per-row activations: softmax and SwiGLU.
+// Element-wise and per-row kernels: softmax, SwiGLU and the residual add.
 #ifndef TANDEM_CORE_KERNELS_ACTIVATIONS_H_
 #define TANDEM_CORE_KERNELS_ACTIVATIONS_H_
 
@@ -13,6 +13,9 @@ void SoftmaxReference(float* x, int64_t n);
 // gate[i] = silu(gate[i]) * up[i] over n elements; silu(g) = g / (1 + exp(-g)).
 void SwiGlu(float* gate, const float* up, int64_t n);
 void SwiGluReference(float* gate, const float* up, int64_t n);
+
+// x[i] += y[i] over n elements (one float add each: the same bits on every path).
+void AddInPlace(float* x, const float* y, int64_t n);
 
 }  // namespace tandem
 

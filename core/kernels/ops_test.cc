@@ -1,4 +1,5 @@
-// RMSNorm, RoPE, softmax and SwiGLU against their double-precision references.
+// RMSNorm, RoPE, softmax and SwiGLU against their double-precision references; the exact
+// element-wise steps (RoPE's products, the residual add) against their float arithmetic.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -63,6 +64,37 @@ TEST(RopeTest, MatchesReferenceForBothLayouts) {
       ApplyRope(table, layout, position, heads, head_dim, fast.data());
       ApplyRopeReference(12, 10000.0f, 1.0f, layout, position, heads, head_dim, ref.data());
       for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 2e-6f) << i;
+    }
+  }
+}
+
+TEST(RopeTest, EachPairIsTheTablesProductsRoundedOnce) {
+  // Every rotated pair is (x0 c - x1 s, x0 s + x1 c) in float with the table's c and s, each
+  // product and sum rounded once, whatever the rotated width (vector tails included), the
+  // layout or the head: a row's result is the same in any batch and on any CPU path.
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kHalf}) {
+    for (int64_t rot_dim : {2, 6, 12, 32, 34, 64, 96, 128}) {
+      const int64_t head_dim = rot_dim + 6, heads = 3, position = 77;
+      RopeTable table(rot_dim, 500000.0f, 1.0f, 128);
+      const std::vector<float> in = Random(heads * head_dim, 9);
+      std::vector<float> out = in;
+      ApplyRope(table, layout, position, heads, head_dim, out.data());
+      std::vector<float> want = in;
+      const float* c = table.cos(position);
+      const float* s = table.sin(position);
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t i = 0; i < rot_dim / 2; ++i) {
+          const int64_t a = h * head_dim + (layout == RopeLayout::kInterleaved ? 2 * i : i);
+          const int64_t b = a + (layout == RopeLayout::kInterleaved ? 1 : rot_dim / 2);
+          const float x0 = in[a], x1 = in[b];
+          const float x0c = x0 * c[i], x1s = x1 * s[i], x0s = x0 * s[i], x1c = x1 * c[i];
+          want[a] = x0c - x1s;
+          want[b] = x0s + x1c;
+        }
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_EQ(out[i], want[i]) << "rot_dim " << rot_dim << " element " << i;
+      }
     }
   }
 }
@@ -178,6 +210,21 @@ TEST(SwiGluTest, MatchesReference) {
   SwiGluReference(ref.data(), up.data(), 100);
   for (size_t i = 0; i < gate.size(); ++i)
     ASSERT_NEAR(gate[i], ref[i], 1e-6f * (1 + std::fabs(ref[i])));
+}
+
+TEST(AddInPlaceTest, EachElementIsOneFloatAddAndNothingPastTheEnd) {
+  // Sizes around the 16-lane vector (masked tails); the element past n stays untouched.
+  for (int64_t n : {1, 15, 16, 17, 960, 4803}) {
+    const std::vector<float> y = Random(n, 11, 3.0f);
+    std::vector<float> x = Random(n + 1, 12);
+    const std::vector<float> before = x;
+    AddInPlace(x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = before[i] + y[i];
+      ASSERT_EQ(x[i], want) << "n " << n << " element " << i;
+    }
+    EXPECT_EQ(x[n], before[n]) << "n " << n;
+  }
 }
 
 }  // namespace
