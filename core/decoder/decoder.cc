@@ -287,29 +287,36 @@ void Decoder::FeedForwardBlock(int64_t layer) {
   // gate[n, ffn_dim], up[n, ffn_dim]
   const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
   MatMulShared(gate_up, xn_.data(), n, pool_, &matmul_scratch_);
-  ForRows([&](int64_t begin, int64_t end) {
-    float* gate = gate_.data() + begin * c.ffn_dim;
-    const float* up = up_.data() + begin * c.ffn_dim;
-    if (c.gemma) {
-      GeluTanhGlu(gate, up, (end - begin) * c.ffn_dim);
-    } else {
-      SwiGlu(gate, up, (end - begin) * c.ffn_dim);
-    }
-  });
+  ForRows(
+      [&](int64_t begin, int64_t end) {
+        float* gate = gate_.data() + begin * c.ffn_dim;
+        const float* up = up_.data() + begin * c.ffn_dim;
+        if (c.gemma) {
+          GeluTanhGlu(gate, up, (end - begin) * c.ffn_dim);
+        } else {
+          SwiGlu(gate, up, (end - begin) * c.ffn_dim);
+        }
+      },
+      c.ffn_dim);
   MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
   ForRows([&](int64_t begin, int64_t end) {
     AddResidual(c.gemma ? w.post_ffn_norm : nullptr, begin, end);
   });
 }
 
-void Decoder::ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn) {
+void Decoder::ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn) { ForRows(fn, config_.dim); }
+
+void Decoder::ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t row_elements) {
   // Below this many elements of the residual stream (decode, short verifies; a small
   // model's whole verify) waking the other threads costs more than the row-wise work: on the
   // SmolLM2-360M shape (dim 960) at 16 rows it is ~14 % of a step on one thread, while a
   // 5-row verify ran ~2 % faster with its six row-wise loops a layer on this thread, and on
-  // stories260K (dim 64) a 5-row verify split across threads cost 2.8 steps.
+  // stories260K (dim 64) a 5-row verify split across threads cost 2.8 steps. The gated
+  // activation counts its ffn_dim-wide rows: a 5-row 360M verify splits it (~1 µs a layer
+  // less), while keeping rope and the cache writes on one thread (split, the rows' writes into
+  // one transposed key block bounce its lines between the cores: +40 % for that step).
   constexpr int64_t kMinParallelElements = 8192;
-  if (rows_ * config_.dim >= kMinParallelElements && pool_.num_threads() > 1) {
+  if (rows_ * row_elements >= kMinParallelElements && pool_.num_threads() > 1) {
     pool_.ParallelFor(rows_, fn);
   } else {
     fn(0, rows_);

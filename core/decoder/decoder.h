@@ -97,8 +97,10 @@ class Decoder : public ForwardRunner {
   void RunLayers();
   // fn(begin, end) over the batch's rows [0, rows_): row-wise work (norms, rope, residual
   // adds) split across the pool's threads for batches big enough to pay for it; each row's
-  // arithmetic is the same either way.
+  // arithmetic is the same either way. `row_elements`: the width of the rows fn works on
+  // (dim by default; ffn_dim for the gated activation), which sets "big enough".
   void ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn);
+  void ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t row_elements);
   void AttentionBlock(int64_t layer);
   // Bias, q/k norms and rope of rows [begin, end), and their k and v into the caches.
   void QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64_t end);
