@@ -233,21 +233,89 @@ void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t pan
 
 }  // namespace
 
+namespace {
+
+// One block of 32 at x: q = x · (32767 / max|x|) rounded to nearest even, given the block's
+// inv = 32767 / max|x| (0 for an all-zero block); returns the 16 lanes' partial sums of q.
+inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q) {
+  const __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
+  // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
+  const __m512i q_lo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(inv)));
+  const __m512i q_hi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(inv)));
+  // Saturating pack (per 128-bit lane: 4 of q_lo, 4 of q_hi), then the lanes into order.
+  const __m512i packed = _mm512_packs_epi32(q_lo, q_hi);
+  _mm512_storeu_si512(q,
+                      _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), packed));
+  return _mm512_add_epi32(q_lo, q_hi);
+}
+
+inline __m512 BlockAbsMax(const float* x) {
+  return _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x)), _mm512_abs_ps(_mm512_loadu_ps(x + 16)));
+}
+
+// Lane j = the reduction (max or +) of v[j]'s 16 lanes, for 16 vectors: four rounds of
+// pairing (512 -> 256 -> 128 -> 64 -> 32 bits), then a permutation into order. Max and
+// integer sums are exact, so the result equals reducing each vector on its own.
+template <bool kMax>
+inline __m512 Combine(__m512 a, __m512 b) {
+  if constexpr (kMax) return _mm512_max_ps(a, b);
+  return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+
+// kMax: float max; otherwise int32 sums (the vectors' bits).
+template <bool kMax>
+inline __m512 ReduceSixteen(__m512 (&v)[16]) {
+  constexpr auto op = Combine<kMax>;
+  __m512 t[8], u[4], w[2];
+  for (int i = 0; i < 8; ++i) {  // 128-bit chunks: [a0+a2, a1+a3, b0+b2, b1+b3]
+    t[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+              _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int i = 0; i < 4; ++i) {  // chunk k: vector 4i + k, 4 lanes
+    u[i] = op(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+              _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  for (int i = 0; i < 2; ++i) {  // chunk k: vectors 8i + k and 8i + 4 + k, 2 lanes each
+    const __m512d a = _mm512_castps_pd(u[2 * i]), b = _mm512_castps_pd(u[2 * i + 1]);
+    w[i] =
+        op(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  // Lane 4k + m: vector k + 4m.
+  const __m512 r = op(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                      _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  return _mm512_permutexvar_ps(order, r);
+}
+
+}  // namespace
+
+// Blocks 16 at a time with their reductions done together (a block's horizontal max and sum
+// alone are shuffle chains of ~8 steps each), then the rest one by one: the same numbers.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
                        int32_t* sums) {
-  const int64_t blocks = cols / 32;
-  for (int64_t i = 0; i < n * blocks; ++i) {
-    const float* src = x + i * 32;  // rows are `cols` apart and cols = 32 · blocks
-    const __m512 lo = _mm512_loadu_ps(src), hi = _mm512_loadu_ps(src + 16);
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+  const int64_t blocks = n * (cols / 32);  // rows are `cols` apart and cols = 32 · blocks
+  int64_t i = 0;
+  for (; i + 16 <= blocks; i += 16) {
+    __m512 v[16];
+    for (int j = 0; j < 16; ++j) v[j] = BlockAbsMax(x + (i + j) * 32);
+    const __m512 amax = ReduceSixteen<true>(v);
+    const __m512 limit = _mm512_set1_ps(32767.0f);
+    _mm512_storeu_ps(scales + i, _mm512_div_ps(amax, limit));
+    alignas(64) float inv[16];
+    _mm512_store_ps(
+        inv, _mm512_maskz_div_ps(_mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_GT_OQ), limit,
+                                 amax));
+    for (int j = 0; j < 16; ++j) {
+      v[j] = _mm512_castsi512_ps(QuantizeBlock(x + (i + j) * 32, inv[j], q + (i + j) * 32));
+    }
+    const __m512 total = ReduceSixteen<false>(v);
+    _mm512_storeu_si512(sums + i, _mm512_castps_si512(total));
+  }
+  for (; i < blocks; ++i) {
+    const float amax = _mm512_reduce_max_ps(BlockAbsMax(x + i * 32));
     const float inv = amax > 0 ? 32767.0f / amax : 0.0f;
     scales[i] = amax / 32767.0f;
-    // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
-    const __m512i q_lo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(inv)));
-    const __m512i q_hi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(inv)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32), _mm512_cvtsepi32_epi16(q_lo));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * 32 + 16), _mm512_cvtsepi32_epi16(q_hi));
-    sums[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(q_lo, q_hi));
+    sums[i] = _mm512_reduce_add_epi32(QuantizeBlock(x + i * 32, inv, q + i * 32));
   }
 }
 

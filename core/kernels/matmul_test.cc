@@ -453,6 +453,39 @@ TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
   ExpectInt16Quantization(&internal::QuantizeRowsInt16);
 }
 
+TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
+  // Block counts around the kernel's groups of 16 (a 5-row 960-wide verify is 150 blocks),
+  // with all-zero blocks, a lone large value and magnitudes over many octaves.
+  struct Shape {
+    int64_t n, cols;
+  };
+  if (!HasVnni()) return NoteKernelNotRun("QuantizeRowsInt16");
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const Shape& shape : {Shape{1, 32}, Shape{1, 512}, Shape{3, 224}, Shape{5, 960},
+                             Shape{1, 2560}, Shape{5, 2560}}) {
+    const int64_t size = shape.n * shape.cols, blocks = size / 32;
+    std::vector<float> x(size);
+    for (int64_t i = 0; i < size; ++i) {
+      x[i] = normal(rng) * std::ldexp(1.0f, static_cast<int>(i / 32 % 24) - 12);
+    }
+    for (int64_t k = 0; k < 32; ++k) x[(blocks / 2) * 32 + k] = 0.0f;
+    x[size - 1] = -3e4f;
+    std::vector<int16_t> q(size), want_q(size);
+    std::vector<float> scales(blocks), want_scales(blocks);
+    std::vector<int32_t> sums(blocks), want_sums(blocks);
+    internal::QuantizeRowsInt16(x.data(), shape.n, shape.cols, q.data(), scales.data(),
+                                sums.data());
+    vnni_emulation::QuantizeRowsInt16(x.data(), shape.n, shape.cols, want_q.data(),
+                                      want_scales.data(), want_sums.data());
+    EXPECT_EQ(q, want_q) << shape.n << " x " << shape.cols;
+    EXPECT_EQ(sums, want_sums) << shape.n << " x " << shape.cols;
+    for (int64_t b = 0; b < blocks; ++b) {
+      ASSERT_EQ(scales[b], want_scales[b]) << shape.n << " x " << shape.cols << " block " << b;
+    }
+  }
+}
+
 struct VpdpwssdCase {
   int32_t acc;
   int16_t a0, a1, b0, b1;
