@@ -231,10 +231,6 @@ void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t pan
   PanelGroupForTile<kType, 1>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
 }
 
-}  // namespace
-
-namespace {
-
 // One block of 32 at x: q = x · (32767 / max|x|) rounded to nearest even, given the block's
 // inv = 32767 / max|x| (0 for an all-zero block); returns the 16 lanes' partial sums of q.
 inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q) {
@@ -253,16 +249,16 @@ inline __m512 BlockAbsMax(const float* x) {
   return _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x)), _mm512_abs_ps(_mm512_loadu_ps(x + 16)));
 }
 
-// Lane j = the reduction (max or +) of v[j]'s 16 lanes, for 16 vectors: four rounds of
-// pairing (512 -> 256 -> 128 -> 64 -> 32 bits), then a permutation into order. Max and
-// integer sums are exact, so the result equals reducing each vector on its own.
+// kMax: float max; otherwise int32 sums (the vectors' bits).
 template <bool kMax>
 inline __m512 Combine(__m512 a, __m512 b) {
   if constexpr (kMax) return _mm512_max_ps(a, b);
   return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
 }
 
-// kMax: float max; otherwise int32 sums (the vectors' bits).
+// Lane j = the reduction (Combine<kMax>) of v[j]'s 16 lanes, for 16 vectors: four rounds of
+// pairing (512 -> 256 -> 128 -> 64 -> 32 bits), then a permutation into order. Max and
+// integer sums are exact, so the result equals reducing each vector on its own.
 template <bool kMax>
 inline __m512 ReduceSixteen(__m512 (&v)[16]) {
   constexpr auto op = Combine<kMax>;
