@@ -97,13 +97,13 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
   }
 }
 
-// sums[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
+// y[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
 // block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
 // block scales and sums s_stride apart).
 template <TensorType kType, int kTile, int kPanels>
 inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
                             const float* s, const int32_t* xsum, int64_t s_stride,
-                            float* const* sums) {
+                            __m512 (&y)[kPanels][kTile]) {
   __m512i acc[kPanels][kTile];
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
@@ -141,10 +141,64 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
       if constexpr (kType == TensorType::kQ4_0) {  // Σ (u - 8) · xq = Σ u · xq - 8 Σ xq
         dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * xsum[t * s_stride]));
       }
-      float* out = sums[p] + 16 * t;
       const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(s[t * s_stride]));
-      _mm512_store_ps(out, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, _mm512_load_ps(out)));
+      y[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, y[p][t]);
     }
+  }
+}
+
+// The blocks b of kPanels panels (panel_bytes apart), each prefetched kPrefetchBytes ahead.
+template <TensorType kType, int kPanels>
+inline void BlocksAt(const uint8_t* first_panel, int64_t panel_bytes, int64_t b,
+                     const uint8_t* (&block)[kPanels]) {
+  constexpr int64_t kBlockBytes = BlockBytes<kType>();
+  for (int p = 0; p < kPanels; ++p) {
+    block[p] = first_panel + p * panel_bytes + b * kBlockBytes;
+    for (int64_t line = 0; line < kBlockBytes; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(block[p] + kPrefetchBytes + line), _MM_HINT_T0);
+    }
+  }
+}
+
+// PanelGroup when the n x rows are one tile (decode steps, verifies): the running sums stay in
+// registers through the whole row of blocks instead of a load and a store around every block.
+// The same float steps in the same order, so the same bits. L2/L3-resident Q8_0 2560 x 960,
+// one thread, 5 rows: 85.3 -> 80.9 us (median of 5 interleaved runs).
+template <TensorType kType, int kTile, int kPanels>
+void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
+             float* y, int64_t y_stride, const __mmask16* lanes) {
+  __m512 sums[kPanels][kTile];
+#pragma GCC unroll 24
+  for (int i = 0; i < kPanels * kTile; ++i) sums[i / kTile][i % kTile] = _mm512_setzero_ps();
+  const int64_t blocks = cols / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block[kPanels];
+    BlocksAt<kType, kPanels>(first_panel, panel_bytes, b, block);
+    AccumulateBlock<kType, kTile, kPanels>(block, x.q + 32 * b, cols, x.scales + b, x.sums + b,
+                                           blocks, sums);
+  }
+#pragma GCC unroll 24
+  for (int i = 0; i < kPanels * kTile; ++i) {
+    _mm512_mask_storeu_ps(y + (i / kTile) * kPanelRows + (i % kTile) * y_stride, lanes[i / kTile],
+                          sums[i / kTile][i % kTile]);
+  }
+}
+
+// AccumulateBlock for a tile whose running sums live in sums[p][16 t ..]: loaded, updated,
+// stored back.
+template <TensorType kType, int kTile, int kPanels>
+inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* xq,
+                                    int64_t x_stride, const float* s, const int32_t* xsum,
+                                    int64_t s_stride, float* const* sums) {
+  __m512 y[kPanels][kTile];
+#pragma GCC unroll 24
+  for (int i = 0; i < kPanels * kTile; ++i) {
+    y[i / kTile][i % kTile] = _mm512_load_ps(sums[i / kTile] + 16 * (i % kTile));
+  }
+  AccumulateBlock<kType, kTile, kPanels>(block, xq, x_stride, s, xsum, s_stride, y);
+#pragma GCC unroll 24
+  for (int i = 0; i < kPanels * kTile; ++i) {
+    _mm512_store_ps(sums[i / kTile] + 16 * (i % kTile), y[i / kTile][i % kTile]);
   }
 }
 
@@ -153,7 +207,12 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
 template <TensorType kType, int kTile, int kPanels>
 void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
                 int n, float* y, int64_t y_stride, const __mmask16* lanes) {
-  constexpr int64_t kBlockBytes = BlockBytes<kType>();
+  // Up to 6 rows the register running sums fit beside the accumulators (2 panels: 12 + 12).
+  if constexpr (kTile <= 6) {
+    if (n == kTile) {
+      return OneTile<kType, kTile, kPanels>(first_panel, panel_bytes, cols, x, y, y_stride, lanes);
+    }
+  }
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
   for (int p = 0; p < kPanels; ++p) std::fill(sums[p], sums[p] + 16 * n, 0.0f);
   const int tiles = (n + kTile - 1) / kTile;
@@ -161,12 +220,7 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
   const int64_t blocks = cols / 32;
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block[kPanels];
-    for (int p = 0; p < kPanels; ++p) {
-      block[p] = first_panel + p * panel_bytes + b * kBlockBytes;
-      for (int64_t line = 0; line < kBlockBytes; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(block[p] + kPrefetchBytes + line), _MM_HINT_T0);
-      }
-    }
+    BlocksAt<kType, kPanels>(first_panel, panel_bytes, b, block);
     int row = 0;
     for (int k = 0; k < tiles; ++k) {
       const int16_t* xt = x.q + row * cols + 32 * b;
@@ -175,10 +229,10 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
       float* out[kPanels];
       for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
       if (k < big_tiles) {
-        AccumulateBlock<kType, kTile, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile, kPanels>(block, xt, cols, st, sum_t, blocks, out);
         row += kTile;
       } else if constexpr (kTile > 1) {
-        AccumulateBlock<kType, kTile - 1, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile - 1, kPanels>(block, xt, cols, st, sum_t, blocks, out);
         row += kTile - 1;
       }
     }
