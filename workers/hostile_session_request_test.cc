@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
 #include "workers/worker_service.h"
-#include "workers/worker_test_server.h"
+#include "workers/worker_server_test_util.h"
 
 namespace tandem {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gtest/gtest.h"
 #include "workers/engine_test_util.h"
 #include "workers/worker_engine.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/generation/draft_length_policy.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/round_driver.h"

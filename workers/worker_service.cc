@@ -8,10 +8,10 @@
 #include "core/base/utf8_repair.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
-#include "services/common/grpc_status.h"
-#include "services/common/prompt_tokenization.h"
-#include "services/common/proto_convert.h"
-#include "services/common/tokenizer_wire.h"
+#include "wire/grpc_status.h"
+#include "wire/prompt_tokenization.h"
+#include "wire/proto_convert.h"
+#include "wire/tokenizer_wire.h"
 
 namespace tandem {
 namespace {

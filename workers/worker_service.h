@@ -19,8 +19,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "services/common/metrics.h"
 #include "tandem/v1/worker.grpc.pb.h"
+#include "wire/metrics.h"
 #include "workers/worker_engine.h"
 
 namespace tandem {

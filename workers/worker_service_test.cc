@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
-#include "workers/worker_test_server.h"
+#include "workers/worker_server_test_util.h"
 
 namespace tandem {
 namespace {

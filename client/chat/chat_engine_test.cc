@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -38,8 +38,8 @@
 #include "core/base/command_line.h"
 #include "core/decoder/load_report.h"
 #include "core/generation/sampling_defaults.h"
-#include "services/common/small_file.h"
-#include "services/common/tls_credentials.h"
+#include "wire/small_file.h"
+#include "wire/tls_credentials.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");

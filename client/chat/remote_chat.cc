@@ -9,9 +9,9 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "services/common/cost_model_proto.h"
-#include "services/common/grpc_status.h"
-#include "services/common/proto_convert.h"
+#include "wire/cost_model_proto.h"
+#include "wire/grpc_status.h"
+#include "wire/proto_convert.h"
 
 namespace tandem {
 namespace {

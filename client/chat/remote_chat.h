@@ -29,7 +29,7 @@ namespace tandem {
 struct RemoteChatOptions {
   absl::Duration connect_timeout = absl::Seconds(10);  // Create's DescribeModel call
   absl::Duration turn_timeout = absl::Seconds(600);    // one whole Generate call
-  // TLS to the coordinator (services/common/tls_credentials.h); null: plaintext.
+  // TLS to the coordinator (wire/tls_credentials.h); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
   std::string api_key = "";  // sent as `authorization: Bearer KEY` on every call; empty: none
 };

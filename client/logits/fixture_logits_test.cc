@@ -29,7 +29,7 @@
 #include "client/logits/npy.h"
 #include "core/base/json.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/decoder/model.h"
 #include "gtest/gtest.h"
 

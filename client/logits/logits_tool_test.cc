@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "client/logits/npy.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

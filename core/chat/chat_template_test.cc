@@ -11,7 +11,7 @@
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

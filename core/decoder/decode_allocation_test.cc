@@ -5,7 +5,7 @@
 
 #include "core/base/allocation_counter.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "gtest/gtest.h"

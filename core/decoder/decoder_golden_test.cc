@@ -9,7 +9,7 @@
 
 #include "core/base/json.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "gmock/gmock.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "gmock/gmock.h"

@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "gtest/gtest.h"
 
 namespace tandem {

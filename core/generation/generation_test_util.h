@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/decoder/model.h"
 #include "core/generation/sampler.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"

@@ -1,5 +1,5 @@
 // The one set of sampling defaults: what a request gets for a setting it leaves unset. The
-// conversion from the wire (SamplerConfigFromProto, services/common/proto_convert.h) fills
+// conversion from the wire (SamplerConfigFromProto, wire/proto_convert.h) fills
 // unset tandem.v1.SamplingParams fields with these, tandem-chat's flags default to them (so
 // in-process and --server runs agree), and the Python client leaves what its user does not
 // give unset, getting them from the server. protos/tandem/v1/common.proto quotes the numbers

@@ -16,7 +16,7 @@
 #include "core/generation/chi_square.h"
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
-#include "core/model/gguf_test_builder.h"
+#include "core/model/gguf_builder_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

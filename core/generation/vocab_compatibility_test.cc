@@ -7,7 +7,7 @@
 
 #include "core/base/status_matchers.h"
 #include "core/generation/generation_test_util.h"
-#include "core/model/gguf_test_builder.h"
+#include "core/model/gguf_builder_test_util.h"
 #include "core/model/mapped_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

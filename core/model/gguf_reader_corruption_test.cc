@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/model/gguf_reader.h"
-#include "core/model/gguf_test_builder.h"
+#include "core/model/gguf_builder_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -10,7 +10,7 @@
 #include "core/base/status_macros.h"
 #include "core/base/status_matchers.h"
 #include "core/model/gguf_reader.h"
-#include "core/model/gguf_test_builder.h"
+#include "core/model/gguf_builder_test_util.h"
 #include "core/model/mapped_file.h"
 #include "core/tokenizer/tokenizer.h"
 #include "gmock/gmock.h"

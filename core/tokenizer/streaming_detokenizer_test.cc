@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_replace.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/base/utf8.h"
 #include "core/base/utf8_repair.h"
 #include "core/tokenizer/tokenizer_loader.h"

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "core/base/json.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
-#include "core/base/vocab_test_vectors.h"
+#include "core/base/shared_data_test_util.h"
+#include "core/base/vocab_vectors_test_util.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
-#include "services/common/small_file.h"
+#include "wire/small_file.h"
 
 namespace tandem {
 namespace {

@@ -9,10 +9,10 @@
 #include "core/generation/ngram_drafter.h"
 #include "core/generation/sampler.h"
 #include "glog/logging.h"
-#include "services/common/proto_convert.h"
 #include "services/coordinator/delta_logprobs.h"
 #include "services/coordinator/session_eviction.h"
 #include "services/coordinator/text_stream.h"
+#include "wire/proto_convert.h"
 
 namespace tandem {
 namespace {

@@ -30,7 +30,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/generation/round_backends.h"
-#include "services/common/metrics.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/local_tokenizer.h"
@@ -39,6 +38,7 @@
 #include "services/coordinator/worker_client.h"
 #include "services/coordinator/worker_pool.h"
 #include "tandem/v1/generator.pb.h"
+#include "wire/metrics.h"
 
 namespace tandem {
 

@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "services/coordinator/coordinator.h"
-#include "services/coordinator/coordinator_test_stack.h"
+#include "services/coordinator/coordinator_stack_test_util.h"
 #include "workers/worker_service.h"
 
 namespace tandem {

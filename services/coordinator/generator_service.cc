@@ -1,8 +1,8 @@
 #include "services/coordinator/generator_service.h"
 
-#include "services/common/grpc_status.h"
 #include "services/coordinator/public_status.h"
 #include "services/coordinator/request_log.h"
+#include "wire/grpc_status.h"
 
 namespace tandem {
 

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "services/coordinator/coordinator.h"
-#include "services/coordinator/coordinator_test_stack.h"
+#include "services/coordinator/coordinator_stack_test_util.h"
 
 namespace tandem {
 namespace {

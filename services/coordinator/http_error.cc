@@ -1,7 +1,7 @@
 #include "services/coordinator/http_error.h"
 
 #include "core/base/json.h"
-#include "services/common/grpc_status.h"
+#include "wire/grpc_status.h"
 
 namespace tandem {
 namespace {

@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/tokenizer/tokenizer_fingerprint.h"
-#include "services/common/prompt_tokenization.h"
-#include "services/common/tokenizer_wire.h"
+#include "wire/prompt_tokenization.h"
+#include "wire/tokenizer_wire.h"
 
 namespace tandem {
 

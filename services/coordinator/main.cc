@@ -34,16 +34,16 @@
 #include "absl/strings/str_split.h"
 #include "core/base/command_line.h"
 #include "core/base/status_macros.h"
-#include "services/common/grpc_server.h"
-#include "services/common/logging.h"
-#include "services/common/metrics.h"
-#include "services/common/port_probe.h"
-#include "services/common/reload_signal.h"
-#include "services/common/startup_signals.h"
-#include "services/common/tls_credentials.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
 #include "services/coordinator/http_server.h"
+#include "wire/grpc_server.h"
+#include "wire/logging.h"
+#include "wire/metrics.h"
+#include "wire/port_probe.h"
+#include "wire/reload_signal.h"
+#include "wire/startup_signals.h"
+#include "wire/tls_credentials.h"
 
 ABSL_FLAG(std::string, target, "", "target worker address(es), comma-separated");
 ABSL_FLAG(std::string, draft, "", "draft worker address(es), comma-separated; empty: none");

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "services/common/proto_convert.h"
+#include "wire/proto_convert.h"
 
 namespace tandem {
 namespace {

@@ -9,8 +9,8 @@
 #include "core/generation/ngram_draft_backend.h"
 #include "core/generation/round_driver.h"
 #include "core/generation/stop_rules.h"
-#include "services/common/cost_model_proto.h"
 #include "services/coordinator/remote_backends.h"
+#include "wire/cost_model_proto.h"
 
 namespace tandem {
 namespace {

@@ -7,7 +7,7 @@
 #include "glog/logging.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "services/common/grpc_status.h"
+#include "wire/grpc_status.h"
 
 namespace tandem {
 namespace {

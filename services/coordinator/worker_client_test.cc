@@ -11,8 +11,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
-#include "services/common/grpc_server.h"
 #include "gtest/gtest.h"
+#include "wire/grpc_server.h"
 
 namespace tandem {
 namespace {

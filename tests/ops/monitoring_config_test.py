@@ -1,6 +1,6 @@
 """monitoring/ is valid: Prometheus accepts the config and the rules, the rules' unit tests
 pass, and the rules and the Grafana dashboard read only metrics declared in
-services/common/metrics.{h,cc} (or recording rules), covering every declared metric."""
+wire/metrics.{h,cc} (or recording rules), covering every declared metric."""
 import json
 import os
 import subprocess

@@ -1,5 +1,5 @@
 """Helpers shared by the operations tests in tests/ops/: paths, a tiny test runner, metric
-names parsed from services/common/metrics.{h,cc}, and the local three-process stack started
+names parsed from wire/metrics.{h,cc}, and the local three-process stack started
 with deploy/local/tandem-local.sh."""
 import os
 import re
@@ -48,7 +48,7 @@ def binary(name):
 
 
 def declared_metrics():
-    """{name: kind} for every tandem_ metric in services/common/metrics.{h,cc}, kind being
+    """{name: kind} for every tandem_ metric in wire/metrics.{h,cc}, kind being
     "histogram" or "other". Names are the literals given to prometheus-cpp's builders."""
     header = open(require_file(repo_path("services", "common", "metrics.h"))).read()
     source = open(require_file(repo_path("services", "common", "metrics.cc"))).read()

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "grpcpp/server_builder.h"
 
 namespace tandem::fuzzing {

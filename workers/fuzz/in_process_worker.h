@@ -8,7 +8,7 @@
 
 #include "grpcpp/server.h"
 #include "prometheus/registry.h"
-#include "services/common/metrics.h"
+#include "wire/metrics.h"
 #include "workers/worker_engine.h"
 #include "workers/worker_service.h"
 

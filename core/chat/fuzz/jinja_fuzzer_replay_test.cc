@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/model/fuzz/seed_corpus.h"
 #include "gtest/gtest.h"
 

@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
-#include "core/model/gguf_test_builder.h"
-#include "core/model/safetensors_test_builder.h"
+#include "core/model/gguf_builder_test_util.h"
+#include "core/model/safetensors_builder_test_util.h"
 
 namespace tandem::fuzzing {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "core/base/fuzz_assert.h"
-#include "core/base/test_data.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/base/utf8.h"
 #include "core/tokenizer/streaming_detokenizer.h"
 #include "core/tokenizer/tokenizer.h"

@@ -1,0 +1,63 @@
+#include "wire/proto_convert.h"
+
+#include "core/generation/sampling_defaults.h"
+
+namespace tandem {
+
+SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t unset_seed) {
+  using D = SamplingDefaults;
+  SamplerConfig config;
+  config.temperature = params.has_temperature() ? params.temperature() : D::kTemperature;
+  config.top_k = params.has_top_k() ? params.top_k() : D::kTopK;
+  config.top_p = params.has_top_p() ? params.top_p() : D::kTopP;
+  config.min_p = params.has_min_p() ? params.min_p() : D::kMinP;
+  config.repetition_penalty =
+      params.has_repetition_penalty() ? params.repetition_penalty() : D::kRepetitionPenalty;
+  config.penalty_window = params.has_penalty_window() ? params.penalty_window() : D::kPenaltyWindow;
+  config.seed = params.has_seed() ? params.seed() : unset_seed;
+  config.coupling = CouplingFromProto(params.coupling());
+  return config;
+}
+
+void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* params) {
+  params->set_temperature(config.temperature);
+  params->set_top_k(config.top_k);
+  params->set_top_p(config.top_p);
+  params->set_min_p(config.min_p);
+  params->set_repetition_penalty(config.repetition_penalty);
+  params->set_penalty_window(config.penalty_window);
+  params->set_seed(config.seed);
+  params->set_coupling(CouplingToProto(config.coupling));
+}
+
+Coupling CouplingFromProto(v1::Coupling coupling) {
+  return coupling == v1::COUPLING_GUMBEL ? Coupling::kGumbel : Coupling::kStandard;
+}
+
+v1::Coupling CouplingToProto(Coupling coupling) {
+  return coupling == Coupling::kGumbel ? v1::COUPLING_GUMBEL : v1::COUPLING_STANDARD;
+}
+
+SparseDistribution SparseFromProto(const v1::SparseDistribution& proto) {
+  SparseDistribution sparse;
+  sparse.ids.assign(proto.token_ids().begin(), proto.token_ids().end());
+  sparse.probabilities.assign(proto.probabilities().begin(), proto.probabilities().end());
+  return sparse;
+}
+
+void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto) {
+  proto->mutable_token_ids()->Assign(sparse.ids.begin(), sparse.ids.end());
+  proto->mutable_probabilities()->Assign(sparse.probabilities.begin(), sparse.probabilities.end());
+}
+
+void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto) {
+  proto->mutable_token()->set_token_id(logprobs.chosen.token);
+  proto->mutable_token()->set_logprob(logprobs.chosen.logprob);
+  for (const TokenLogprob& t : logprobs.top) {
+    v1::TokenLogprob* top = proto->add_top();
+    top->set_token_id(t.token);
+    top->set_logprob(t.logprob);
+  }
+}
+
+}  // namespace tandem

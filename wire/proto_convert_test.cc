@@ -1,0 +1,149 @@
+#include "wire/proto_convert.h"
+
+#include <functional>
+#include <string>
+
+#include "core/base/status_matchers.h"
+#include "core/generation/sampler.h"
+#include "core/generation/sampling_defaults.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+
+struct SamplingCase {
+  const char* name;
+  std::function<void(v1::SamplingParams&)> set;   // the request's fields
+  std::function<void(SamplerConfig&)> expect;     // changes to DefaultSamplerConfig(kSeed)
+  absl::StatusCode code = absl::StatusCode::kOk;  // what Sampler::Create says
+  const char* field = "";                         // named in the error
+};
+
+constexpr uint64_t kSeed = 12345;  // what an unset seed becomes
+
+const SamplingCase kCases[] = {
+    {"all_unset", [](auto&) {}, [](auto&) {}},
+    {"temperature_zero_is_greedy", [](auto& p) { p.set_temperature(0); },
+     [](auto& c) { c.temperature = 0; }},
+    {"temperature_negative", [](auto& p) { p.set_temperature(-1); },
+     [](auto& c) { c.temperature = -1; }, absl::StatusCode::kInvalidArgument, "temperature"},
+    {"top_k_zero_disables", [](auto& p) { p.set_top_k(0); }, [](auto& c) { c.top_k = 0; }},
+    {"top_k_negative", [](auto& p) { p.set_top_k(-3); }, [](auto& c) { c.top_k = -3; },
+     absl::StatusCode::kInvalidArgument, "top_k"},
+    {"top_p_one_disables", [](auto& p) { p.set_top_p(1); }, [](auto& c) { c.top_p = 1; }},
+    {"top_p_zero", [](auto& p) { p.set_top_p(0); }, [](auto& c) { c.top_p = 0; },
+     absl::StatusCode::kInvalidArgument, "top_p"},
+    {"top_p_negative", [](auto& p) { p.set_top_p(-0.5f); }, [](auto& c) { c.top_p = -0.5f; },
+     absl::StatusCode::kInvalidArgument, "top_p"},
+    {"min_p_zero_disables", [](auto& p) { p.set_min_p(0); }, [](auto& c) { c.min_p = 0; }},
+    {"min_p_negative", [](auto& p) { p.set_min_p(-0.1f); }, [](auto& c) { c.min_p = -0.1f; },
+     absl::StatusCode::kInvalidArgument, "min_p"},
+    {"penalty_one_disables", [](auto& p) { p.set_repetition_penalty(1); },
+     [](auto& c) { c.repetition_penalty = 1; }},
+    {"penalty_zero", [](auto& p) { p.set_repetition_penalty(0); },
+     [](auto& c) { c.repetition_penalty = 0; }, absl::StatusCode::kInvalidArgument,
+     "repetition_penalty"},
+    {"penalty_window_zero_looks_at_nothing", [](auto& p) { p.set_penalty_window(0); },
+     [](auto& c) { c.penalty_window = 0; }},
+    {"penalty_window_set", [](auto& p) { p.set_penalty_window(7); },
+     [](auto& c) { c.penalty_window = 7; }},
+    {"penalty_window_negative", [](auto& p) { p.set_penalty_window(-1); },
+     [](auto& c) { c.penalty_window = -1; }, absl::StatusCode::kInvalidArgument, "penalty_window"},
+    {"seed_zero_is_a_seed", [](auto& p) { p.set_seed(0); }, [](auto& c) { c.seed = 0; }},
+    {"seed_set", [](auto& p) { p.set_seed(99); }, [](auto& c) { c.seed = 99; }},
+};
+
+class SamplingFromProtoTest : public ::testing::TestWithParam<SamplingCase> {};
+
+TEST_P(SamplingFromProtoTest, UnsetTakesTheDefaultSetIsUsedAsGiven) {
+  const SamplingCase& c = GetParam();
+  v1::SamplingParams params;
+  c.set(params);
+  const SamplerConfig got = SamplerConfigFromProto(params, kSeed);
+  SamplerConfig want = DefaultSamplerConfig(kSeed);
+  c.expect(want);
+  EXPECT_EQ(got.temperature, want.temperature);
+  EXPECT_EQ(got.top_k, want.top_k);
+  EXPECT_EQ(got.top_p, want.top_p);
+  EXPECT_EQ(got.min_p, want.min_p);
+  EXPECT_EQ(got.repetition_penalty, want.repetition_penalty);
+  EXPECT_EQ(got.penalty_window, want.penalty_window);
+  EXPECT_EQ(got.seed, want.seed);
+  if (c.code == absl::StatusCode::kOk) {
+    EXPECT_OK(Sampler::Create(got, 512).status());
+  } else {
+    EXPECT_THAT(Sampler::Create(got, 512).status(), StatusIs(c.code, HasSubstr(c.field)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, SamplingFromProtoTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<SamplingCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(SamplingDefaultsTest, AreTheNumbersTheProtoDocuments) {
+  // common.proto's SamplingParams comments quote these: change both together.
+  const SamplerConfig d = DefaultSamplerConfig();
+  EXPECT_EQ(d.temperature, 0.8f);
+  EXPECT_EQ(d.top_k, 40);
+  EXPECT_EQ(d.top_p, 0.95f);
+  EXPECT_EQ(d.min_p, 0.05f);
+  EXPECT_EQ(d.repetition_penalty, 1.0f);
+  EXPECT_EQ(d.penalty_window, 64);
+}
+
+TEST(SamplingToProtoTest, RoundTripsEveryFieldWhateverTheDefaults) {
+  SamplerConfig config;  // neutral values, unlike the defaults
+  config.temperature = 0;
+  config.top_k = 0;
+  config.top_p = 1;
+  config.min_p = 0;
+  config.repetition_penalty = 1.25f;
+  config.penalty_window = 0;
+  config.seed = 0;
+  v1::SamplingParams params;
+  SamplerConfigToProto(config, &params);
+  const SamplerConfig back = SamplerConfigFromProto(params, kSeed);
+  EXPECT_EQ(back.temperature, 0);
+  EXPECT_EQ(back.top_k, 0);
+  EXPECT_EQ(back.top_p, 1);
+  EXPECT_EQ(back.min_p, 0);
+  EXPECT_EQ(back.repetition_penalty, 1.25f);
+  EXPECT_EQ(back.penalty_window, 0);
+  EXPECT_EQ(back.seed, 0u);
+  EXPECT_EQ(back.coupling, Coupling::kStandard);
+  config.coupling = Coupling::kGumbel;
+  SamplerConfigToProto(config, &params);
+  EXPECT_EQ(params.coupling(), v1::COUPLING_GUMBEL);
+  EXPECT_EQ(SamplerConfigFromProto(params, kSeed).coupling, Coupling::kGumbel);
+}
+
+TEST(CouplingFromProtoTest, OnlyGumbelIsGumbel) {
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_GUMBEL), Coupling::kGumbel);
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_STANDARD), Coupling::kStandard);
+  EXPECT_EQ(CouplingFromProto(v1::COUPLING_UNSPECIFIED), Coupling::kStandard);
+  EXPECT_EQ(CouplingFromProto(static_cast<v1::Coupling>(9)), Coupling::kStandard);
+  EXPECT_EQ(CouplingToProto(Coupling::kStandard), v1::COUPLING_STANDARD);
+}
+
+TEST(TokenLogprobsToProtoTest, CarriesTheTokenAndTheAlternativesInOrder) {
+  TokenLogprobs l;
+  l.chosen = {7, -0.25f};
+  l.top = {{3, -0.125f}, {7, -0.25f}};
+  v1::TokenLogprobs proto;
+  TokenLogprobsToProto(l, &proto);
+  EXPECT_EQ(proto.token().token_id(), 7);
+  EXPECT_EQ(proto.token().logprob(), -0.25f);
+  EXPECT_TRUE(proto.token().token_bytes().empty());
+  ASSERT_EQ(proto.top_size(), 2);
+  EXPECT_EQ(proto.top(0).token_id(), 3);
+  EXPECT_EQ(proto.top(0).logprob(), -0.125f);
+  EXPECT_EQ(proto.top(1).token_id(), 7);
+}
+
+}  // namespace
+}  // namespace tandem
