@@ -33,10 +33,10 @@ install_npm_packages() {
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build pkgconf ccache git clang libclang-rt-14-dev
-  # libraries (libcpp-httplib-dev: the coordinator's OpenAI-compatible HTTP API)
+  # libraries (libssl-dev: the coordinator's HTTPS front)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libpcre2-dev libgoogle-glog-dev
-  libcpp-httplib-dev
+  libssl-dev
   # Python clients, stubs and the numpy reference
   python3 python3-grpcio python3-protobuf python3-numpy python3-yaml grpc-proto
   # operations: Prometheus for the monitoring tests, curl for health checks, openssl for

@@ -1,31 +1,34 @@
-// The coordinator's OpenAI-compatible HTTP API (cpp-httplib), over the same Coordinator as
+// The coordinator's OpenAI-compatible HTTP API (on the event-driven front, http_front.h),
+// over the same Coordinator as
 // the gRPC Generator: each request body becomes a tandem.v1.GenerateRequest
 // (openai_request.h), runs through Coordinator::Generate, and the reply becomes OpenAI's JSON
 // (openai_response.h) or, with "stream": true, Server-Sent Events ("data: {chunk}" lines, then
-// "data: [DONE]"; ": keep-alive" comments while nothing is generated, so that a client that
-// went away is noticed). A client that disconnects cancels the rounds and frees the session
+// "data: [DONE]"; ": keep-alive" comments while nothing is generated). A client that
+// disconnects, streamed or not, queued or running, cancels the rounds and frees the session
 // on both workers, as a cancelled gRPC call does.
 //
 //   POST /v1/chat/completions, POST /v1/completions
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
 //
-// With tls_cert/tls_key it serves HTTPS (cpp-httplib's SSLServer over OpenSSL). With API
-// keys, every route but GET /health needs `Authorization: Bearer KEY`, or it is 401 before
-// the body is read.
+// With tls_cert/tls_key it serves HTTPS (OpenSSL). With API keys, every route but GET
+// /health needs `Authorization: Bearer KEY`, or it is 401 before the body is read.
 //
 // Errors are OpenAI's {"error": {...}} with the status http_error.h maps; messages hide
 // worker addresses and model paths (public_status.h). Every request logs one line
-// (request_log.h). Bodies over max_body_bytes are 413, before any parsing.
+// (request_log.h). Bodies over max_body_bytes (chunked too) are 413 as soon as they pass it;
+// the head's limits, the connection bounds, the request deadline and strict parsing are the
+// front's (400, 408, 413, 414, 431, 505 in the same JSON shape, then the connection closes).
+// /health, /v1/models and refusals are answered on the front's loop thread, so they never
+// wait behind running generations.
 //
-// Thread-safe: cpp-httplib runs the handlers on its own pool of `threads` threads.
+// Thread-safe: generations run on the front's pool of `threads` handler threads.
 #ifndef TANDEM_SERVICES_COORDINATOR_HTTP_SERVER_H_
 #define TANDEM_SERVICES_COORDINATOR_HTTP_SERVER_H_
 
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -46,6 +49,13 @@ struct HttpServerOptions {
   std::string tls_cert = "";           // PEM certificate chain and key files: HTTPS; empty:
   std::string tls_key = "";            // plain HTTP
   const ApiKeys* api_keys = nullptr;   // null: no authentication; must outlive the server
+  // Against abuse (issue 33): safe without flags.
+  size_t max_header_bytes = 16 << 10;  // the request line and header lines together
+  int max_header_count = 64;
+  absl::Duration request_timeout = absl::Seconds(10);  // a whole request, first byte to last
+  absl::Duration idle_timeout = absl::Seconds(5);      // keep-alive (and a silent new connection)
+  int max_connections = 4096;                          // then the oldest idle one is closed
+  int max_connections_per_address = 512;               // from one client IP, likewise
 };
 
 class HttpServer {
@@ -73,7 +83,6 @@ class HttpServer {
   explicit HttpServer(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;
-  std::thread listener_;  // cpp-httplib's accept loop
   std::string address_;
   int port_ = 0;
 };
