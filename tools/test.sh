@@ -43,21 +43,23 @@ fi
 if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
   # Everything that takes outside input under clang's libFuzzer with ASan + UBSan, for a
   # bounded time each (model file parsers, tokenizers, chat templates, sampler settings, the
-  # coordinator's and the worker's request handling), and the parsers' unit and broken-file
-  # tests and the template engine's tests under the same sanitizers.
+  # coordinator's and the worker's request handling, the HTTP front's request parser), and
+  # the parsers' unit and broken-file tests and the template engine's tests under the same
+  # sanitizers.
   echo "== libFuzzer + ASan/UBSan: every outside input (${TANDEM_FUZZ_SECONDS:-20} s each)"
   fuzz_build=$root/build-fuzz
   fuzz_targets="gguf_fuzzer safetensors_fuzzer make_seed_corpus mapped_file_test
                 tensor_type_test gguf_reader_test gguf_reader_corruption_test
                 safetensors_reader_test tokenizer_fuzzer make_text_seeds jinja_fuzzer
                 jinja_test sampler_fuzzer make_sampler_seeds generate_fuzzer attach_fuzzer
-                make_random_seeds npy_fuzzer make_npy_seeds openai_request_fuzzer"
+                make_random_seeds npy_fuzzer make_npy_seeds openai_request_fuzzer
+                http_request_fuzzer"
   if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
          -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
      cmake --build "$fuzz_build" -j "$(nproc)" --target $fuzz_targets >/dev/null; then
     fuzz_log=$(mktemp)
-    fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach|npy|openai_request"
+    fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach|npy|openai_request|http_request"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \
