@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -66,6 +67,7 @@ struct Conn {
   bool close_after = false;  // close once `out` is sent
   uint32_t events = 0;       // registered with epoll; 0: not registered
   size_t lingered = 0;
+  size_t body_counted = 0;  // of the body, in the loop's buffered total
 };
 
 // The head of a response: `length` is the body's, or -1 chunked, or -2 until the close.
@@ -183,6 +185,7 @@ class HttpFront::Loop {
   Conn* OldestIdle(const std::string* address);
   void Drive(Conn* c);
   void ReadAndParse(Conn* c);
+  void Busy(Conn* c);  // 503: too many bodies held
   void Dispatch(Conn* c);
   void Respond(Conn* c, const HttpResponse& response, bool close);
   void Flush(Conn* c);
@@ -192,6 +195,10 @@ class HttpFront::Loop {
   void Close(Conn* c);
   void SetEvents(Conn* c, uint32_t events);
   void Sweep();
+  // Counts the body's growth (or `announced` bytes to come) in the buffered total; false
+  // when that passes max_buffered_body_bytes.
+  bool CountBody(Conn* c, size_t announced = 0);
+  void UncountBody(Conn* c);
 
   const HttpFrontOptions options_;
   const HttpFront::Handlers handlers_;
@@ -207,6 +214,7 @@ class HttpFront::Loop {
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   std::unordered_map<std::string, int> per_address_;
   std::vector<uint64_t> ready_;  // connections with bytes to parse before the next wait
+  size_t buffered_ = 0;          // request bodies held, as counted by CountBody
   uint64_t next_id_ = 2;
   bool accepting_ = true;
   absl::Time accept_again_ = absl::InfinitePast();
@@ -511,6 +519,7 @@ void HttpFront::Loop::ReadAndParse(Conn* c) {
   for (;;) {
     const size_t used = parser.Feed(c->in);
     c->in.erase(0, used);
+    if (!CountBody(c)) return Busy(c);
     if (c->phase == Phase::kIdle && parser.started()) {
       c->phase = Phase::kReading;
       c->deadline = absl::Now() + options_.request_timeout;
@@ -528,6 +537,10 @@ void HttpFront::Loop::ReadAndParse(Conn* c) {
           request.chunked ||
           (request.content_length > 0 &&
            request.content_length <= static_cast<int64_t>(options_.limits.max_body_bytes));
+      if (body_fits && !request.chunked &&
+          !CountBody(c, static_cast<size_t>(request.content_length))) {
+        return Busy(c);
+      }
       if (request.expect_continue && body_fits) {
         constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         size_t sent = 0;
@@ -552,6 +565,25 @@ void HttpFront::Loop::ReadAndParse(Conn* c) {
         return Close(c);
     }
   }
+}
+
+bool HttpFront::Loop::CountBody(Conn* c, size_t announced) {
+  const size_t size = std::max(c->parser.request().body.size(), announced);
+  if (size <= c->body_counted) return true;
+  buffered_ += size - c->body_counted;
+  c->body_counted = size;
+  return buffered_ <= std::max(options_.max_buffered_body_bytes, options_.limits.max_body_bytes);
+}
+
+void HttpFront::Loop::UncountBody(Conn* c) {
+  buffered_ -= c->body_counted;
+  c->body_counted = 0;
+}
+
+void HttpFront::Loop::Busy(Conn* c) {
+  UncountBody(c);
+  Respond(c, handlers_.error(503, "the server holds too many request bodies; retry later"),
+          /*close=*/true);
 }
 
 void HttpFront::Loop::Dispatch(Conn* c) {
@@ -599,6 +631,7 @@ void HttpFront::Loop::Flush(Conn* c) {
 }
 
 void HttpFront::Loop::NextRequest(Conn* c) {
+  UncountBody(c);
   c->parser.Reset();
   c->head_checked = false;
   c->phase = Phase::kIdle;
@@ -609,6 +642,8 @@ void HttpFront::Loop::NextRequest(Conn* c) {
 }
 
 void HttpFront::Loop::StartLinger(Conn* c) {
+  UncountBody(c);
+  c->parser.Reset();  // frees the body
   c->io.ShutdownWrite();
   std::string().swap(c->in);
   c->phase = Phase::kLingering;
@@ -636,6 +671,7 @@ void HttpFront::Loop::Linger(Conn* c) {
 }
 
 void HttpFront::Loop::Close(Conn* c) {
+  UncountBody(c);
   SetEvents(c, 0);
   if (auto it = per_address_.find(c->address); it != per_address_.end() && --it->second <= 0) {
     per_address_.erase(it);

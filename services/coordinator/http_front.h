@@ -12,6 +12,7 @@
 //   - request_timeout: from a request's first byte to its last (not per read): 408, close;
 //   - idle_timeout: a connection that sends no request this long is closed;
 //   - the parser's limits and strict framing: 400/413/414/431/505, then close;
+//   - max_buffered_body_bytes over all connections: 503, then close;
 // then calls Handlers::check_head before reading any body (the API-key check: a refusal
 // closes the connection unread) and Handlers::route with the whole request. Cheap answers
 // (/health, errors) are written by the loop itself, so they never wait for a handler; other
@@ -49,6 +50,9 @@ struct HttpFrontOptions {
   absl::Duration write_timeout = absl::Seconds(30);    // a client not reading what it is sent
   int max_connections = 4096;
   int max_connections_per_address = 512;
+  // Request bodies held at once (being read, queued or handled): a request that would pass
+  // it is 503 (at least limits.max_body_bytes is allowed).
+  size_t max_buffered_body_bytes = 64 << 20;
   int threads = 8;            // handler threads
   std::string tls_cert = "";  // PEM files: HTTPS; empty: plain HTTP
   std::string tls_key = "";
@@ -86,7 +90,7 @@ class HttpFront {
     // sends the request to `handle` on a handler thread.
     std::function<std::optional<HttpResponse>(const HttpRequest&)> route;
     std::function<void(const HttpRequest&, HttpExchange&)> handle;
-    // The response for an error the front finds itself (400, 408, 413, 414, 431, 505).
+    // The response for an error the front finds itself (400, 408, 413, 414, 431, 503, 505).
     std::function<HttpResponse(int status, const std::string& message)> error;
   };
 

@@ -337,6 +337,29 @@ TEST_F(HttpFrontTest, TheServerOverItsBoundClosesIdleConnectionsFirst) {
   for (int i = 0; i < 6; ++i) EXPECT_FALSE(clients[i]->closed()) << i;
 }
 
+TEST_F(HttpFrontTest, BodiesHeldTogetherPastTheBudgetAre503) {
+  HttpFrontOptions options = Small();
+  options.max_buffered_body_bytes = 100;
+  StartFront(options);
+  Client first(front_->port());
+  first.Send(kPost + "Content-Length: 60\r\n\r\n" + std::string(30, 'a'));  // held, reading
+  absl::SleepFor(absl::Milliseconds(50));
+  Client second(front_->port(), "127.0.0.2");
+  second.Send(kPost + "Content-Length: 60\r\n\r\n");
+  EXPECT_EQ(StatusOf(second.Response()), 503);
+  EXPECT_TRUE(second.ClosedWithin(absl::Seconds(3)));
+  Client chunked(front_->port(), "127.0.0.3");  // chunked: counted as it comes
+  chunked.Send(kPost + "Transfer-Encoding: chunked\r\n\r\n30\r\n" + std::string(48, 'b') +
+               "\r\n");
+  EXPECT_EQ(StatusOf(chunked.Response()), 503);
+  first.Send(std::string(30, 'a'));  // the first completes; its body is let go
+  EXPECT_EQ(StatusOf(first.Response()), 200);
+  absl::SleepFor(absl::Milliseconds(50));  // the handler gives the connection back
+  Client third(front_->port(), "127.0.0.4");
+  third.Send(kPost + "Content-Length: 60\r\n\r\n" + std::string(60, 'c'));
+  EXPECT_EQ(StatusOf(third.Response()), 200);
+}
+
 TEST_F(HttpFrontTest, StreamsAChunkedResponse) {
   StartFront(Small());
   Client client(front_->port());

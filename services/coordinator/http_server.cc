@@ -101,6 +101,8 @@ HttpResponse FrontError(int status, const std::string& message) {
   if (status == 400 || status == 413) {
     error = ToHttpError(absl::InvalidArgumentError(message),
                         status == 413 ? ErrorOrigin::kRequestLimit : ErrorOrigin::kRequest);
+  } else if (status == 503) {
+    error = ToHttpError(absl::UnavailableError(message));
   } else {
     const char* code = status == 408   ? "request_timeout"
                        : status == 414 ? "uri_too_long"
@@ -183,6 +185,7 @@ absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   front.idle_timeout = options_.idle_timeout;
   front.max_connections = options_.max_connections;
   front.max_connections_per_address = options_.max_connections_per_address;
+  front.max_buffered_body_bytes = options_.max_buffered_body_bytes;
   front.threads =
       options_.threads > 0 ? options_.threads : coordinator_->max_concurrent_requests() + 8;
   front.tls_cert = options_.tls_cert;

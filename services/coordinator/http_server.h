@@ -56,6 +56,7 @@ struct HttpServerOptions {
   absl::Duration idle_timeout = absl::Seconds(5);      // keep-alive (and a silent new connection)
   int max_connections = 4096;                          // then the oldest idle one is closed
   int max_connections_per_address = 512;               // from one client IP, likewise
+  size_t max_buffered_body_bytes = 64 << 20;  // bodies held at once (then 503); >= max_body
 };
 
 class HttpServer {
