@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -723,6 +724,16 @@ absl::StatusOr<std::unique_ptr<HttpFront>> HttpFront::Start(const HttpFrontOptio
   absl::StatusOr<std::pair<int, int>> listening = Listen(options.host, options.port);
   if (!listening.ok()) return listening.status();
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a signal
+  // Room for max_connections descriptors besides the process's others (within the hard
+  // limit; past it, accepting pauses and idle connections go first).
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    const rlim_t want = static_cast<rlim_t>(options.max_connections) + 1024;
+    if (files.rlim_cur < want) {
+      files.rlim_cur = std::min(want, files.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &files);
+    }
+  }
   auto loop = std::make_unique<Loop>(options, std::move(handlers), std::move(ctx),
                                      listening->first, listening->second);
   loop->Start();

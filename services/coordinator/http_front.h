@@ -95,7 +95,8 @@ class HttpFront {
   };
 
   // Binds (kInvalidArgument for bad TLS files, kUnavailable when the address cannot be
-  // bound) and starts the loop and the handler threads.
+  // bound) and starts the loop and the handler threads. Ignores SIGPIPE and raises the
+  // process's soft limit on open files to fit max_connections (within the hard limit).
   static absl::StatusOr<std::unique_ptr<HttpFront>> Start(const HttpFrontOptions& options,
                                                           Handlers handlers);
   ~HttpFront();  // Stop()

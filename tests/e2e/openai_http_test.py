@@ -5,7 +5,8 @@ completion equal token for token to gRPC Generate for the same greedy request, s
 replies whose deltas concatenate to the plain reply, stop strings, seeded sampling equal run
 to run and to gRPC, logprobs (chat and completions, streamed and not) equal to gRPC's,
 OpenAI-shaped errors with their HTTP status (400, 404, 413, 429, 503), a
-client that disconnects mid-stream freeing its session on both workers, bad --http-listen
+client that disconnects mid-stream freeing its session on both workers, one that leaves a
+plain (not streamed) request cancelling it, bad --http-listen
 addresses refused at start, and SIGTERM letting a running stream finish while new requests
 get 503.
 
@@ -342,6 +343,29 @@ def test_a_client_that_disconnects_mid_stream_frees_both_workers():
     assert chat("Hi", max_tokens=4, temperature=0)["usage"]["completion_tokens"] > 0
 
 
+def test_a_client_that_leaves_a_plain_request_cancels_it():
+    # Issue 33: not streamed, nothing is written until the end, so the front must notice the
+    # closed connection itself while the rounds run.
+    target, draft = STACK.targets[0].metrics, STACK.draft.metrics
+    coordinator = STACK.coordinator.metrics
+    cancelled = metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
+    host, port = HTTP.split("://")[1].rsplit(":", 1)
+    conn = stacklib.http_connection(host, int(port), timeout=30)
+    body = json.dumps({"model": MODEL, "prompt": "Once upon a time", "max_tokens": 1800,
+                       "temperature": 0, "ignore_eos": True, "session_id": "leaves-plain"})
+    conn.request("POST", "/v1/completions", body,
+                 {"Content-Type": "application/json", **stacklib.auth_headers()})
+    assert wait_for(lambda: metric(target, "tandem_worker_active_sessions") == 1, 10)
+    conn.close()  # the client leaves mid-generation
+    assert wait_for(lambda: metric(coordinator, "tandem_requests_total",
+                                   'outcome="cancelled"') == cancelled + 1, 10)
+    assert wait_for(lambda: metric(target, "tandem_worker_active_sessions") == 0 and
+                    metric(draft, "tandem_worker_active_sessions") == 0, 10)
+    generated = metric(coordinator, "tandem_generated_tokens_total")
+    time.sleep(0.5)
+    assert metric(coordinator, "tandem_generated_tokens_total") == generated  # it stopped
+
+
 def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
     import socket
     from stacklib import BIN
@@ -393,6 +417,43 @@ def test_over_capacity_is_429_with_or_without_stream():
             c.targets[0].signal(signal.SIGCONT)
         holder.join(60)
         assert held["reply"]["usage"]["completion_tokens"] == 4, held  # it went on, unharmed
+
+
+def test_a_client_that_leaves_while_queued_is_never_run():
+    # One target session: a request waiting on the frozen target holds it, the next queues;
+    # its client leaves, and it is cancelled in the queue (issue 33), never admitted.
+    args = ["--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+            "--max-queued-requests", "4", "--failover-wait-seconds", "20",
+            "--target-timeout-seconds", "20"]
+    with Cluster(coordinator_args=args, worker_args=["--max-sessions", "1"]) as c:
+        address = re.search(r"\(http on (\S+)\)", c.coordinator.startup_line).group(1)
+        host, port = address.rsplit(":", 1)
+        body = {"model": MODEL, "prompt": [1, 403, 407], "max_tokens": 4, "temperature": 0}
+        held = {}
+
+        def hold():
+            with urllib.request.urlopen(urllib.request.Request(
+                    f"{SCHEME}://{address}/v1/completions", data=json.dumps(body).encode(),
+                    headers=stacklib.auth_headers()), timeout=60) as r:
+                held["reply"] = json.loads(r.read())
+
+        holder = threading.Thread(target=hold)
+        c.targets[0].signal(signal.SIGSTOP)
+        try:
+            holder.start()
+            time.sleep(1.0)  # admitted, waiting for the target
+            queued = stacklib.http_connection(host, int(port), timeout=30)
+            queued.request("POST", "/v1/completions", json.dumps({**body, "max_tokens": 8}),
+                           {"Content-Type": "application/json", **stacklib.auth_headers()})
+            time.sleep(0.5)  # queued
+            queued.close()
+            assert wait_for(lambda: metric(c.coordinator.metrics, "tandem_requests_total",
+                                           'outcome="cancelled"') == 1, 5)
+        finally:
+            c.targets[0].signal(signal.SIGCONT)
+        holder.join(60)
+        assert held["reply"]["usage"]["completion_tokens"] == 4, held
+        assert metric(c.coordinator.metrics, "tandem_generated_tokens_total") == 4
 
 
 def test_no_ready_target_is_503_and_health_says_so():
