@@ -366,6 +366,39 @@ def test_a_client_that_leaves_a_plain_request_cancels_it():
     assert metric(coordinator, "tandem_generated_tokens_total") == generated  # it stopped
 
 
+def test_32_abandoned_plain_requests_stop_generating_when_their_clients_leave():
+    # Issue 33's figure: 32 non-streamed 400-token requests whose clients leave after 0.3 s
+    # (before, all 12,800 tokens were generated). The target's computed rows must stop.
+    target, coordinator = STACK.targets[0].metrics, STACK.coordinator.metrics
+    cancelled = metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
+    generated = metric(coordinator, "tandem_generated_tokens_total")
+    host, port = HTTP.split("://")[1].rsplit(":", 1)
+    body = json.dumps({"model": MODEL, "prompt": "Once upon a time", "max_tokens": 400,
+                       "temperature": 0, "ignore_eos": True})
+    conns = []
+    for _ in range(32):
+        conn = stacklib.http_connection(host, int(port), timeout=30)
+        conn.request("POST", "/v1/completions", body,
+                     {"Content-Type": "application/json", **stacklib.auth_headers()})
+        conns.append(conn)
+    time.sleep(0.3)
+    for conn in conns:
+        conn.close()
+    left = time.monotonic()
+    assert wait_for(lambda: metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
+                    == cancelled + 32, 10), \
+        metric(coordinator, "tandem_requests_total", 'outcome="cancelled"') - cancelled
+    stopped = time.monotonic() - left
+    assert wait_for(lambda: metric(target, "tandem_worker_active_sessions") == 0, 10)
+    rows = metric(target, "tandem_worker_computed_rows_total")
+    time.sleep(1.0)
+    assert metric(target, "tandem_worker_computed_rows_total") == rows, "still computing"
+    tokens = metric(coordinator, "tandem_generated_tokens_total") - generated
+    print(f"  32 abandoned requests: all cancelled {stopped:.2f} s after their clients left, "
+          f"{tokens:.0f} of 12800 tokens generated")
+    assert tokens < 12800 / 4, tokens
+
+
 def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
     import socket
     from stacklib import BIN
