@@ -4,7 +4,8 @@
 usage: http_abuse_probe.py (--url http://127.0.0.1:PORT --pid PID | --bin DIR --model GGUF)
                            [--api-key KEY] [--duration 30] [--slowloris 1000] [--idle 1000]
                            [--sources 8] [--flood-connections 4] [--flood-lines 32000]
-                           [--chunked-connections 4] [--chunked-mib 200] [--json OUT]
+                           [--chunked-connections 4] [--chunked-mib 200] [--allow-late 0]
+                           [--json OUT]
 
 Loopback only, bounded in connections and in time (--duration seconds of abuse, then every
 socket is closed), Python's standard library only. With --bin/--model it starts a target
@@ -23,11 +24,14 @@ a new connection from 127.0.0.1, it
   - sends the request-smuggling and malformed shapes, one connection each.
 Then prints the figures and the Done-when verdicts: RSS under 2x its idle value, every
 /health and completion answered within 200 ms, every malformed shape answered 4xx and its
-connection closed. Exit status 0 when all hold, 1 when one does not, 2 on bad usage.
+connection closed (--allow-late N lets N answers of each kind be late, never failed, for a
+machine shared with other load). Exit status 0 when all hold, 1 when one does not, 2 on bad
+usage.
 """
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -151,11 +155,10 @@ class Monitor(threading.Thread):
             self.stop.wait(max(0.0, 0.1 - (now() - t)))
 
 
-class Holders(threading.Thread):
+class Holders:
     """Slowloris and idle connections from the source addresses, reopened when closed."""
 
     def __init__(self, target, slowloris, idle, sources, stop):
-        super().__init__(daemon=True)
         self.target, self.stop = target, stop
         self.want = {"slowloris": slowloris, "idle": idle}
         self.sources = [f"127.0.0.{2 + i}" for i in range(sources)]
@@ -220,6 +223,18 @@ class Holders(threading.Thread):
         for fd in list(self.socks):
             self.socks[fd][0].close()
         self.socks.clear()
+
+    def figures(self):
+        return {"peak": self.peak, "opened": self.opened, "closed": self.closed,
+                "answers": self.answers, "connect_errors": self.connect_errors}
+
+
+def hold(target, slowloris, idle, sources, stop, out):
+    """The holders in a process of their own (so that the monitor's timing is not the
+    holders' share of one interpreter lock); their figures go to `out`."""
+    holders = Holders(target, slowloris, idle, sources, stop)
+    holders.run()
+    out.put(holders.figures())
 
 
 def flood(target, kind, index, limit_lines, limit_mib, deadline, results):
@@ -355,6 +370,9 @@ def main():
     ap.add_argument("--flood-lines", type=int, default=32000)
     ap.add_argument("--chunked-connections", type=int, default=4)
     ap.add_argument("--chunked-mib", type=int, default=200)
+    ap.add_argument("--allow-late", type=int, default=0,
+                    help="samples of /health and of completions that may pass 200 ms (each); "
+                         "for runs on a machine shared with other load")
     ap.add_argument("--json")
     args = ap.parse_args()
     if not ((args.url and args.pid) or (args.bin and args.model)):
@@ -398,9 +416,12 @@ def probe(args):
 
     stop = threading.Event()
     monitor = Monitor(target, args.pid, stop)
-    holders = Holders(target, args.slowloris, args.idle, args.sources, stop)
-    monitor.start()
+    context = multiprocessing.get_context("fork")
+    holders_stop, holders_out = context.Event(), context.Queue()
+    holders = context.Process(target=hold, args=(target, args.slowloris, args.idle,
+                                                 args.sources, holders_stop, holders_out))
     holders.start()
+    monitor.start()
     start = now()
     # The floods start once the holders are up, and end by the duration.
     time.sleep(min(3.0, args.duration / 4))
@@ -419,7 +440,9 @@ def probe(args):
         t.join(args.duration + 10)
     time.sleep(max(0.0, start + args.duration - now()))
     stop.set()
+    holders_stop.set()
     monitor.join(10)
+    held = holders_out.get(timeout=30)
     holders.join(10)
 
     health_ms = [ms for status, ms in monitor.health]
@@ -442,23 +465,26 @@ def probe(args):
                        "p50_ms": round(percentile(completion_ms, 50), 1),
                        "max_ms": round(max(completion_ms, default=0), 1),
                        "failed": bad_completion[:10], "failed_count": len(bad_completion)},
-        "slowloris": {"wanted": args.slowloris, "peak_held": holders.peak["slowloris"],
-                      "opened": holders.opened["slowloris"],
-                      "closed_by_server": holders.closed["slowloris"]},
-        "idle": {"wanted": args.idle, "peak_held": holders.peak["idle"],
-                 "opened": holders.opened["idle"], "closed_by_server": holders.closed["idle"]},
-        "holder_answers": holders.answers, "connect_errors": holders.connect_errors,
+        "slowloris": {"wanted": args.slowloris, "peak_held": held["peak"]["slowloris"],
+                      "opened": held["opened"]["slowloris"],
+                      "closed_by_server": held["closed"]["slowloris"]},
+        "idle": {"wanted": args.idle, "peak_held": held["peak"]["idle"],
+                 "opened": held["opened"]["idle"], "closed_by_server": held["closed"]["idle"]},
+        "holder_answers": held["answers"], "connect_errors": held["connect_errors"],
         "floods": floods, "shapes": shapes,
     }
     verdicts = {
         "rss_under_2x_idle": peak_rss < 2 * idle_rss,
-        "health_within_200ms": not bad_health and bool(health_ms),
-        "completion_within_200ms": not bad_completion and bool(completion_ms),
+        "health_within_200ms": bool(health_ms) and all(st == 200 for st, _ in bad_health) and
+                               len(bad_health) <= args.allow_late,
+        "completion_within_200ms": bool(completion_ms) and
+                                   all(st == 200 for st, _ in bad_completion) and
+                                   len(bad_completion) <= args.allow_late,
         "malformed_4xx_and_closed": not bad_shapes and not bad_floods and
                                     len(floods) == args.flood_connections +
                                     args.chunked_connections,
-        "held_1000_and_1000": holders.peak["slowloris"] >= args.slowloris and
-                              holders.peak["idle"] >= args.idle,
+        "held_1000_and_1000": held["peak"]["slowloris"] >= args.slowloris and
+                              held["peak"]["idle"] >= args.idle,
     }
     figures["verdicts"] = verdicts
     print(f"coordinator RSS: idle {figures['idle_rss_mib']} MiB, peak "
@@ -473,8 +499,8 @@ def probe(args):
         k = figures[kind]
         print(f"{kind}: held {k['peak_held']} of {k['wanted']} at peak, opened {k['opened']}, "
               f"closed by the server {k['closed_by_server']}")
-    print(f"what closed holders were told: {holders.answers}; connect errors "
-          f"{holders.connect_errors}")
+    print(f"what closed holders were told: {held['answers']}; connect errors "
+          f"{held['connect_errors']}")
     for f in floods:
         print(f"{f['kind']} flood: {f['status']} after {f['sent_bytes'] / 2**20:.1f} MiB sent, "
               f"closed {f['closed']}")

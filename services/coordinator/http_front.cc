@@ -6,8 +6,8 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -129,9 +129,9 @@ absl::StatusOr<std::pair<int, int>> Listen(const std::string& host, int port) {
     if (fd >= 0) close(fd);
     return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", host, ":", port));
   }
-  const int bound_port = ntohs(bound.ss_family == AF_INET6
-                                   ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
-                                   : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  const int bound_port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                        : reinterpret_cast<sockaddr_in&>(bound).sin_port);
   return std::make_pair(fd, bound_port);
 }
 
@@ -139,25 +139,44 @@ absl::StatusOr<std::pair<int, int>> Listen(const std::string& host, int port) {
 
 absl::string_view HttpReason(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 499: return "Client Closed Request";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 500 ? "Client Error" : "Server Error";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 499:
+      return "Client Closed Request";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 500 ? "Client Error" : "Server Error";
   }
 }
 
@@ -243,8 +262,8 @@ class Exchange final : public HttpExchange {
     if (started_) return false;
     started_ = true;
     close_ = !request_.keep_alive;
-    std::string bytes = ResponseHead(r, static_cast<int64_t>(r.body.size()), close_,
-                                     request_.minor_version);
+    std::string bytes =
+        ResponseHead(r, static_cast<int64_t>(r.body.size()), close_, request_.minor_version);
     if (request_.method != "HEAD") bytes += r.body;
     ended_ = Send(bytes);
     return ended_;
@@ -734,8 +753,8 @@ absl::StatusOr<std::unique_ptr<HttpFront>> HttpFront::Start(const HttpFrontOptio
       setrlimit(RLIMIT_NOFILE, &files);
     }
   }
-  auto loop = std::make_unique<Loop>(options, std::move(handlers), std::move(ctx),
-                                     listening->first, listening->second);
+  auto loop = std::make_unique<Loop>(options, std::move(handlers), std::move(ctx), listening->first,
+                                     listening->second);
   loop->Start();
   return std::unique_ptr<HttpFront>(new HttpFront(std::move(loop)));
 }

@@ -42,7 +42,8 @@ class Client {
 
   // False when the server has closed (or reset) the connection.
   bool Send(const std::string& bytes) {
-    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
   }
   // Reads until `done(received)` or the server closes or `timeout` passes.
   std::string ReadUntil(const std::function<bool(const std::string&)>& done,
@@ -104,7 +105,8 @@ class Client {
 
 int StatusOf(const std::string& response) {
   int status = 0;
-  if (absl::StartsWith(response, "HTTP/1.1 ")) (void)absl::SimpleAtoi(response.substr(9, 3), &status);
+  if (absl::StartsWith(response, "HTTP/1.1 "))
+    (void)absl::SimpleAtoi(response.substr(9, 3), &status);
   return status;
 }
 
@@ -201,22 +203,30 @@ TEST_P(MalformedShapeTest, IsAnsweredWithItsStatusThenClosed) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MalformedShapeTest,
     ::testing::Values(
-        Shape{"two_content_lengths", kPost + "Content-Length: 2\r\nContent-Length: 3\r\n\r\nabc", 400},
-        Shape{"two_equal_content_lengths", kPost + "Content-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400},
-        Shape{"content_length_and_chunked", kPost + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+        Shape{"two_content_lengths", kPost + "Content-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
+              400},
+        Shape{"two_equal_content_lengths",
+              kPost + "Content-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400},
+        Shape{"content_length_and_chunked",
+              kPost + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
         Shape{"no_colon", "GET /health HTTP/1.1\r\nHost h\r\n\r\n", 400},
         Shape{"nul", std::string("GET /health HTTP/1.1\r\nX: \0\r\n\r\n", 31), 400},
         Shape{"bare_cr", "GET /health HTTP/1.1\r\nX: a\rb\r\n\r\n", 400},
-        Shape{"header_count", [] {
+        Shape{"header_count",
+              [] {
                 std::string r = "GET /health HTTP/1.1\r\n";
                 for (int i = 0; i < 9; ++i) absl::StrAppend(&r, "X-", i, ": 1\r\n");
                 return r + "\r\n";
-              }(), 431},
-        Shape{"header_bytes", "GET /health HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n", 431},
+              }(),
+              431},
+        Shape{"header_bytes", "GET /health HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n",
+              431},
         Shape{"request_line", "GET /" + std::string(2000, 'a') + " HTTP/1.1\r\n\r\n", 414},
         Shape{"content_length_over", kPost + "Content-Length: 65\r\n\r\n", 413},
-        Shape{"chunked_over", kPost + "Transfer-Encoding: chunked\r\n\r\n40\r\n" + std::string(64, 'a') +
-                                  "\r\n1\r\na\r\n" + std::string(100000, 'b'), 413},
+        Shape{"chunked_over",
+              kPost + "Transfer-Encoding: chunked\r\n\r\n40\r\n" + std::string(64, 'a') +
+                  "\r\n1\r\na\r\n" + std::string(100000, 'b'),
+              413},
         Shape{"http2", "GET /health HTTP/2.0\r\n\r\n", 505}),
     [](const ::testing::TestParamInfo<Shape>& info) { return std::string(info.param.name); });
 
@@ -349,8 +359,7 @@ TEST_F(HttpFrontTest, BodiesHeldTogetherPastTheBudgetAre503) {
   EXPECT_EQ(StatusOf(second.Response()), 503);
   EXPECT_TRUE(second.ClosedWithin(absl::Seconds(3)));
   Client chunked(front_->port(), "127.0.0.3");  // chunked: counted as it comes
-  chunked.Send(kPost + "Transfer-Encoding: chunked\r\n\r\n30\r\n" + std::string(48, 'b') +
-               "\r\n");
+  chunked.Send(kPost + "Transfer-Encoding: chunked\r\n\r\n30\r\n" + std::string(48, 'b') + "\r\n");
   EXPECT_EQ(StatusOf(chunked.Response()), 503);
   first.Send(std::string(30, 'a'));  // the first completes; its body is let go
   EXPECT_EQ(StatusOf(first.Response()), 200);

@@ -126,7 +126,8 @@ size_t HttpRequestParser::Feed(absl::string_view data) {
     switch (state_) {
       case State::kHead:
       case State::kTrailer: {
-        const size_t budget = limits_.max_header_bytes - std::min(head_bytes_, limits_.max_header_bytes);
+        const size_t budget =
+            limits_.max_header_bytes - std::min(head_bytes_, limits_.max_header_bytes);
         if (used < data.size()) started_ = true;
         const int over = state_ == State::kHead && !request_line_done_ ? 414 : 431;
         if (!TakeLine(data, &used, budget, over)) return used;
@@ -277,8 +278,7 @@ void HttpRequestParser::EndOfHead() {
       return;
     }
     if (transfer_encoding_headers_ > 1 ||
-        !absl::EqualsIgnoreCase(r.Header("transfer-encoding"), "chunked") ||
-        r.minor_version == 0) {
+        !absl::EqualsIgnoreCase(r.Header("transfer-encoding"), "chunked") || r.minor_version == 0) {
       Fail(400, "a Transfer-Encoding other than chunked (HTTP/1.1)");
       return;
     }
@@ -299,8 +299,8 @@ void HttpRequestParser::EndOfHead() {
     if (value.size() <= 18) (void)absl::SimpleAtoi(value, &r.content_length);
   }
   const absl::string_view connection = r.Header("connection");
-  r.keep_alive = r.minor_version == 1 ? !HasToken(connection, "close")
-                                      : HasToken(connection, "keep-alive");
+  r.keep_alive =
+      r.minor_version == 1 ? !HasToken(connection, "close") : HasToken(connection, "keep-alive");
   r.expect_continue =
       r.minor_version == 1 && absl::EqualsIgnoreCase(r.Header("expect"), "100-continue");
   remaining_ = std::max<int64_t>(r.content_length, 0);

@@ -36,10 +36,10 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as sent: "/v1/models/x?y=1"
-  std::string path;    // the target before '?', percent-decoded
-  int minor_version = 1;                                     // HTTP/1.x
+  std::string method;     // "GET", "POST", ...
+  std::string target;     // as sent: "/v1/models/x?y=1"
+  std::string path;       // the target before '?', percent-decoded
+  int minor_version = 1;  // HTTP/1.x
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, values trimmed
   std::string body;                                          // decoded (chunked framing removed)
   bool chunked = false;
@@ -91,11 +91,11 @@ class HttpRequestParser {
   bool request_line_done_ = false;
   bool head_complete_ = false;
   bool body_checked_ = false;  // a Content-Length over the limit is refused once the body starts
-  bool cr_ = false;          // the last byte taken was a CR (a line must end CRLF)
-  std::string line_;         // the line being read (head, chunk size or trailer)
-  size_t head_bytes_ = 0;    // of the head so far
+  bool cr_ = false;            // the last byte taken was a CR (a line must end CRLF)
+  std::string line_;           // the line being read (head, chunk size or trailer)
+  size_t head_bytes_ = 0;      // of the head so far
   int header_count_ = 0;
-  int64_t remaining_ = 0;    // body bytes still to come (Content-Length, or this chunk)
+  int64_t remaining_ = 0;  // body bytes still to come (Content-Length, or this chunk)
   int content_length_headers_ = 0;
   int transfer_encoding_headers_ = 0;
   int host_headers_ = 0;

@@ -46,12 +46,11 @@ TEST_P(ParserCaseTest, EndsWithItsStatusWhateverThePieces) {
     HttpRequestParser parser(SmallLimits());
     FeedAll(parser, GetParam().bytes, step);
     if (GetParam().status == 0) {
-      EXPECT_TRUE(parser.done()) << GetParam().name << " step " << step << ": "
-                                 << parser.error();
+      EXPECT_TRUE(parser.done()) << GetParam().name << " step " << step << ": " << parser.error();
     } else {
       ASSERT_TRUE(parser.failed()) << GetParam().name << " step " << step;
-      EXPECT_EQ(parser.error_status(), GetParam().status) << GetParam().name << ": "
-                                                          << parser.error();
+      EXPECT_EQ(parser.error_status(), GetParam().status)
+          << GetParam().name << ": " << parser.error();
     }
   }
 }
@@ -65,18 +64,28 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"http10", "GET /health HTTP/1.0\r\n\r\n", 0},
         Case{"leading_empty_line", "\r\nGET /health HTTP/1.1\r\n\r\n", 0},
         Case{"content_length", kPost + "Content-Length: 5\r\n\r\nhello", 0},
-        Case{"chunked", kPost + "Transfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nT: 1\r\n\r\n", 0},
-        Case{"chunked_at_the_limit", kPost + "Transfer-Encoding: chunked\r\n\r\n10\r\n" +
-                                          std::string(16, 'a') + "\r\n0\r\n\r\n", 0},
-        Case{"two_equal_content_lengths", kPost + "Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 400},
-        Case{"two_content_lengths", kPost + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", 400},
+        Case{"chunked",
+             kPost + "Transfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nT: 1\r\n\r\n", 0},
+        Case{"chunked_at_the_limit",
+             kPost + "Transfer-Encoding: chunked\r\n\r\n10\r\n" + std::string(16, 'a') +
+                 "\r\n0\r\n\r\n",
+             0},
+        Case{"two_equal_content_lengths",
+             kPost + "Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 400},
+        Case{"two_content_lengths", kPost + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+             400},
         Case{"content_length_list", kPost + "Content-Length: 5, 5\r\n\r\nhello", 400},
         Case{"content_length_signed", kPost + "Content-Length: +5\r\n\r\nhello", 400},
-        Case{"content_length_and_chunked", kPost + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
-        Case{"chunked_and_content_length", kPost + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 400},
-        Case{"two_transfer_encodings", kPost + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+        Case{"content_length_and_chunked",
+             kPost + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+        Case{"chunked_and_content_length",
+             kPost + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 400},
+        Case{"two_transfer_encodings",
+             kPost + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             400},
         Case{"gzip_chunked", kPost + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 400},
-        Case{"chunked_http10", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+        Case{"chunked_http10", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             400},
         Case{"no_colon", "GET /health HTTP/1.1\r\nHost h\r\n\r\n", 400},
         Case{"space_before_colon", "GET /health HTTP/1.1\r\nHost : h\r\n\r\n", 400},
         Case{"folded_line", "GET /health HTTP/1.1\r\nHost: h\r\n x\r\n\r\n", 400},
@@ -91,16 +100,23 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"bad_escape", "GET /v1/models/%zz HTTP/1.1\r\n\r\n", 400},
         Case{"http2", "GET /health HTTP/2.0\r\n\r\n", 505},
         Case{"bad_chunk_size", kPost + "Transfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
-        Case{"chunk_longer_than_its_size", kPost + "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", 400},
-        Case{"chunked_past_the_limit", kPost + "Transfer-Encoding: chunked\r\n\r\n10\r\n" +
-                                            std::string(16, 'a') + "\r\n1\r\na\r\n0\r\n\r\n", 413},
-        Case{"huge_chunk_size", kPost + "Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", 413},
+        Case{"chunk_longer_than_its_size",
+             kPost + "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", 400},
+        Case{"chunked_past_the_limit",
+             kPost + "Transfer-Encoding: chunked\r\n\r\n10\r\n" + std::string(16, 'a') +
+                 "\r\n1\r\na\r\n0\r\n\r\n",
+             413},
+        Case{"huge_chunk_size", kPost + "Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n",
+             413},
         Case{"content_length_past_the_limit", kPost + "Content-Length: 17\r\n\r\n", 413},
-        Case{"content_length_of_30_digits", kPost + "Content-Length: " + std::string(30, '9') + "\r\n\r\n", 413},
-        Case{"too_many_headers", "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\n\r\n", 431},
+        Case{"content_length_of_30_digits",
+             kPost + "Content-Length: " + std::string(30, '9') + "\r\n\r\n", 413},
+        Case{"too_many_headers", "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\n\r\n",
+             431},
         Case{"head_too_long", "GET / HTTP/1.1\r\nA: " + std::string(300, 'a') + "\r\n\r\n", 431},
         Case{"request_line_too_long", "GET /" + std::string(300, 'a') + " HTTP/1.1\r\n\r\n", 414},
-        Case{"trailers_count", kPost + "Transfer-Encoding: chunked\r\n\r\n0\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", 431}),
+        Case{"trailers_count",
+             kPost + "Transfer-Encoding: chunked\r\n\r\n0\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", 431}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(HttpRequestParserTest, StopsAfterTheHeadSoTheCallerCanRefuseBeforeTheBody) {

@@ -197,9 +197,9 @@ absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
     Generate(request, exchange);
   };
   handlers.error = [this](int status, const std::string& message) {
-    return status == 413 ? Error(absl::InvalidArgumentError(absl::StrCat(
-                                     "the body is over ", options_.max_body_bytes,
-                                     " bytes (--max-message-bytes)")),
+    return status == 413 ? Error(absl::InvalidArgumentError(
+                                     absl::StrCat("the body is over ", options_.max_body_bytes,
+                                                  " bytes (--max-message-bytes)")),
                                  ErrorOrigin::kRequestLimit)
                          : FrontError(status, message);
   };
@@ -236,7 +236,8 @@ HttpResponse HttpServer::Impl::Error(const absl::Status& status, ErrorOrigin ori
 
 std::optional<HttpResponse> HttpServer::Impl::Authenticate(const HttpRequest& request) const {
   if (options_.api_keys == nullptr || request.path == "/health") return std::nullopt;
-  const absl::Status allowed = options_.api_keys->Check(std::string(request.Header("authorization")));
+  const absl::Status allowed =
+      options_.api_keys->Check(std::string(request.Header("authorization")));
   if (allowed.ok()) return std::nullopt;
   HttpResponse response = Error(allowed);
   response.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -282,9 +283,9 @@ void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange)
     return;
   }
   if (request->model != model_) {
-    exchange.Respond(Error(absl::NotFoundError(absl::StrCat(
-        "the model '", request->model, "' does not exist; this server serves '", model_,
-        "' (GET /v1/models)"))));
+    exchange.Respond(Error(absl::NotFoundError(
+        absl::StrCat("the model '", request->model, "' does not exist; this server serves '",
+                     model_, "' (GET /v1/models)"))));
     return;
   }
   // The coordinator checks the same limits again; here a violation is told apart as 413.

@@ -14,8 +14,7 @@ namespace tandem {
 
 absl::StatusOr<SslCtx> NewServerSslCtx(const std::string& cert_file, const std::string& key_file) {
   SslCtx ctx(SSL_CTX_new(TLS_server_method()));
-  if (ctx == nullptr ||
-      SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION) != 1 ||
+  if (ctx == nullptr || SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION) != 1 ||
       SSL_CTX_use_certificate_chain_file(ctx.get(), cert_file.c_str()) != 1 ||
       SSL_CTX_use_PrivateKey_file(ctx.get(), key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
       SSL_CTX_check_private_key(ctx.get()) != 1) {
@@ -26,8 +25,8 @@ absl::StatusOr<SslCtx> NewServerSslCtx(const std::string& cert_file, const std::
   }
   // Partial writes from a moving buffer (the loop's and the handlers' write loops), and no
   // read/write buffers kept by an idle connection.
-  SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
-                                  SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                  SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION);
   return ctx;
 }

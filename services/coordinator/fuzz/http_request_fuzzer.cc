@@ -50,10 +50,9 @@ std::string Run(absl::string_view data, size_t piece) {
       TANDEM_FUZZ_ASSERT(r.headers.size() <= 8 && r.body.size() <= 256, "%zu headers, %zu bytes",
                          r.headers.size(), r.body.size());
       TANDEM_FUZZ_ASSERT(!r.path.empty() && r.target[0] == '/', "target %s", r.target.c_str());
-      TANDEM_FUZZ_ASSERT(r.chunked || r.body.size() == static_cast<size_t>(
-                                          std::max<int64_t>(r.content_length, 0)),
-                         "body %zu, Content-Length %lld", r.body.size(),
-                         static_cast<long long>(r.content_length));
+      TANDEM_FUZZ_ASSERT(
+          r.chunked || r.body.size() == static_cast<size_t>(std::max<int64_t>(r.content_length, 0)),
+          "body %zu, Content-Length %lld", r.body.size(), static_cast<long long>(r.content_length));
       absl::StrAppend(&outcome, r.method, " ", r.target, " ", r.headers.size(), " ", r.body, " ",
                       r.keep_alive, "\n");
       parser.Reset();

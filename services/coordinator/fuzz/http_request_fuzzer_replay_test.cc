@@ -31,8 +31,7 @@ std::vector<fuzzing::Input> Seeds() {
   for (const auto& entry : std::filesystem::directory_iterator(TANDEM_HTTP_SEEDS)) {
     std::ifstream in(entry.path(), std::ios::binary);
     fuzzing::Input input(1, 3);  // the first byte sets the piece size
-    input.insert(input.end(), std::istreambuf_iterator<char>(in),
-                 std::istreambuf_iterator<char>());
+    input.insert(input.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     seeds.push_back(std::move(input));
   }
   for (const char* request : kHostile) {
