@@ -133,26 +133,23 @@ class Target:
         return self.request("POST", "/v1/completions", body)
 
 
-class Monitor(threading.Thread):
-    """RSS every 100 ms, /health every 100 ms, a completion every 500 ms."""
-
-    def __init__(self, target, pid, stop):
-        super().__init__(daemon=True)
-        self.target, self.pid, self.stop = target, pid, stop
-        self.rss, self.health, self.completions = [], [], []  # (t, value)
-
-    def run(self):
-        next_completion = now()
-        while not self.stop.is_set():
-            t = now()
-            self.rss.append(rss_kib(self.pid))
-            status, seconds, _ = self.target.request("GET", "/health")
-            self.health.append((status, seconds * 1000))
-            if t >= next_completion:
-                status, seconds, _ = self.target.completion()
-                self.completions.append((status, seconds * 1000))
-                next_completion = t + 0.5
-            self.stop.wait(max(0.0, 0.1 - (now() - t)))
+def monitor(target, pid, stop, out):
+    """RSS every 100 ms, /health every 100 ms, a completion every 500 ms, until `stop`; in a
+    process of its own, so that its timing is the server's, not this script's other threads'.
+    Puts {"rss": [KiB], "health" and "completions": [(status, ms, seconds into the run)]}."""
+    rss, health, completions = [], [], []
+    began = next_completion = now()
+    while not stop.is_set():
+        t = now()
+        rss.append(rss_kib(pid))
+        status, seconds, _ = target.request("GET", "/health")
+        health.append((status, seconds * 1000, t - began))
+        if t >= next_completion:
+            status, seconds, _ = target.completion()
+            completions.append((status, seconds * 1000, now() - began))
+            next_completion = t + 0.5
+        stop.wait(max(0.0, 0.1 - (now() - t)))
+    out.put({"rss": rss, "health": health, "completions": completions})
 
 
 class Holders:
@@ -230,8 +227,7 @@ class Holders:
 
 
 def hold(target, slowloris, idle, sources, stop, out):
-    """The holders in a process of their own (so that the monitor's timing is not the
-    holders' share of one interpreter lock); their figures go to `out`."""
+    """The holders, in a process of their own; their figures go to `out`."""
     holders = Holders(target, slowloris, idle, sources, stop)
     holders.run()
     out.put(holders.figures())
@@ -384,6 +380,7 @@ def main():
     need = args.slowloris + args.idle + 256
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, need), hard))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop what was started, then exit
     processes = []
     folder = tempfile.mkdtemp(prefix="tandem-http-probe-")
     try:
@@ -414,14 +411,27 @@ def probe(args):
     time.sleep(0.5)
     idle_rss = rss_kib(args.pid)
 
-    stop = threading.Event()
-    monitor = Monitor(target, args.pid, stop)
     context = multiprocessing.get_context("fork")
-    holders_stop, holders_out = context.Event(), context.Queue()
+    stop, monitor_out, holders_out = context.Event(), context.Queue(), context.Queue()
     holders = context.Process(target=hold, args=(target, args.slowloris, args.idle,
-                                                 args.sources, holders_stop, holders_out))
+                                                 args.sources, stop, holders_out), daemon=True)
+    watcher = context.Process(target=monitor, args=(target, args.pid, stop, monitor_out),
+                              daemon=True)
     holders.start()
-    monitor.start()
+    watcher.start()
+    try:
+        floods, shapes = abuse(target, args)
+    finally:
+        stop.set()
+    watched = monitor_out.get(timeout=30)
+    held = holders_out.get(timeout=30)
+    watcher.join(10)
+    holders.join(10)
+    return report(args, idle_rss, watched, held, floods, shapes)
+
+
+def abuse(target, args):
+    """The floods and the shapes, while the holders hold, until --duration has passed."""
     start = now()
     # The floods start once the holders are up, and end by the duration.
     time.sleep(min(3.0, args.duration / 4))
@@ -439,18 +449,20 @@ def probe(args):
     for t in threads:
         t.join(args.duration + 10)
     time.sleep(max(0.0, start + args.duration - now()))
-    stop.set()
-    holders_stop.set()
-    monitor.join(10)
-    held = holders_out.get(timeout=30)
-    holders.join(10)
+    return floods, shapes
 
-    health_ms = [ms for status, ms in monitor.health]
-    completion_ms = [ms for status, ms in monitor.completions]
-    bad_health = [(s, round(ms)) for s, ms in monitor.health if s != 200 or ms > LIMIT_MS]
-    bad_completion = [(s, round(ms)) for s, ms in monitor.completions
+
+def report(args, idle_rss, watched, held, floods, shapes):
+    """Prints the figures and the verdicts; the exit status."""
+
+    health_ms = [ms for _, ms, _ in watched["health"]]
+    completion_ms = [ms for _, ms, _ in watched["completions"]]
+    # (status, milliseconds, seconds into the run) of each late or failed answer
+    bad_health = [(s, round(ms), round(t, 1)) for s, ms, t in watched["health"]
+                  if s != 200 or ms > LIMIT_MS]
+    bad_completion = [(s, round(ms), round(t, 1)) for s, ms, t in watched["completions"]
                       if s != 200 or ms > LIMIT_MS]
-    peak_rss = max(monitor.rss + [idle_rss])
+    peak_rss = max(watched["rss"] + [idle_rss])
     bad_shapes = [s for s in shapes if not (400 <= s["status"] < 500 and s["closed"])]
     bad_floods = [f for f in floods if not (400 <= f["status"] < 500 and f["closed"])]
     figures = {
@@ -475,10 +487,10 @@ def probe(args):
     }
     verdicts = {
         "rss_under_2x_idle": peak_rss < 2 * idle_rss,
-        "health_within_200ms": bool(health_ms) and all(st == 200 for st, _ in bad_health) and
+        "health_within_200ms": bool(health_ms) and all(b[0] == 200 for b in bad_health) and
                                len(bad_health) <= args.allow_late,
         "completion_within_200ms": bool(completion_ms) and
-                                   all(st == 200 for st, _ in bad_completion) and
+                                   all(b[0] == 200 for b in bad_completion) and
                                    len(bad_completion) <= args.allow_late,
         "malformed_4xx_and_closed": not bad_shapes and not bad_floods and
                                     len(floods) == args.flood_connections +
@@ -492,7 +504,7 @@ def probe(args):
     h, c = figures["health"], figures["completion"]
     print(f"/health: {h['count']} requests, p50 {h['p50_ms']} ms, p99 {h['p99_ms']} ms, max "
           f"{h['max_ms']} ms, {h['failed_count']} failed or over {LIMIT_MS:.0f} ms "
-          f"{h['failed']}")
+          f"(status, ms, s into the run) {h['failed']}")
     print(f"completion (keyed, 4 tokens): {c['count']} requests, p50 {c['p50_ms']} ms, max "
           f"{c['max_ms']} ms, {c['failed_count']} failed or over {LIMIT_MS:.0f} ms {c['failed']}")
     for kind in ("slowloris", "idle"):

@@ -28,6 +28,9 @@ namespace tandem {
 namespace {
 
 constexpr size_t kReadBytes = 64 << 10;  // one read: the most a connection holds unparsed
+// Read from one connection per turn of the loop, so that a client sending fast (a body
+// flood) cannot keep the loop from the others (/health) for more than a few milliseconds.
+constexpr size_t kReadBytesPerTurn = 256 << 10;
 constexpr absl::Duration kLinger = absl::Seconds(2);
 constexpr size_t kLingerBytes = 1 << 20;  // drained at most before closing after an error
 constexpr absl::Duration kSweepEvery = absl::Milliseconds(100);
@@ -233,7 +236,7 @@ class HttpFront::Loop {
   // The loop thread's.
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   std::unordered_map<std::string, int> per_address_;
-  std::vector<uint64_t> ready_;  // connections with bytes to parse before the next wait
+  std::vector<uint64_t> ready_;  // connections to drive on the next turn without an event
   size_t buffered_ = 0;          // request bodies held, as counted by CountBody
   uint64_t next_id_ = 2;
   bool accepting_ = true;
@@ -356,7 +359,7 @@ void HttpFront::Loop::Stop() {
 void HttpFront::Loop::Run() {
   epoll_event events[256];
   while (!stopping_) {
-    const int n = epoll_wait(epoll_fd_, events, 256, 50);
+    const int n = epoll_wait(epoll_fd_, events, 256, ready_.empty() ? 50 : 0);
     for (int i = 0; i < n && !stopping_; ++i) {
       const uint64_t id = events[i].data.u64;
       if (id == kListenerId) {
@@ -369,12 +372,10 @@ void HttpFront::Loop::Run() {
       }
     }
     TakeReturned();
-    while (!ready_.empty()) {
-      std::vector<uint64_t> ready;
-      ready.swap(ready_);
-      for (uint64_t id : ready) {
-        if (auto it = conns_.find(id); it != conns_.end()) Drive(it->second.get());
-      }
+    std::vector<uint64_t> ready;  // one turn each: what they add waits for the next
+    ready.swap(ready_);
+    for (uint64_t id : ready) {
+      if (auto it = conns_.find(id); it != conns_.end()) Drive(it->second.get());
     }
     const absl::Time now = absl::Now();
     if (!accepting_ && now >= accept_again_) {
@@ -536,6 +537,7 @@ void HttpFront::Loop::Drive(Conn* c) {
 
 void HttpFront::Loop::ReadAndParse(Conn* c) {
   HttpRequestParser& parser = c->parser;
+  size_t turn = 0;  // bytes read this turn
   for (;;) {
     const size_t used = parser.Feed(c->in);
     c->in.erase(0, used);
@@ -572,10 +574,15 @@ void HttpFront::Loop::ReadAndParse(Conn* c) {
     }
     if (parser.done()) return Dispatch(c);
     if (used > 0) continue;
+    if (turn >= kReadBytesPerTurn) {  // the others' turn; this one goes on next turn
+      ready_.push_back(c->id);
+      return;
+    }
     size_t got = 0;
     switch (c->io.Read(buffer_, sizeof(buffer_), &got)) {
       case HttpTransport::Io::kOk:
         c->in.append(buffer_, got);
+        turn += got;
         continue;
       case HttpTransport::Io::kWantRead:
         return SetEvents(c, EPOLLIN | EPOLLRDHUP);
@@ -674,11 +681,16 @@ void HttpFront::Loop::StartLinger(Conn* c) {
 }
 
 void HttpFront::Loop::Linger(Conn* c) {
-  for (;;) {
+  for (size_t turn = 0;;) {
+    if (turn >= kReadBytesPerTurn) {
+      ready_.push_back(c->id);
+      return;
+    }
     size_t got = 0;
     switch (c->io.Read(buffer_, sizeof(buffer_), &got)) {
       case HttpTransport::Io::kOk:
         c->lingered += got;
+        turn += got;
         if (c->lingered > kLingerBytes) return Close(c);
         continue;
       case HttpTransport::Io::kWantRead:
