@@ -11,6 +11,10 @@
 #include "core/model/fuzz/seed_corpus.h"
 #include "gtest/gtest.h"
 
+#ifndef TANDEM_HTTP_SEEDS  // CMake gives the source folder; Bazel runs from the runfiles root
+#define TANDEM_HTTP_SEEDS "services/coordinator/fuzz/http_seeds"
+#endif
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace tandem {
