@@ -1,11 +1,10 @@
-// The coordinator's OpenAI-compatible HTTP API (on the event-driven front, http_front.h),
-// over the same Coordinator as
-// the gRPC Generator: each request body becomes a tandem.v1.GenerateRequest
-// (openai_request.h), runs through Coordinator::Generate, and the reply becomes OpenAI's JSON
-// (openai_response.h) or, with "stream": true, Server-Sent Events ("data: {chunk}" lines, then
-// "data: [DONE]"; ": keep-alive" comments while nothing is generated). A client that
-// disconnects, streamed or not, queued or running, cancels the rounds and frees the session
-// on both workers, as a cancelled gRPC call does.
+// The coordinator's OpenAI-compatible HTTP API on the event-driven front (http_front.h), over
+// the same Coordinator as the gRPC Generator: each request body becomes a
+// tandem.v1.GenerateRequest (openai_request.h), runs through Coordinator::Generate, and the
+// reply becomes OpenAI's JSON (openai_response.h) or, with "stream": true, Server-Sent
+// Events ("data: {chunk}" lines, then "data: [DONE]"; ": keep-alive" comments while nothing
+// is generated). A client that disconnects, streamed or not, queued or running, cancels the
+// rounds and frees the session on both workers, as a cancelled gRPC call does.
 //
 //   POST /v1/chat/completions, POST /v1/completions
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
@@ -18,7 +17,8 @@
 // worker addresses and model paths (public_status.h). Every request logs one line
 // (request_log.h). Bodies over max_body_bytes (chunked too) are 413 as soon as they pass it;
 // the head's limits, the connection bounds, the request deadline and strict parsing are the
-// front's (400, 408, 413, 414, 431, 505 in the same JSON shape, then the connection closes).
+// front's (400, 408, 413, 414, 431, 503, 505 in the same JSON shape, then the connection
+// closes).
 // /health, /v1/models and refusals are answered on the front's loop thread, so they never
 // wait behind running generations.
 //
