@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "core/generation/round_backends.h"
-#include "services/coordinator/round_loop.h"
+#include "services/coordinator/round_params.h"
 #include "tandem/v1/worker.pb.h"
 
 namespace tandem {
