@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "core/generation/draft_cost_model.h"
 #include "core/generation/sampler.h"
+#include "services/coordinator/call_thread.h"
 #include "services/coordinator/worker_client.h"
 #include "tandem/v1/worker.pb.h"
 
@@ -33,6 +34,9 @@ struct SessionWorkers {
   int32_t context_size = 0;
   // The cost model for k (RoundParams.adaptive), kept across the session's requests.
   std::optional<DraftCostModel> cost_model;
+  // Runs the draft's calls that overlap the target's (remote_backends.h). Last, so that it is
+  // joined before the streams its calls use are closed.
+  CallThread draft_calls;
 };
 
 // How long each worker call may take, and what the draft's calls teach (draft_deadline.h).
