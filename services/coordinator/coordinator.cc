@@ -6,13 +6,10 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/generation/ngram_drafter.h"
-#include "core/generation/sampler.h"
 #include "glog/logging.h"
 #include "services/coordinator/delta_logprobs.h"
 #include "services/coordinator/session_eviction.h"
 #include "services/coordinator/text_stream.h"
-#include "wire/proto_convert.h"
 
 namespace tandem {
 namespace {
@@ -28,6 +25,21 @@ std::string Outcome(const absl::Status& status) {
   std::string name = absl::StatusCodeToString(status.code());
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return name;
+}
+
+// What every request is checked against and filled in from (validated_request.h).
+GenerateSettings SettingsFor(const CoordinatorOptions& options, const v1::ModelInfo& target) {
+  GenerateSettings settings;
+  settings.limits = options.limits;
+  settings.vocab_size = target.vocab_size();
+  const auto& end_of_turn = target.special_tokens().end_of_turn_ids();
+  settings.end_of_turn_ids.assign(end_of_turn.begin(), end_of_turn.end());
+  settings.default_max_tokens = options.default_max_tokens;
+  settings.default_draft_tokens = options.default_draft_tokens;
+  settings.adaptive_draft = options.adaptive_draft;
+  settings.continue_tokens = options.continue_tokens;
+  settings.ngram_fallback = options.ngram_fallback;
+  return settings;
 }
 
 }  // namespace
@@ -88,6 +100,7 @@ absl::Status Coordinator::Init() {
       target_sessions, options_.max_queued_requests,
       [this](int waiting) { metrics_->queued_requests.Set(waiting); });
   options_.limits.max_prompt_tokens = target_info_.context_size();
+  generate_settings_ = SettingsFor(options_, target_info_);
   for (size_t i = 0; i < drafts_->size(); ++i) {
     WorkerClient* draft = &drafts_->client(i);
     ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
@@ -213,36 +226,6 @@ absl::Status Coordinator::CloseSession(const std::string& session_id) {
   return absl::OkStatus();  // the streams close with the session: workers free the caches
 }
 
-absl::StatusOr<std::vector<int32_t>> Coordinator::PromptTokens(const v1::GenerateRequest& r) {
-  v1::TokenizeRequest tokenize;
-  switch (r.prompt_case()) {
-    case v1::GenerateRequest::kText:
-      if (r.text().empty()) return absl::InvalidArgumentError("prompt text is empty");
-      tokenize.set_text(r.text());
-      tokenize.set_add_special(true);
-      break;
-    case v1::GenerateRequest::kChat:
-      if (r.chat().messages().empty()) return absl::InvalidArgumentError("chat has no messages");
-      *tokenize.mutable_chat() = r.chat();
-      break;
-    case v1::GenerateRequest::kTokenIds: {
-      if (r.token_ids().ids().empty()) return absl::InvalidArgumentError("prompt has no tokens");
-      for (int32_t id : r.token_ids().ids()) {
-        if (id < 0 || id >= target_info_.vocab_size()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "prompt token ", id, " is outside the vocabulary of ", target_info_.vocab_size()));
-        }
-      }
-      return std::vector<int32_t>(r.token_ids().ids().begin(), r.token_ids().ids().end());
-    }
-    default:
-      return absl::InvalidArgumentError("set one of text, chat or token_ids");
-  }
-  ASSIGN_OR_RETURN(v1::TokenizeResponse ids, Tokenize(tokenize));
-  if (ids.token_ids().empty()) return absl::InvalidArgumentError("the prompt has no tokens");
-  return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
-}
-
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
     const std::string& id) {
   auto session = std::make_shared<Session>();
@@ -354,51 +337,13 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
   const auto start = Clock::now();
   deadline = std::min(deadline, absl::Now() + options_.max_request_time);
   absl::Status status = [&]() -> absl::Status {
-    // Validate before any worker does anything.
-    RETURN_IF_ERROR(CheckGenerateLimits(request, options_.limits));
-    RoundParams params;
-    // Unset fields take the one set of defaults; an unset seed a fresh random one.
-    params.sampler = SamplerConfigFromProto(request.sampling(), std::random_device()());
-    RETURN_IF_ERROR(Sampler::Create(params.sampler, target_info_.vocab_size()).status());
-    if (request.max_tokens() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
-    }
-    const int32_t k = request.speculation().draft_tokens();
-    if (k < 0 || k > 16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
-    }
-    RETURN_IF_ERROR(CheckLogprobsRequest(request));
-    params.logprobs = request.logprobs();
-    params.top_logprobs = request.top_logprobs();
-    params.max_tokens =
-        request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
-    params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
-    const bool ngram_method = request.speculation().method() == v1::SPECULATION_METHOD_NGRAM;
-    params.draft_tokens =
-        k > 0 ? k : (ngram_method ? kNgramDefaultMaxGuesses : options_.default_draft_tokens);
-    params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
-    params.pipelined = request.speculation().pipelined();
-    params.continue_tokens = options_.continue_tokens;
-    const v1::SpeculationMethod method = request.speculation().method();
-    if (!v1::SpeculationMethod_IsValid(method)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.method ", static_cast<int>(method), " is not a method"));
-    }
-    const v1::Coupling coupling = request.speculation().coupling();
-    if (!v1::Coupling_IsValid(coupling)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.coupling ", static_cast<int>(coupling), " is not a coupling"));
-    }
-    params.sampler.coupling = CouplingFromProto(coupling);  // sampling.coupling is ignored
-    params.ngram = method == v1::SPECULATION_METHOD_NGRAM;
-    params.ngram_fallback = method == v1::SPECULATION_METHOD_UNSPECIFIED && options_.ngram_fallback;
-    params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
-    if (!request.ignore_eos()) {
-      for (int32_t id : target_info_.special_tokens().end_of_turn_ids())
-        params.stop_ids.push_back(id);
-    }
-    ASSIGN_OR_RETURN(params.context, PromptTokens(request));
+    // Validate before any worker does anything; an unset seed takes a fresh random one.
+    ASSIGN_OR_RETURN(ValidatedRequest valid,
+                     ValidateGenerateRequest(request, generate_settings_, std::random_device()(),
+                                             [this](const v1::TokenizeRequest& tokenize) {
+                                               return Tokenize(tokenize);
+                                             }));
+    RoundParams& params = valid.rounds;
 
     // Wait for a free slot (the targets' sessions), within the deadline.
     ASSIGN_OR_RETURN(
@@ -425,7 +370,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     }
     CancelIfTargetDown(*session);
     params.deadlines = Deadlines(*session, deadline);
-    TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
+    TextStream text(&token_bytes_, std::move(valid.stop_strings));
     double first_token = -1;
     auto last_token = start;
     bool client_gone = false;
