@@ -7,9 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "glog/logging.h"
-#include "services/coordinator/delta_logprobs.h"
+#include "services/coordinator/reply_writer.h"
 #include "services/coordinator/session_eviction.h"
-#include "services/coordinator/text_stream.h"
 
 namespace tandem {
 namespace {
@@ -343,8 +342,6 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                              [this](const v1::TokenizeRequest& tokenize) {
                                                return Tokenize(tokenize);
                                              }));
-    RoundParams& params = valid.rounds;
-
     // Wait for a free slot (the targets' sessions), within the deadline.
     ASSIGN_OR_RETURN(
         AdmissionQueue::Ticket admitted,
@@ -361,115 +358,62 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
     }
     auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
-    RETURN_IF_ERROR(ReattachTarget(*session, session_id));  // its streams were let go while idle
-    // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
-    // fresh one for this request; its cache is re-filled from the history.
-    bool draft_lost = false;  // a draft was tried and did not answer
-    if (params.speculate && !params.ngram && NeedsDraft(*session)) {
-      draft_lost = !AttachDraft(session_id, *session);
-    }
-    CancelIfTargetDown(*session);
-    params.deadlines = Deadlines(*session, deadline);
-    TextStream text(&token_bytes_, std::move(valid.stop_strings));
-    double first_token = -1;
-    auto last_token = start;
-    bool client_gone = false;
-    const v1::VerifyResult* verdict = nullptr;  // the round's, for its logprobs
-    auto on_tokens = [&](std::vector<int32_t>& tokens) {
-      v1::GenerateResponse delta;
-      size_t used = 0;
-      while (used < tokens.size() && !text.stopped()) {
-        if (params.logprobs) {  // the round loop checked there is one per token
-          AppendLogprobs(verdict->logprobs(static_cast<int>(used)), token_bytes_,
-                         delta.mutable_delta());
-        }
-        delta.mutable_delta()->add_token_ids(tokens[used]);
-        *delta.mutable_delta()->mutable_text() += text.Add(tokens[used++]);
-      }
-      tokens.resize(used);  // a round's tokens after a stop string are dropped
-      const auto now = Clock::now();
-      if (first_token < 0) {
-        first_token = SecondsSince(start);
-        metrics_->time_to_first_token.Observe(first_token);
-      } else {
-        const double gap = std::chrono::duration<double>(now - last_token).count();
-        for (size_t i = 0; i < tokens.size(); ++i) {
-          metrics_->inter_token_latency.Observe(gap / tokens.size());
-        }
-      }
-      last_token = now;
-      metrics_->generated_tokens.Increment(static_cast<double>(tokens.size()));
-      if (cancelled() || !write(delta)) {
-        client_gone = true;
-        return false;
-      }
-      return !text.stopped();
-    };
-    RoundObserver observer;
-    observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
-    observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
-    observer.draft_failed = [&] {
-      LOG(WARNING) << "session " << session_id << ": draft dropped, going on with the target alone";
-      metrics_->draft_failures.Increment();
-    };
-    observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
-    observer.verified = [&](const v1::VerifyResult& v) { verdict = &v; };
-    int failovers = 0;
-    ReopenTarget reopen = [&](const absl::Status& failure) {
-      return Reopen(session_id, *session, failure, deadline, ++failovers);
-    };
+    ASSIGN_OR_RETURN(const bool draft_lost,
+                     PrepareWorkers(session_id, *session, valid.rounds, deadline));
+    ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start},
+                      write, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
-        RunRequest(session->workers, params, on_tokens, reopen, observer);
-    if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
-    const bool named = !request.session_id().empty();
-    if (!outcome.ok() || client_gone) {
+        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline);
+    if (!outcome.ok() || reply.client_gone()) {
       lock.unlock();  // CloseSession waits for the session's request: this one
-      if (named) CloseSession(session_id).IgnoreError();  // frees both workers' caches
-      if (client_gone) return absl::CancelledError("the client went away");
+      if (!oneoff) CloseSession(session_id).IgnoreError();  // frees both workers' caches
+      if (reply.client_gone()) return absl::CancelledError("the client went away");
       return outcome.status();
     }
-    const std::string rest = text.Flush();
-    if (!rest.empty()) {
-      v1::GenerateResponse delta;
-      delta.mutable_delta()->set_text(rest);
-      write(delta);
-    }
-    // The final message.
-    v1::GenerateResponse final;
-    v1::GenerationResult* r = final.mutable_final();
-    r->set_finish_reason(outcome->finish_reason);
-    r->mutable_usage()->set_prompt_tokens(outcome->prompt_tokens);
-    r->mutable_usage()->set_cached_prompt_tokens(outcome->cached_prompt_tokens);
-    r->mutable_usage()->set_generated_tokens(outcome->generated);
-    const double total = SecondsSince(start);
-    r->mutable_timing()->set_prefill_seconds(outcome->prefill_seconds);
-    r->mutable_timing()->set_time_to_first_token_seconds(std::max(0.0, first_token));
-    r->mutable_timing()->set_total_seconds(total);
-    const double decode = std::max(0.0, total - std::max(0.0, first_token));
-    r->mutable_timing()->set_decode_seconds(decode);
-    if (decode > 0 && outcome->generated > 1) {
-      r->mutable_timing()->set_decode_tokens_per_second((outcome->generated - 1) / decode);
-    }
-    *r->mutable_speculation() = outcome->speculation;
-    r->set_session_id(session_id);
-    r->set_seed(params.sampler.seed);
-    metrics_->prompt_tokens.Increment(outcome->prompt_tokens);
-    metrics_->cached_prompt_tokens.Increment(outcome->cached_prompt_tokens);
-    const v1::SpeculationStats& st = outcome->speculation;
-    metrics_->drafts.Increment(st.rounds());
-    metrics_->draft_tokens.Increment(st.drafted_tokens());
-    metrics_->accepted_tokens.Increment(st.accepted_tokens());
-    for (int i = 0; i < st.accepted_per_position_size(); ++i) {
-      if (st.accepted_per_position(i) > 0) {
-        metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
-      }
-    }
-    write(final);
+    reply.Finish(*outcome, session_id, valid.rounds.sampler.seed);
     return absl::OkStatus();
   }();
   metrics_->request_duration.Observe(SecondsSince(start));
   metrics_->Requests(Outcome(status)).Increment();
   return status;
+}
+
+absl::StatusOr<bool> Coordinator::PrepareWorkers(const std::string& id, Session& session,
+                                                 RoundParams& params, absl::Time request_deadline) {
+  RETURN_IF_ERROR(ReattachTarget(session, id));  // its streams were let go while idle
+  // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
+  // fresh one for this request; its cache is re-filled from the history.
+  bool draft_lost = false;  // a draft was tried and did not answer
+  if (params.speculate && !params.ngram && NeedsDraft(session)) {
+    draft_lost = !AttachDraft(id, session);
+  }
+  CancelIfTargetDown(session);
+  params.deadlines = Deadlines(session, request_deadline);
+  return draft_lost;
+}
+
+absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Session& session,
+                                                    const RoundParams& params, bool draft_lost,
+                                                    ReplyWriter& reply,
+                                                    absl::Time request_deadline) {
+  RoundObserver observer;
+  observer.draft_call = [this](double s) { metrics_->draft_call.Observe(s); };
+  observer.verify_call = [this](double s) { metrics_->verify_call.Observe(s); };
+  observer.draft_failed = [this, &id] {
+    LOG(WARNING) << "session " << id << ": draft dropped, going on with the target alone";
+    metrics_->draft_failures.Increment();
+  };
+  observer.round_tokens = [this](int32_t n) { metrics_->tokens_per_round.Observe(n); };
+  observer.verified = [&reply](const v1::VerifyResult& v) { reply.Verified(v); };
+  int failovers = 0;
+  ReopenTarget reopen = [&](const absl::Status& failure) {
+    return Reopen(id, session, failure, request_deadline, ++failovers);
+  };
+  RoundCallback on_tokens = [&reply](std::vector<int32_t>& tokens) { return reply.Tokens(tokens); };
+  absl::StatusOr<RoundOutcome> outcome =
+      RunRequest(session.workers, params, on_tokens, reopen, observer);
+  if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
+  return outcome;
 }
 
 }  // namespace tandem

@@ -11,7 +11,7 @@
 // forgotten after session_idle. Idle named sessions keep worker streams only while admitted
 // requests leave room for them: the least recently used let go first and are re-filled from
 // their history on their next request. Every request is checked and converted first
-// (validated_request.h).
+// (validated_request.h); a reply writer (reply_writer.h) builds what its client receives.
 //
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).
@@ -43,6 +43,8 @@
 #include "wire/metrics.h"
 
 namespace tandem {
+
+class ReplyWriter;
 
 struct CoordinatorOptions {
   // Worker entries (address_resolver.h): an address, or a DNS name whose addresses are the
@@ -131,6 +133,15 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);
   absl::StatusOr<std::shared_ptr<Session>> FindOrCreate(const v1::GenerateRequest& request,
                                                         std::string* id);
+  // Readies an admitted request's session: a target stream if its were let go while idle, a
+  // draft stream if the request speculates and the session has none that works, and the
+  // deadlines of its worker calls into `params`. True when the draft tried did not answer.
+  absl::StatusOr<bool> PrepareWorkers(const std::string& id, Session& session, RoundParams& params,
+                                      absl::Time request_deadline);
+  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover.
+  absl::StatusOr<RoundOutcome> RunRounds(const std::string& id, Session& session,
+                                         const RoundParams& params, bool draft_lost,
+                                         ReplyWriter& reply, absl::Time request_deadline);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
   // True when the session has no usable draft stream (none, broken, or on a draft that is
