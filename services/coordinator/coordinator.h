@@ -4,7 +4,7 @@
 // draft shares the target's vocabulary, keeps each session's authoritative history, pins a
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
-// Limits (DESIGN.md §6, "Bounded everything"): at most as many requests run at once as the
+// Limits (docs/operations.md, "Capacity and limits"): at most as many requests run at once as the
 // target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
 // wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
 // up to max_sessions; the least recently used idle one is forgotten to make room, and any is

@@ -1,6 +1,6 @@
 // Runs one Generate request over a session's workers: prefill, then speculative rounds
-// (DESIGN.md §2) — draft k guesses on the draft worker, verify them in one batched pass on
-// the target worker — appending what the target accepts to the session's history.
+// (docs/architecture.md) — draft k guesses on the draft worker, verify them in one batched
+// pass on the target worker — appending what the target accepts to the session's history.
 //
 // Caches sync by position: the loop tracks how many leading history tokens each worker's
 // cache holds and sends only what is new. Every worker call has a deadline (CallDeadlines).
