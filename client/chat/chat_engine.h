@@ -23,6 +23,7 @@
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
+#include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_session.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
@@ -38,10 +39,10 @@ struct ChatOptions {
   SamplerConfig sampler;
   int64_t context_size = 4096;  // capped at the model's context length
   KvType kv_type = KvType::kF16;
-  int64_t max_tokens = 512;
+  int64_t max_tokens = SpeculationDefaults::kChatMaxTokens;
   bool ignore_eos = false;  // no end-of-turn id stops a reply: every reply runs to max_tokens
   int threads = 2;
-  int32_t draft_tokens = 4;
+  int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   bool pipelined = false;  // pipelined rounds (round_driver.h)
 };

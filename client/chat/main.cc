@@ -38,6 +38,7 @@
 #include "core/base/command_line.h"
 #include "core/decoder/load_report.h"
 #include "core/generation/sampling_defaults.h"
+#include "core/generation/speculation_defaults.h"
 #include "wire/small_file.h"
 #include "wire/tls_credentials.h"
 
@@ -61,12 +62,13 @@ ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
-ABSL_FLAG(int, max_tokens, 512, "most tokens per reply");
+ABSL_FLAG(int, max_tokens, tandem::SpeculationDefaults::kChatMaxTokens, "most tokens per reply");
 ABSL_FLAG(bool, ignore_eos, false,
           "no end-of-turn token ends a reply: each runs to --max-tokens (benchmarks)");
 ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
 ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
-ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(std::string, draft_tokens, std::to_string(tandem::SpeculationDefaults::kDraftTokens),
+          "guesses per round, or 'auto' to adapt");
 ABSL_FLAG(std::string, coupling, "standard",
           "how guesses become tokens: standard (p/q rule) or gumbel (seeded output equals the "
           "target alone's, whatever the draft)");

@@ -6,7 +6,6 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/generation/ngram_drafter.h"
 #include "core/generation/sampler.h"
 #include "glog/logging.h"
 #include "services/coordinator/delta_logprobs.h"
@@ -38,13 +37,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
     std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
   if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
-  if (options.continue_tokens < 0 || options.continue_tokens > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--continue-tokens ", options.continue_tokens, " is outside [0, 64]"));
+  if (options.continue_tokens < 0 ||
+      options.continue_tokens > SpeculationLimits::kMaxContinueTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--continue-tokens ", options.continue_tokens,
+                                                   " is outside [0, ",
+                                                   SpeculationLimits::kMaxContinueTokens, "]"));
   }
-  if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
+  if (options.default_draft_tokens < 1 ||
+      options.default_draft_tokens > SpeculationLimits::kMaxDraftTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--draft-tokens ", options.default_draft_tokens,
+                                                   " is outside [1, ",
+                                                   SpeculationLimits::kMaxDraftTokens, "]"));
   }
   RETURN_IF_ERROR(ValidateDraftDeadlineOptions(options.pool.draft_deadline));
   std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));
@@ -364,9 +367,10 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
     }
     const int32_t k = request.speculation().draft_tokens();
-    if (k < 0 || k > 16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
+    if (k < 0 || k > SpeculationLimits::kMaxDraftTokens) {
+      return absl::InvalidArgumentError(absl::StrCat("speculation.draft_tokens ", k,
+                                                     " is outside [0, ",
+                                                     SpeculationLimits::kMaxDraftTokens, "]"));
     }
     RETURN_IF_ERROR(CheckLogprobsRequest(request));
     params.logprobs = request.logprobs();
@@ -375,8 +379,9 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
         request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
     params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
     const bool ngram_method = request.speculation().method() == v1::SPECULATION_METHOD_NGRAM;
-    params.draft_tokens =
-        k > 0 ? k : (ngram_method ? kNgramDefaultMaxGuesses : options_.default_draft_tokens);
+    params.draft_tokens = k > 0 ? k
+                                : (ngram_method ? SpeculationDefaults::kNgramDraftTokens
+                                                : options_.default_draft_tokens);
     params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
     params.pipelined = request.speculation().pipelined();
     params.continue_tokens = options_.continue_tokens;

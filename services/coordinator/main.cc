@@ -34,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "core/base/command_line.h"
 #include "core/base/status_macros.h"
+#include "core/generation/speculation_defaults.h"
 #include "services/coordinator/coordinator.h"
 #include "services/coordinator/generator_service.h"
 #include "services/coordinator/http_server.h"
@@ -52,7 +53,8 @@ ABSL_FLAG(std::string, http_listen, "",
           "OpenAI-compatible HTTP address (port 0 picks a free one); empty: no HTTP");
 ABSL_FLAG(int, http_threads, 0, "HTTP handler threads; 0: the targets' concurrent requests + 8");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
-ABSL_FLAG(std::string, draft_tokens, "4", "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(std::string, draft_tokens, std::to_string(tandem::SpeculationDefaults::kDraftTokens),
+          "guesses per round, or 'auto' to adapt");
 ABSL_FLAG(int, max_sessions, 64,
           "named sessions remembered at once; a new one makes the least recently used idle "
           "one go (concurrent requests are bounded by the target workers' --max-sessions)");
@@ -66,7 +68,8 @@ ABSL_FLAG(double, session_idle_seconds, 300,
 ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
           "longest prompt text (or chat messages together) in bytes");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message the server receives");
-ABSL_FLAG(int, max_tokens, 256, "default max_tokens of a request");
+ABSL_FLAG(int, max_tokens, tandem::SpeculationDefaults::kServerMaxTokens,
+          "default max_tokens of a request");
 ABSL_FLAG(bool, ngram_fallback, false,
           "requests that do not choose a speculation method use the n-gram (prompt-lookup) "
           "drafter while no draft worker serves them (none configured, or it failed)");
@@ -74,7 +77,7 @@ ABSL_FLAG(bool, local_tokenizer, true,
           "tokenize text and chat prompts in the coordinator with the target's own tokenizer "
           "(sent once at start-up; the target tokenizes when it does not match); false: a "
           "Tokenize call to the target for each prompt");
-ABSL_FLAG(int, continue_tokens, tandem::kDefaultContinueTokens,
+ABSL_FLAG(int, continue_tokens, tandem::SpeculationDefaults::kContinueTokens,
           "without a draft, tokens a busy target may draw alone after each verify's "
           "(one more per 4 sessions in its last step; 0: one token per verify)");
 ABSL_FLAG(double, worker_wait_seconds, 120, "how long start-up waits for the workers");
@@ -223,8 +226,10 @@ int main(int argc, char** argv) {
   if (k == "auto") {
     options.adaptive_draft = true;
   } else if (!absl::SimpleAtoi(k, &options.default_draft_tokens) ||
-             options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
-    return Fail(2, "--draft-tokens: '" + k + "' is not in [1, 16] or 'auto'");
+             options.default_draft_tokens < 1 ||
+             options.default_draft_tokens > tandem::SpeculationLimits::kMaxDraftTokens) {
+    return Fail(2, absl::StrCat("--draft-tokens: '", k, "' is not in [1, ",
+                                tandem::SpeculationLimits::kMaxDraftTokens, "] or 'auto'"));
   }
   options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.default_max_tokens = absl::GetFlag(FLAGS_max_tokens);
