@@ -168,7 +168,8 @@ void WorkerService::UpdateGauges(const WorkerEngine& engine) {
   metrics_->KvBlocks("used").Set(static_cast<double>(blocks.used));
   metrics_->KvBlocks("shared").Set(static_cast<double>(blocks.shared));
   metrics_->KvBlocks("cached").Set(static_cast<double>(blocks.cached));
-  metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
+  // Without a KV budget the pool has no bound (free < 0): no "free" series rather than -1.
+  if (blocks.free >= 0) metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
 }
 
 grpc::Status WorkerService::Attach(

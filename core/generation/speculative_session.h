@@ -4,7 +4,7 @@
 //   ASSIGN_OR_RETURN(GenerationResult r, session->Generate(context, 256, on_token));
 //
 // The last context token starts as the *pending* token (known, not yet run by the target).
-// Each round (DESIGN.md §2):
+// Each round (docs/architecture.md):
 //   1. the draft syncs its cache to the sequence + pending, samples up to k guesses g1..gk
 //      from its filtered distributions q1..qk (sparse), feeding each back;
 //   2. the target runs [pending, g1..gk] as one batched forward pass (LogitsMode::kAll),

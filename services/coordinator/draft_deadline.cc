@@ -69,6 +69,8 @@ absl::Duration DraftLatency::Deadline(int64_t tokens) const {
 
 absl::Time Backoff::Fail(absl::Time now) {
   absl::MutexLock lock(&mutex_);
+  // Calls that were in flight when the draft failed fail too: they are that failure, not more.
+  if (now < retry_at_) return retry_at_;
   ++failures_;
   const double scale = std::pow(options_.factor, std::min(failures_ - 1, 60));
   const absl::Duration wait = std::min(options_.initial * scale, options_.max);
@@ -79,6 +81,11 @@ absl::Time Backoff::Fail(absl::Time now) {
 void Backoff::Succeed() {
   absl::MutexLock lock(&mutex_);
   failures_ = 0;
+  retry_at_ = absl::InfinitePast();
+}
+
+void Backoff::Reprobed() {
+  absl::MutexLock lock(&mutex_);
   retry_at_ = absl::InfinitePast();
 }
 

@@ -9,7 +9,11 @@
 // timeouts instead of being cut off forever.
 //
 // Backoff spaces out the retries of a failed draft: after the f-th failure in a row it is
-// left alone for min(initial × factor^(f-1), max); a success resets it.
+// left alone for min(initial × factor^(f-1), max); a success resets it. There is one back-off
+// per draft, not per session: failures reported while a pause runs (the other sessions' calls
+// that were in flight) do not lengthen it. A health probe that finds the draft answering again
+// ends the pause at once (the count stays, so a draft that answers probes but fails its calls
+// still backs off further each time).
 //
 // Both are thread-safe (one instance per draft replica, shared by its sessions).
 #ifndef TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_
@@ -66,9 +70,11 @@ class Backoff {
  public:
   explicit Backoff(const BackoffOptions& options) : options_(options) {}
 
-  // A failure at `now`: no retry before the returned time.
+  // A failure at `now`: no retry before the returned time. During a pause, the pause stands.
   absl::Time Fail(absl::Time now);
   void Succeed();
+  // The draft answered its health probe after being down: a retry is allowed now.
+  void Reprobed();
   // True when a retry is allowed at `now`.
   bool Allowed(absl::Time now) const;
   int failures() const;

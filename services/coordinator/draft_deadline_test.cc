@@ -103,6 +103,33 @@ TEST(BackoffTest, DoublesPerFailureUpToTheMaximumAndResetsOnSuccess) {
   EXPECT_EQ(backoff.Fail(now), now + absl::Seconds(1));  // from the start again
 }
 
+// 16 sessions' calls in flight when the draft froze all fail: one failure, one pause.
+TEST(BackoffTest, FailuresDuringAPauseDoNotLengthenIt) {
+  Backoff backoff({absl::Seconds(1), 2, absl::Seconds(60)});
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  EXPECT_EQ(backoff.Fail(t0), t0 + absl::Seconds(1));
+  for (int session = 1; session < 16; ++session) {
+    EXPECT_EQ(backoff.Fail(t0 + absl::Milliseconds(50 * session)), t0 + absl::Seconds(1));
+  }
+  EXPECT_EQ(backoff.failures(), 1);
+  const absl::Time later = t0 + absl::Seconds(1);  // the retry fails: twice as long
+  EXPECT_EQ(backoff.Fail(later), later + absl::Seconds(2));
+  EXPECT_EQ(backoff.failures(), 2);
+}
+
+// A probe that finds the draft back ends the pause; the count stays for the next failure.
+TEST(BackoffTest, AnAnsweredProbeEndsThePauseButKeepsTheCount) {
+  Backoff backoff({absl::Seconds(1), 2, absl::Seconds(60)});
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  backoff.Fail(t0);
+  backoff.Fail(t0 + absl::Seconds(1));  // 2 s, to t0 + 3 s
+  EXPECT_FALSE(backoff.Allowed(t0 + absl::Seconds(2)));
+  backoff.Reprobed();
+  EXPECT_TRUE(backoff.Allowed(t0 + absl::Seconds(2)));
+  EXPECT_EQ(backoff.failures(), 2);
+  EXPECT_EQ(backoff.Fail(t0 + absl::Seconds(2)), t0 + absl::Seconds(6));  // the third: 4 s
+}
+
 TEST(BackoffTest, ManyFailuresDoNotOverflow) {
   Backoff backoff({absl::Seconds(1), 2, absl::Seconds(60)});
   absl::Time now = absl::FromUnixSeconds(0);

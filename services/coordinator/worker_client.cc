@@ -137,6 +137,10 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::Describe(bool include_vocabul
   return response;
 }
 
+bool WorkerClient::Connected() const {
+  return channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+}
+
 absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabulary,
                                                              absl::Duration timeout,
                                                              bool include_tokenizer) {
