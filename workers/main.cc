@@ -8,9 +8,10 @@
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
 // evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
 // NOT_SERVING while the model loads and SERVING after; SIGTERM drains (stops accepting, finishes
-// in-flight requests) and exits. Prints "tandem-worker listening on HOST:PORT (metrics on M)" once
-// the port is bound. --tls-cert/--tls-key serve TLS; with --tls-ca the worker requires mutual
-// TLS: a client (the coordinator) without a certificate signed by that CA is refused in the
+// in-flight requests) and exits. A model path that does not open as a model fails before any port
+// is bound; then prints "tandem-worker listening on HOST:PORT[ (metrics on M)][ (health on H)]"
+// once the ports are bound. --tls-cert/--tls-key serve TLS; with --tls-ca the worker requires
+// mutual TLS: a client (the coordinator) without a certificate signed by that CA is refused in the
 // handshake, health checks included, and with --tls-client-name only the certificate naming
 // the coordinator is taken (UNAUTHENTICATED otherwise); --health-listen then serves grpc.health.v1
 // alone in plaintext for probes that cannot present one.
@@ -72,12 +73,14 @@ absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> Listen(
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server =
       tandem::GrpcServer::Start(server_options, {&service}, std::move(registry));
   if (!server.ok()) return server.status();
-  const std::string health_line =
-      (*server)->health_port() == 0
-          ? ""
-          : " (health on " + std::to_string((*server)->health_port()) + ")";
-  std::printf("tandem-worker listening on %s (metrics on %d)%s\n", (*server)->address().c_str(),
-              (*server)->metrics_port(), health_line.c_str());
+  std::string ports;  // only the ports that exist
+  if ((*server)->metrics_port() != 0) {
+    ports += " (metrics on " + std::to_string((*server)->metrics_port()) + ")";
+  }
+  if ((*server)->health_port() != 0) {
+    ports += " (health on " + std::to_string((*server)->health_port()) + ")";
+  }
+  std::printf("tandem-worker listening on %s%s\n", (*server)->address().c_str(), ports.c_str());
   std::fflush(stdout);
   return server;
 }
@@ -89,6 +92,11 @@ int Run(const tandem::WorkerProcessOptions& options) {
   tandem::WorkerMetrics metrics(*registry, role);
   const tandem::WorkerOptions engine_options = Observed(options.engine, metrics);
   tandem::WorkerService service(&metrics, options.session_idle, options.open_timeout);
+  // A model that cannot even be opened fails before the port is bound: "listening" means the
+  // worker is about to load a model that opens.
+  if (absl::Status opens = tandem::CheckModelOpens(engine_options.model_path); !opens.ok()) {
+    return Fail(2, opens.ToString());
+  }
   absl::StatusOr<std::unique_ptr<tandem::GrpcServer>> server = Listen(options, service, registry);
   if (!server.ok()) return Fail(2, server.status().ToString());
 

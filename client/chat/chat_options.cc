@@ -1,9 +1,11 @@
 #include "client/chat/chat_options.h"
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_replace.h"
@@ -27,7 +29,8 @@ ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
           "repetition penalty > 0; 1 disables");
 ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
           "tokens the repetition penalty looks back at, >= 0; 0 disables");
-ABSL_FLAG(uint64_t, seed, 0, "random seed");
+ABSL_FLAG(uint64_t, seed, 0,
+          "random seed (unset: a fresh one each run, printed in the stats line to repeat it)");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
@@ -107,6 +110,12 @@ absl::Status CheckMode(const std::vector<std::string>& args, const std::string& 
   return absl::OkStatus();
 }
 
+// A seed for a run that named none: random, so that "random" sampling does not repeat.
+uint64_t FreshSeed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
 // The model, format, sampling and speculation flags.
 absl::StatusOr<ChatOptions> ChatFromFlags() {
   ChatOptions options;
@@ -119,7 +128,9 @@ absl::StatusOr<ChatOptions> ChatFromFlags() {
   options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
   options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
-  options.sampler.seed = absl::GetFlag(FLAGS_seed);
+  options.sampler.seed = absl::GetFlagReflectionHandle(FLAGS_seed).IsSpecifiedOnCommandLine()
+                             ? absl::GetFlag(FLAGS_seed)
+                             : FreshSeed();
   if (const std::string coupling = absl::GetFlag(FLAGS_coupling); coupling == "gumbel") {
     options.sampler.coupling = Coupling::kGumbel;
   } else if (coupling != "standard") {

@@ -22,6 +22,13 @@ absl::StatusOr<ChatProcessOptions> Parse(std::vector<std::string> args) {
   return testing::FromCommandLine(ChatOptionsFromFlags, std::move(args));
 }
 
+TEST(ChatOptionsTest, ASeedGivenIsUsedZeroIncluded) {
+  for (const char* seed : {"0", "7", "18446744073709551615"}) {
+    ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"model.gguf", "--seed", seed}));
+    EXPECT_EQ(o.chat.sampler.seed, std::stoull(seed));
+  }
+}
+
 TEST(ChatOptionsTest, TheDefaultsInProcess) {
   ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"model.gguf"}));
   const ChatOptions& c = o.chat;
@@ -35,7 +42,8 @@ TEST(ChatOptionsTest, TheDefaultsInProcess) {
   EXPECT_EQ(c.sampler.min_p, SamplingDefaults::kMinP);
   EXPECT_EQ(c.sampler.repetition_penalty, SamplingDefaults::kRepetitionPenalty);
   EXPECT_EQ(c.sampler.penalty_window, SamplingDefaults::kPenaltyWindow);
-  EXPECT_EQ(c.sampler.seed, 0u);
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions again, Parse({"model.gguf"}));
+  EXPECT_NE(c.sampler.seed, again.chat.sampler.seed);  // unset: a fresh seed each run
   EXPECT_EQ(c.sampler.coupling, Coupling::kStandard);
   EXPECT_EQ(c.context_size, 4096);
   EXPECT_EQ(c.kv_type, KvType::kF16);
@@ -56,13 +64,43 @@ TEST(ChatOptionsTest, TheDefaultsInProcess) {
 }
 
 TEST(ChatOptionsTest, EveryInProcessFlagReachesItsField) {
-  ASSERT_OK_AND_ASSIGN(
-      ChatProcessOptions o,
-      Parse({"-p", "Hello", "--system", "Be brief.", "--format", "chatml", "--temp", "0",
-             "--top-k", "5", "--top-p", "0.5", "--min-p", "0.1", "--repeat-penalty", "1.1",
-             "--repeat-last-n", "32", "--seed", "7", "--ctx", "256", "--kv", "f32",
-             "--max-tokens", "9", "--ignore-eos", "--threads", "1", "--draft", "d.gguf",
-             "--draft-tokens", "auto", "--coupling", "gumbel", "--pipeline", "t.gguf"}));
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"-p",
+                                                    "Hello",
+                                                    "--system",
+                                                    "Be brief.",
+                                                    "--format",
+                                                    "chatml",
+                                                    "--temp",
+                                                    "0",
+                                                    "--top-k",
+                                                    "5",
+                                                    "--top-p",
+                                                    "0.5",
+                                                    "--min-p",
+                                                    "0.1",
+                                                    "--repeat-penalty",
+                                                    "1.1",
+                                                    "--repeat-last-n",
+                                                    "32",
+                                                    "--seed",
+                                                    "7",
+                                                    "--ctx",
+                                                    "256",
+                                                    "--kv",
+                                                    "f32",
+                                                    "--max-tokens",
+                                                    "9",
+                                                    "--ignore-eos",
+                                                    "--threads",
+                                                    "1",
+                                                    "--draft",
+                                                    "d.gguf",
+                                                    "--draft-tokens",
+                                                    "auto",
+                                                    "--coupling",
+                                                    "gumbel",
+                                                    "--pipeline",
+                                                    "t.gguf"}));
   const ChatOptions& c = o.chat;
   EXPECT_EQ(c.model_path, "t.gguf");
   EXPECT_EQ(o.prompt, "Hello");
@@ -134,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
                 {"m.gguf", "--server", "h:1"},
                 "give either MODEL or --server, not both"},
         // Refused even at their default values.
-        BadCase{"server_with_kv", {"--server", "h:1", "--kv", "f16"},
+        BadCase{"server_with_kv",
+                {"--server", "h:1", "--kv", "f16"},
                 std::string("--kv") + kServerRefuses},
         BadCase{"server_with_local_flags",
                 {"--server", "h:1", "--ctx", "256", "--threads", "2", "--ctx", "128", "--draft",
@@ -146,9 +185,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"tls_in_process",
                 {"m.gguf", "--tls", "--api-key-file", "k"},
                 "--tls, --api-key-file only applies with --server"},
-        BadCase{"timeout_zero",
-                {"--server", "h:1", "--timeout", "0"},
-                "--timeout must be > 0 seconds"},
+        BadCase{
+            "timeout_zero", {"--server", "h:1", "--timeout", "0"}, "--timeout must be > 0 seconds"},
         BadCase{"unknown_coupling",
                 {"m.gguf", "--coupling", "maximal"},
                 "--coupling: 'maximal' is not 'standard' or 'gumbel'"},
@@ -173,9 +211,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(ChatOptionsTest, AValueOfTheWrongTypeNamesTheFlagAndTheValue) {
-  EXPECT_THAT(Parse({"m.gguf", "--top-p", "most"}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("flag --top-p: bad value 'most'")));
+  EXPECT_THAT(
+      Parse({"m.gguf", "--top-p", "most"}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("flag --top-p: bad value 'most'")));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // tandem-chat MODEL [-p TEXT] [--system TEXT] [--format NAME]
 //      [--temp 0.8] [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.0]
-//      [--repeat-last-n 64] [--seed 0] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
+//      [--repeat-last-n 64] [--seed S] [--ctx 4096] [--kv f16|f32|i8] [--max-tokens 512]
 //      [--ignore-eos]
 //      [--threads N] [--draft MODEL] [--draft-tokens 4|auto] [--coupling standard|gumbel]
 //      [--pipeline]
@@ -44,7 +44,7 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-void PrintStats(const tandem::TurnResult& turn, bool speculative) {
+void PrintStats(const tandem::TurnResult& turn, bool speculative, uint64_t seed) {
   const tandem::GenerationStats& s = turn.generation.stats;
   std::string line = absl::StrFormat(
       "[prompt %d tokens (%d cached) | prefill %.1f tok/s | decode %d tokens, %.1f tok/s",
@@ -69,6 +69,7 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative) {
     line +=
         absl::StrFormat(" | end of turn %s (id %d)", turn.stop_text, turn.generation.stop_token);
   }
+  line += absl::StrFormat(" | seed %d", seed);  // --seed N repeats the run
   std::fprintf(stderr, "%s]\n", line.c_str());
 }
 
@@ -169,7 +170,7 @@ int Run(const tandem::ChatProcessOptions& options) {
     if (!turn.ok()) return Fail(1, turn.status().ToString());
     std::fputc('\n', stdout);
     std::fflush(stdout);  // the reply line before the statistics on stderr
-    PrintStats(*turn, conversation.speculative());
+    PrintStats(*turn, conversation.speculative(), options.chat.sampler.seed);
     return 0;
   }
   std::string line;
@@ -186,7 +187,7 @@ int Run(const tandem::ChatProcessOptions& options) {
     }
     std::fputc('\n', stdout);
     std::fflush(stdout);  // the reply line before the statistics on stderr
-    PrintStats(*turn, conversation.speculative());
+    PrintStats(*turn, conversation.speculative(), options.chat.sampler.seed);
   }
   return 0;
 }
