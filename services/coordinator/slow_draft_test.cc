@@ -110,6 +110,7 @@ TEST(SlowDraftTest, ALateAnswerIsSlowAndKeptOnlyNoAnswerWithinTheLivenessBoundFa
     const Reply alone = Generate(*coordinator, false);
     const Reply spec = Generate(*coordinator, true);
     EXPECT_EQ(spec.ids, alone.ids);
+    EXPECT_EQ(alone.final.speculation().final_draft_tokens(), 0);  // speculation was off
     ASSERT_EQ(spec.ids.size(), 10u);
     EXPECT_EQ(spec.final.speculation().draft_failed(), c.draft_failed);
     EXPECT_EQ(metrics.DraftCalls("failed").Value(), c.draft_failed ? 1 : 0);
