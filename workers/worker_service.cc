@@ -12,19 +12,13 @@
 #include "wire/prompt_tokenization.h"
 #include "wire/proto_convert.h"
 #include "wire/tokenizer_wire.h"
+#include "wire/worker_error.h"
 
 namespace tandem {
 namespace {
 
 grpc::Status Unavailable() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker is loading its model");
-}
-
-void SetError(const absl::Status& status, v1::SessionResponse* response) {
-  // The coordinator decodes the code with FromRequestError (absl::StatusCode's numbers).
-  response->mutable_error()->set_code(static_cast<int>(status.code()));
-  // A proto3 string: bytes that are not UTF-8 would make the whole response fail to parse.
-  response->mutable_error()->set_message(WireMessage(status.message()));
 }
 
 }  // namespace
@@ -324,7 +318,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   if (!status.ok()) {
     LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;
     metrics_->Errors(kind).Increment();
-    SetError(status, response);
+    SetRequestError(status, response->mutable_error());  // the session lives on
   }
 }
 

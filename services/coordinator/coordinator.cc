@@ -49,13 +49,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
     std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
   if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
-  if (options.continue_tokens < 0 || options.continue_tokens > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--continue-tokens ", options.continue_tokens, " is outside [0, 64]"));
+  if (options.continue_tokens < 0 ||
+      options.continue_tokens > SpeculationLimits::kMaxContinueTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--continue-tokens ", options.continue_tokens,
+                                                   " is outside [0, ",
+                                                   SpeculationLimits::kMaxContinueTokens, "]"));
   }
-  if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
+  if (options.default_draft_tokens < 1 ||
+      options.default_draft_tokens > SpeculationLimits::kMaxDraftTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--draft-tokens ", options.default_draft_tokens,
+                                                   " is outside [1, ",
+                                                   SpeculationLimits::kMaxDraftTokens, "]"));
   }
   RETURN_IF_ERROR(ValidateDraftDeadlineOptions(options.pool.draft_deadline));
   std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));

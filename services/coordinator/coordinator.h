@@ -31,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/generation/round_backends.h"
+#include "core/generation/speculation_defaults.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/local_tokenizer.h"
@@ -53,13 +54,13 @@ struct CoordinatorOptions {
   std::vector<std::string> drafts;
   std::shared_ptr<AddressResolver> resolver;
   absl::Duration resolve_interval = absl::Seconds(10);
-  int32_t default_draft_tokens = 4;
+  int32_t default_draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
-  int32_t default_max_tokens = 256;
+  int32_t default_max_tokens = SpeculationDefaults::kServerMaxTokens;
   // Without a draft, a verify may let a busy target draw this many more tokens alone
   // (RoundParams::continue_tokens); 0: one token per verify.
-  int32_t continue_tokens = kDefaultContinueTokens;
+  int32_t continue_tokens = SpeculationDefaults::kContinueTokens;
   // Requests with SPECULATION_METHOD_UNSPECIFIED use the n-gram drafter while their session
   // has no draft worker (none configured, or it failed).
   bool ngram_fallback = false;

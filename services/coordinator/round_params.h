@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "core/generation/draft_cost_model.h"
 #include "core/generation/sampler.h"
+#include "core/generation/speculation_defaults.h"
 #include "services/coordinator/call_thread.h"
 #include "services/coordinator/worker_client.h"
 #include "tandem/v1/worker.pb.h"
@@ -54,12 +55,12 @@ struct CallDeadlines {
 struct RoundParams {
   std::vector<int32_t> context;  // the whole conversation so far (the prompt)
   SamplerConfig sampler;
-  int32_t max_tokens = 256;
+  int32_t max_tokens = SpeculationDefaults::kServerMaxTokens;
   std::vector<int32_t> stop_ids;
   bool speculate = true;
-  int32_t draft_tokens = 4;
+  int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive = false;  // k from the session's DraftCostModel (0: the target alone)
-  int32_t max_draft_tokens = 16;
+  int32_t max_draft_tokens = SpeculationLimits::kMaxDraftTokens;
   // Pipelined rounds (round_driver.h): the draft worker's next call runs during the verify.
   bool pipelined = false;
   // Guesses from the n-gram drafter (ngram_drafter.h) instead of the draft worker; or only

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/generation/ngram_drafter.h"
 #include "core/generation/sampler.h"
+#include "core/generation/speculation_defaults.h"
 #include "services/coordinator/delta_logprobs.h"
 #include "wire/proto_convert.h"
 
@@ -17,9 +17,10 @@ absl::Status CheckCounts(const v1::GenerateRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
   }
   const int32_t k = request.speculation().draft_tokens();
-  if (k < 0 || k > 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
+  if (k < 0 || k > SpeculationLimits::kMaxDraftTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("speculation.draft_tokens ", k,
+                                                   " is outside [0, ",
+                                                   SpeculationLimits::kMaxDraftTokens, "]"));
   }
   return absl::OkStatus();
 }
@@ -46,7 +47,8 @@ void SetSpeculation(const v1::Speculation& s, const GenerateSettings& settings, 
   p->ngram_fallback = s.method() == v1::SPECULATION_METHOD_UNSPECIFIED && settings.ngram_fallback;
   const int32_t k = s.draft_tokens();
   p->draft_tokens =
-      k > 0 ? k : (p->ngram ? kNgramDefaultMaxGuesses : settings.default_draft_tokens);
+      k > 0 ? k
+            : (p->ngram ? SpeculationDefaults::kNgramDraftTokens : settings.default_draft_tokens);
   p->adaptive = s.adaptive() || settings.adaptive_draft;
   p->pipelined = s.pipelined();
   p->continue_tokens = settings.continue_tokens;

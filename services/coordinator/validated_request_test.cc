@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/base/status_matchers.h"
-#include "core/generation/ngram_drafter.h"
+#include "core/generation/speculation_defaults.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -255,7 +255,7 @@ TEST(ValidateGenerateRequestTest, NgramMethodDefaultsToTheNgramDraftersGuesses) 
   ASSERT_OK_AND_ASSIGN(ValidatedRequest valid, Validate(request));
   EXPECT_TRUE(valid.rounds.ngram);
   EXPECT_FALSE(valid.rounds.ngram_fallback);
-  EXPECT_EQ(valid.rounds.draft_tokens, kNgramDefaultMaxGuesses);
+  EXPECT_EQ(valid.rounds.draft_tokens, SpeculationDefaults::kNgramDraftTokens);
 }
 
 TEST(ValidateGenerateRequestTest, NgramFallbackOnlyForAnUnspecifiedMethod) {
