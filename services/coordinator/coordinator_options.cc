@@ -55,6 +55,14 @@ ABSL_FLAG(double, draft_deadline_floor_ms, 50, "shortest deadline of a draft cal
 ABSL_FLAG(double, draft_deadline_multiple, 4,
           "a draft call's deadline: this many times its recent p95 time per token");
 ABSL_FLAG(double, draft_deadline_max_ms, 10000, "longest deadline of a draft call");
+ABSL_FLAG(double, draft_liveness_floor_ms, 1000,
+          "a draft call unanswered this long (at least) has failed: the draft is dropped");
+ABSL_FLAG(double, draft_liveness_multiple, 16,
+          "a draft call unanswered past this many times its recent p95 time per token has failed");
+ABSL_FLAG(double, reconnect_grace_seconds, 5,
+          "how long a target that stopped answering counts as restarting: requests wait for it "
+          "(up to --failover-wait-seconds); past it, with no target ready or loading, they fail "
+          "at once");
 ABSL_FLAG(double, draft_cold_deadline_ms, 2000,
           "a draft call's deadline before its latency is known");
 ABSL_FLAG(double, draft_backoff_ms, 1000,
@@ -162,6 +170,9 @@ absl::Status ReadDeadlineFlags(CoordinatorOptions& o) {
   d.multiple = absl::GetFlag(FLAGS_draft_deadline_multiple);
   d.ceiling = Ms(FLAGS_draft_deadline_max_ms);
   d.cold_deadline = Ms(FLAGS_draft_cold_deadline_ms);
+  d.liveness_floor = Ms(FLAGS_draft_liveness_floor_ms);
+  d.liveness_multiple = absl::GetFlag(FLAGS_draft_liveness_multiple);
+  o.pool.reconnect_grace = Sec(FLAGS_reconnect_grace_seconds);
   o.pool.backoff.initial = Ms(FLAGS_draft_backoff_ms);
   o.pool.backoff.max = Ms(FLAGS_draft_backoff_max_ms);
   o.pool.probe_interval = Ms(FLAGS_health_interval_ms);
@@ -177,11 +188,11 @@ absl::Status ReadDeadlineFlags(CoordinatorOptions& o) {
   if (o.pool.backoff.initial <= zero || o.pool.backoff.max < o.pool.backoff.initial ||
       o.pool.probe_interval <= zero || o.pool.probe_timeout <= zero || o.target_timeout <= zero ||
       o.failover_wait < zero || o.max_request_time <= zero || o.resolve_interval <= zero ||
-      o.worker_client.keepalive_time < absl::Seconds(1)) {
+      o.pool.reconnect_grace < zero || o.worker_client.keepalive_time < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
         "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds, "
         "--resolve-interval-seconds must be > 0 (backoff max >= backoff, keepalive >= 1 s, "
-        "failover wait >= 0)");
+        "failover wait and --reconnect-grace-seconds >= 0)");
   }
   return absl::OkStatus();
 }

@@ -50,6 +50,9 @@ TEST(CoordinatorOptionsTest, TheDefaults) {
   EXPECT_EQ(c.pool.probe_timeout, absl::Seconds(1));
   EXPECT_EQ(c.target_timeout, absl::Seconds(30));
   EXPECT_EQ(c.failover_wait, absl::Seconds(30));
+  EXPECT_EQ(c.pool.reconnect_grace, absl::Seconds(5));
+  EXPECT_EQ(c.pool.draft_deadline.liveness_floor, absl::Seconds(1));
+  EXPECT_EQ(c.pool.draft_deadline.liveness_multiple, 16);
   EXPECT_EQ(c.max_request_time, absl::Seconds(600));
   EXPECT_EQ(c.worker_client.keepalive_time, absl::Seconds(10));
   EXPECT_EQ(c.worker_client.credentials, nullptr);
@@ -73,24 +76,91 @@ TEST(CoordinatorOptionsTest, TheDefaults) {
 }
 
 TEST(CoordinatorOptionsTest, EveryFlagReachesItsField) {
-  ASSERT_OK_AND_ASSIGN(
-      CoordinatorProcessOptions o,
-      Parse({"--target", "a:1,,b:2", "--draft=dns:///drafts:7000", "--listen", "0.0.0.0:50051",
-             "--http-listen", "127.0.0.1:8080", "--http-threads", "5", "--metrics-listen",
-             "127.0.0.1:9100", "--health-listen", "127.0.0.1:50052", "--draft-tokens", "auto",
-             "--max-sessions", "7", "--max-queued-requests", "0", "--max-queue-wait-seconds", "2",
-             "--session-idle-seconds", "30", "--max-prompt-bytes", "1000", "--max-message-bytes",
-             "2000", "--max-tokens", "99", "--ngram-fallback", "--nolocal-tokenizer",
-             "--continue-tokens", "0", "--worker-wait-seconds", "5", "--drain-seconds", "3",
-             "--drain-notice-seconds", "0.5", "--draft-deadline-floor-ms", "20",
-             "--draft-deadline-multiple", "6", "--draft-deadline-max-ms", "900",
-             "--draft-cold-deadline-ms", "300", "--draft-backoff-ms", "100",
-             "--draft-backoff-max-ms", "400", "--target-timeout-seconds", "7",
-             "--failover-wait-seconds", "0", "--request-timeout-seconds", "60",
-             "--health-interval-ms", "250", "--health-timeout-ms", "750",
-             "--resolve-interval-seconds", "2", "--keepalive-seconds", "1", "--tls-cert", "c.pem",
-             "--tls-key", "k.pem", "--tls-ca", "ca.pem", "--worker-tls-cert", "wc.pem",
-             "--worker-tls-key", "wk.pem", "--api-keys-file", "keys.txt", "-v", "1"}));
+  ASSERT_OK_AND_ASSIGN(CoordinatorProcessOptions o, Parse({"--target",
+                                                           "a:1,,b:2",
+                                                           "--draft=dns:///drafts:7000",
+                                                           "--listen",
+                                                           "0.0.0.0:50051",
+                                                           "--http-listen",
+                                                           "127.0.0.1:8080",
+                                                           "--http-threads",
+                                                           "5",
+                                                           "--metrics-listen",
+                                                           "127.0.0.1:9100",
+                                                           "--health-listen",
+                                                           "127.0.0.1:50052",
+                                                           "--draft-tokens",
+                                                           "auto",
+                                                           "--max-sessions",
+                                                           "7",
+                                                           "--max-queued-requests",
+                                                           "0",
+                                                           "--max-queue-wait-seconds",
+                                                           "2",
+                                                           "--session-idle-seconds",
+                                                           "30",
+                                                           "--max-prompt-bytes",
+                                                           "1000",
+                                                           "--max-message-bytes",
+                                                           "2000",
+                                                           "--max-tokens",
+                                                           "99",
+                                                           "--ngram-fallback",
+                                                           "--nolocal-tokenizer",
+                                                           "--continue-tokens",
+                                                           "0",
+                                                           "--worker-wait-seconds",
+                                                           "5",
+                                                           "--drain-seconds",
+                                                           "3",
+                                                           "--drain-notice-seconds",
+                                                           "0.5",
+                                                           "--draft-deadline-floor-ms",
+                                                           "20",
+                                                           "--draft-deadline-multiple",
+                                                           "6",
+                                                           "--draft-deadline-max-ms",
+                                                           "900",
+                                                           "--draft-cold-deadline-ms",
+                                                           "300",
+                                                           "--draft-backoff-ms",
+                                                           "100",
+                                                           "--draft-backoff-max-ms",
+                                                           "400",
+                                                           "--target-timeout-seconds",
+                                                           "7",
+                                                           "--failover-wait-seconds",
+                                                           "0",
+                                                           "--request-timeout-seconds",
+                                                           "60",
+                                                           "--reconnect-grace-seconds",
+                                                           "2",
+                                                           "--draft-liveness-floor-ms",
+                                                           "500",
+                                                           "--draft-liveness-multiple",
+                                                           "8",
+                                                           "--health-interval-ms",
+                                                           "250",
+                                                           "--health-timeout-ms",
+                                                           "750",
+                                                           "--resolve-interval-seconds",
+                                                           "2",
+                                                           "--keepalive-seconds",
+                                                           "1",
+                                                           "--tls-cert",
+                                                           "c.pem",
+                                                           "--tls-key",
+                                                           "k.pem",
+                                                           "--tls-ca",
+                                                           "ca.pem",
+                                                           "--worker-tls-cert",
+                                                           "wc.pem",
+                                                           "--worker-tls-key",
+                                                           "wk.pem",
+                                                           "--api-keys-file",
+                                                           "keys.txt",
+                                                           "-v",
+                                                           "1"}));
   const CoordinatorOptions& c = o.coordinator;
   EXPECT_THAT(c.targets, ElementsAre("a:1", "b:2"));
   EXPECT_THAT(c.drafts, ElementsAre("dns:///drafts:7000"));
@@ -117,6 +187,9 @@ TEST(CoordinatorOptionsTest, EveryFlagReachesItsField) {
   EXPECT_EQ(c.pool.backoff.max, absl::Milliseconds(400));
   EXPECT_EQ(c.target_timeout, absl::Seconds(7));
   EXPECT_EQ(c.failover_wait, absl::ZeroDuration());
+  EXPECT_EQ(c.pool.reconnect_grace, absl::Seconds(2));
+  EXPECT_EQ(c.pool.draft_deadline.liveness_floor, absl::Milliseconds(500));
+  EXPECT_EQ(c.pool.draft_deadline.liveness_multiple, 8);
   EXPECT_EQ(c.max_request_time, absl::Seconds(60));
   EXPECT_EQ(c.pool.probe_interval, absl::Milliseconds(250));
   EXPECT_EQ(c.pool.probe_timeout, absl::Milliseconds(750));
@@ -162,37 +235,45 @@ TEST_P(CoordinatorOptionsBadFlagTest, IsInvalidArgumentNamingTheFlag) {
 constexpr char kDeadlines[] =
     "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds, "
     "--resolve-interval-seconds must be > 0 (backoff max >= backoff, keepalive >= 1 s, "
-    "failover wait >= 0)";
+    "failover wait and --reconnect-grace-seconds >= 0)";
 constexpr char kQueue[] =
     "--max-queued-requests and --max-queue-wait-seconds must be >= 0, --session-idle-seconds > 0";
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, CoordinatorOptionsBadFlagTest,
     ::testing::Values(
-        BadCase{"draft_tokens_zero", {"--draft-tokens", "0"},
+        BadCase{"draft_tokens_zero",
+                {"--draft-tokens", "0"},
                 "--draft-tokens: '0' is not in [1, 16] or 'auto'"},
-        BadCase{"draft_tokens_past_the_cap", {"--draft-tokens", "17"},
+        BadCase{"draft_tokens_past_the_cap",
+                {"--draft-tokens", "17"},
                 "--draft-tokens: '17' is not in [1, 16] or 'auto'"},
-        BadCase{"draft_tokens_a_word", {"--draft-tokens", "many"},
+        BadCase{"draft_tokens_a_word",
+                {"--draft-tokens", "many"},
                 "--draft-tokens: 'many' is not in [1, 16] or 'auto'"},
-        BadCase{"no_sessions", {"--max-sessions", "0"},
-                "--max-sessions and --max-tokens must be >= 1"},
+        BadCase{
+            "no_sessions", {"--max-sessions", "0"}, "--max-sessions and --max-tokens must be >= 1"},
         BadCase{"no_tokens", {"--max-tokens", "0"}, "--max-sessions and --max-tokens must be >= 1"},
         BadCase{"negative_queue", {"--max-queued-requests", "-1"}, kQueue},
         BadCase{"negative_queue_wait", {"--max-queue-wait-seconds", "-1"}, kQueue},
         BadCase{"idle_zero", {"--session-idle-seconds", "0"}, kQueue},
-        BadCase{"prompt_bytes_zero", {"--max-prompt-bytes", "0"},
+        BadCase{"prompt_bytes_zero",
+                {"--max-prompt-bytes", "0"},
                 "--max-prompt-bytes must be >= 1 and --max-message-bytes at least as large"},
-        BadCase{"message_smaller_than_prompt", {"--max-message-bytes", "1000"},
+        BadCase{"message_smaller_than_prompt",
+                {"--max-message-bytes", "1000"},
                 "--max-prompt-bytes must be >= 1 and --max-message-bytes at least as large"},
-        BadCase{"deadline_floor_zero", {"--draft-deadline-floor-ms", "0"},
+        BadCase{"deadline_floor_zero",
+                {"--draft-deadline-floor-ms", "0"},
                 "draft deadline floor 0 must be > 0 and <= the ceiling 10s"},
-        BadCase{"deadline_multiple_below_one", {"--draft-deadline-multiple", "0.5"},
+        BadCase{"deadline_multiple_below_one",
+                {"--draft-deadline-multiple", "0.5"},
                 "draft deadline multiple 0.5 must be a finite number >= 1"},
         BadCase{"backoff_zero", {"--draft-backoff-ms", "0"}, kDeadlines},
         BadCase{"backoff_max_below_backoff", {"--draft-backoff-max-ms", "10"}, kDeadlines},
         BadCase{"target_timeout_zero", {"--target-timeout-seconds", "0"}, kDeadlines},
         BadCase{"negative_failover_wait", {"--failover-wait-seconds", "-1"}, kDeadlines},
+        BadCase{"negative_reconnect_grace", {"--reconnect-grace-seconds", "-1"}, kDeadlines},
         BadCase{"keepalive_below_a_second", {"--keepalive-seconds", "0.5"}, kDeadlines},
         BadCase{"negative_http_threads", {"--http-threads", "-1"}, "--http-threads must be >= 0"},
         BadCase{"unknown_flag", {"--no-such-flag"}, "unknown flag --no-such-flag (see --help)"},
