@@ -20,7 +20,8 @@ while [ $# -gt 0 ]; do
 done
 
 "$root/tools/setup.sh"
-"$root/tools/build.sh"
+# Only what the demo runs: the two servers and the client (the tests are tools/test.sh's).
+"$root/tools/build.sh" tandem-worker tandem-coordinator tandem-chat
 bin=${TANDEM_BUILD_DIR:-$root/build}/bin
 
 shared=${TANDEM_SHARED:-$(cd "$root/.." && pwd)/shared}

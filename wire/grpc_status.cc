@@ -1,7 +1,6 @@
 #include "wire/grpc_status.h"
 
 #include <string>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8_repair.h"
@@ -46,11 +45,6 @@ absl::Status FromWireCode(int code, std::string message) {
   if (code == 0) return absl::OkStatus();
   if (code < 0 || code > kLastCanonicalCode) return absl::UnknownError(message);
   return absl::Status(static_cast<absl::StatusCode>(code), message);
-}
-
-absl::Status FromRequestError(int code, std::string message) {
-  if (code == 0) return absl::UnknownError(message);
-  return FromWireCode(code, std::move(message));
 }
 
 }  // namespace tandem

@@ -31,15 +31,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // message (an out-of-range code becomes kUnknown).
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// A status code as an integer (from the wire: a grpc_status_code, a RequestError.code) with
-// its message. Codes outside 0..16 become kUnknown. Unknown codes are handled here, as
+// A status code as an integer (from the wire: a grpc_status_code, a RequestError.code:
+// worker_error.h) with its message. Codes outside 0..16 become kUnknown. Unknown codes are handled here, as
 // integers: a grpc::StatusCode outside its enumerators' range is undefined behaviour.
 absl::Status FromWireCode(int code, std::string message);
-
-// A worker's RequestError (worker.proto): its code is absl::StatusCode's number (the worker
-// sends static_cast<int>(status.code()) of a failed status), decoded as FromWireCode does,
-// except that an error is never OK: code 0 (unset) becomes kUnknown.
-absl::Status FromRequestError(int code, std::string message);
 
 }  // namespace tandem
 

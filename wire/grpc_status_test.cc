@@ -108,19 +108,6 @@ INSTANTIATE_TEST_SUITE_P(Codes, FromWireCodeTest,
 
 TEST(FromWireCodeOkTest, ZeroIsOk) { EXPECT_THAT(FromWireCode(0, ""), IsOk()); }
 
-// A worker's RequestError carries absl::StatusCode's number (worker_service.cc SetError);
-// an error is never OK, so an unset code 0 is kUnknown rather than a success.
-TEST(FromRequestErrorTest, DecodesTheWorkersCodesAndNeverMakesAnErrorOk) {
-  for (absl::StatusCode code :
-       {absl::StatusCode::kInvalidArgument, absl::StatusCode::kOutOfRange,
-        absl::StatusCode::kNotFound, absl::StatusCode::kResourceExhausted,
-        absl::StatusCode::kUnavailable, absl::StatusCode::kFailedPrecondition}) {
-    EXPECT_THAT(FromRequestError(static_cast<int>(code), "m"), StatusIs(code, "m"));
-  }
-  EXPECT_THAT(FromRequestError(0, "m"), StatusIs(absl::StatusCode::kUnknown, "m"));
-  EXPECT_THAT(FromRequestError(99, "m"), StatusIs(absl::StatusCode::kUnknown, "m"));
-}
-
 TEST(WireMessageTest, ShortWellFormedMessagesPassUnchanged) {
   EXPECT_EQ(WireMessage("no session 'caf\xC3\xA9'"), "no session 'caf\xC3\xA9'");
   EXPECT_EQ(WireMessage(""), "");

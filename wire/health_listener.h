@@ -21,7 +21,7 @@ class HealthListener {
  public:
   // kInvalidArgument (not HOST:PORT) / kUnavailable (busy, cannot bind) naming the address.
   static absl::StatusOr<std::unique_ptr<HealthListener>> Start(const std::string& listen);
-  ~HealthListener() { Shutdown(absl::ZeroDuration()); }
+  ~HealthListener();
 
   int port() const { return port_; }
   void SetServingStatus(const std::string& service, bool serving);
@@ -29,8 +29,10 @@ class HealthListener {
   void Shutdown(absl::Duration timeout);
 
  private:
-  HealthListener() = default;
+  class Service;
+  HealthListener();
 
+  std::unique_ptr<Service> service_;  // outlives server_
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   bool shut_down_ = false;

@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/sync_stream.h"
 #include "gtest/gtest.h"
 #include "tandem/v1/worker.grpc.pb.h"
 #include "wire/grpc_server.h"
@@ -53,6 +55,31 @@ grpc::StatusCode Describe(const std::string& address) {
   return stub->Describe(Context().get(), v1::DescribeRequest(), &response).error_code();
 }
 
+// The code a reflection stream's first answer ends with: list_services on `method`
+// ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo" or v1alpha's, whose messages
+// are v1's field for field).
+grpc::StatusCode ListServices(const std::string& address, const std::string& method) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto context = Context();
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::reflection::v1::ServerReflectionRequest,
+                                           grpc::reflection::v1::ServerReflectionResponse>>
+      stream(grpc::internal::ClientReaderWriterFactory<
+             grpc::reflection::v1::ServerReflectionRequest,
+             grpc::reflection::v1::ServerReflectionResponse>::
+                 Create(channel.get(),
+                        grpc::internal::RpcMethod(method.c_str(),
+                                                  grpc::internal::RpcMethod::BIDI_STREAMING),
+                        context.get()));
+  grpc::reflection::v1::ServerReflectionRequest request;
+  request.set_list_services("*");
+  stream->Write(request);
+  stream->WritesDone();
+  grpc::reflection::v1::ServerReflectionResponse response;
+  while (stream->Read(&response)) {
+  }
+  return stream->Finish().error_code();
+}
+
 TEST(HealthListenerTest, MirrorsTheServersHealthButServesNothingElse) {
   DescribingWorker worker;
   GrpcServerOptions options;
@@ -67,6 +94,12 @@ TEST(HealthListenerTest, MirrorsTheServersHealthButServesNothingElse) {
   EXPECT_EQ(Health(health), "SERVING");
   EXPECT_EQ(Describe(server->address()), grpc::StatusCode::OK);
   EXPECT_EQ(Describe(health), grpc::StatusCode::UNIMPLEMENTED);
+  for (const char* method : {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+                             "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"}) {
+    SCOPED_TRACE(method);
+    EXPECT_EQ(ListServices(server->address(), method), grpc::StatusCode::OK);
+    EXPECT_EQ(ListServices(health, method), grpc::StatusCode::UNIMPLEMENTED);
+  }
   server->Drain(absl::Seconds(1));
   EXPECT_EQ(Health(health), absl::StrCat("code ", grpc::StatusCode::UNAVAILABLE));
 }

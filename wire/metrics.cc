@@ -136,6 +136,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                                .Name("tandem_accepted_tokens_by_position_total")
                                .Help("Rounds in which the guess at this position was accepted")
                                .Register(registry)),
+      draft_calls(prometheus::BuildCounter()
+                      .Name("tandem_draft_calls_total")
+                      .Help("Calls to draft workers by outcome (ok, slow, failed)")
+                      .Register(registry)),
       drafts(NewCounter(registry, "tandem_drafts_total", "Draft calls (speculative rounds)")),
       draft_tokens(NewCounter(registry, "tandem_draft_tokens_total", "Guesses the draft made")),
       accepted_tokens(
@@ -174,6 +178,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
 
 prometheus::Counter& CoordinatorMetrics::Requests(const std::string& outcome) {
   return requests.Add({{"outcome", outcome}});
+}
+
+prometheus::Counter& CoordinatorMetrics::DraftCalls(const std::string& outcome) {
+  return draft_calls.Add({{"outcome", outcome}});
 }
 
 prometheus::Counter& CoordinatorMetrics::AcceptedAtPosition(int position) {

@@ -61,9 +61,13 @@ struct CoordinatorMetrics {
   prometheus::Counter& Requests(const std::string& outcome);
   // Rounds in which guess `position` (0-based) was accepted.
   prometheus::Counter& AcceptedAtPosition(int position);
+  // Calls to draft workers by outcome: "ok", "slow" (answered past the draft's usual time,
+  // still used) or "failed" (an error, or no answer within the liveness bound).
+  prometheus::Counter& DraftCalls(const std::string& outcome);
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Counter>& accepted_by_position;
+  prometheus::Family<prometheus::Counter>& draft_calls;
   prometheus::Counter& drafts;                // draft calls (rounds with a draft)
   prometheus::Counter& draft_tokens;          // guesses proposed
   prometheus::Counter& accepted_tokens;       // guesses the target kept

@@ -1,5 +1,6 @@
 // The one tokenization of a TokenizeRequest: plain text as asked, or a conversation rendered
-// with the chat template (or a built-in / family format) and then encoded. The worker's
+// by the one rendering policy (core/chat/prompt_renderer.h: a named format, else the model's
+// template, else its family's format, else raw) and then encoded as that policy says. The worker's
 // Tokenize and the coordinator's own tokenization both call it, so that a coordinator holding
 // the worker's tokenizer and template (tokenizer_wire.h) gets the worker's ids, byte for byte.
 //

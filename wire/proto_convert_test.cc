@@ -1,8 +1,19 @@
 #include "wire/proto_convert.h"
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "core/base/shared_data_test_util.h"
 #include "core/base/status_matchers.h"
 #include "core/generation/sampler.h"
 #include "core/generation/sampling_defaults.h"
@@ -85,15 +96,56 @@ INSTANTIATE_TEST_SUITE_P(Table, SamplingFromProtoTest, ::testing::ValuesIn(kCase
                            return std::string(info.param.name);
                          });
 
+// "Unset: X." in the comment above `optional TYPE name = N;` in common.proto's SamplingParams,
+// per field name.
+absl::flat_hash_map<std::string, std::string> DocumentedDefaults(absl::string_view proto) {
+  absl::flat_hash_map<std::string, std::string> found;
+  std::string comment;
+  for (absl::string_view line : absl::StrSplit(proto, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, "//")) {
+      absl::StrAppend(&comment, line, " ");
+      continue;
+    }
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    const size_t unset = comment.find("Unset: ");
+    if (words.size() >= 3 && words[0] == "optional" && unset != std::string::npos) {
+      absl::string_view value = absl::string_view(comment).substr(unset + 7);
+      value = value.substr(0, value.find(' '));
+      absl::ConsumeSuffix(&value, ".");  // "0.95." -> "0.95"
+      found[words[2]] = std::string(value);
+    }
+    comment.clear();
+  }
+  return found;
+}
+
 TEST(SamplingDefaultsTest, AreTheNumbersTheProtoDocuments) {
-  // common.proto's SamplingParams comments quote these: change both together.
+  ASSERT_OK_AND_ASSIGN(std::string proto, testing::ReadRepoFile("protos/tandem/v1/common.proto"));
+  const absl::flat_hash_map<std::string, std::string> documented = DocumentedDefaults(proto);
   const SamplerConfig d = DefaultSamplerConfig();
-  EXPECT_EQ(d.temperature, 0.8f);
-  EXPECT_EQ(d.top_k, 40);
-  EXPECT_EQ(d.top_p, 0.95f);
-  EXPECT_EQ(d.min_p, 0.05f);
-  EXPECT_EQ(d.repetition_penalty, 1.0f);
-  EXPECT_EQ(d.penalty_window, 64);
+  const std::pair<const char*, double> kCode[] = {
+      {"temperature", d.temperature},
+      {"top_k", d.top_k},
+      {"top_p", d.top_p},
+      {"min_p", d.min_p},
+      {"repetition_penalty", d.repetition_penalty},
+      {"penalty_window", d.penalty_window},
+  };
+  for (const auto& [field, value] : kCode) {
+    SCOPED_TRACE(field);
+    auto it = documented.find(field);
+    ASSERT_NE(it, documented.end()) << "common.proto documents no 'Unset:' for " << field;
+    double number = 0;
+    ASSERT_TRUE(absl::SimpleAtod(it->second, &number)) << it->second;
+    EXPECT_EQ(static_cast<float>(number), static_cast<float>(value));
+  }
+  for (const auto& [field, text] : documented) {  // no other field documents a default...
+    if (field == "seed") continue;                // ...but seed, whose default is words
+    EXPECT_TRUE(std::any_of(std::begin(kCode), std::end(kCode),
+                            [&](const auto& c) { return field == c.first; }))
+        << field << " documents 'Unset: " << text << "' and the test does not check it";
+  }
 }
 
 TEST(SamplingToProtoTest, RoundTripsEveryFieldWhateverTheDefaults) {

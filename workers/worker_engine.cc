@@ -6,11 +6,18 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/chat/model_chat_template.h"
+#include "core/decoder/kv_cache.h"
+#include "core/generation/speculation_defaults.h"
 #include "core/tokenizer/tokenizer_fingerprint.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 namespace tandem {
 namespace {
+
+// The most guesses one draft or verify request may carry (worker.proto).
+constexpr int32_t kMaxGuesses = SpeculationLimits::kWorkerMaxGuesses;
+static_assert(KvCache::kRingSlack >= kMaxGuesses,
+              "a sliding-window cache must keep the positions a rejected round rolls back over");
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -269,8 +276,9 @@ absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
 absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t position,
                                                 absl::Span<const int32_t> tokens, int32_t k,
                                                 const SamplerConfig& config, WorkTiming* timing) {
-  if (k < 1 || k > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("draft tokens ", k, " is outside [1, 64]"));
+  if (k < 1 || k > kMaxGuesses) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("draft tokens ", k, " is outside [1, ", kMaxGuesses, "]"));
   }
   if (tokens.empty()) {
     return absl::InvalidArgumentError("a draft request needs at least the pending token");
@@ -304,16 +312,18 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
     const SamplerConfig& config, WorkTiming* timing, VerifyLogprobs* logprobs,
     int32_t continue_tokens, std::vector<int32_t>* continued) {
   const int64_t vocab = model_->config().vocab_size;
-  if (guesses.size() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat(guesses.size(), " guesses (at most 64)"));
+  if (guesses.size() > static_cast<size_t>(kMaxGuesses)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(guesses.size(), " guesses (at most ", kMaxGuesses, ")"));
   }
   if (logprobs != nullptr && (logprobs->top < 0 || logprobs->top > kMaxTopLogprobs)) {
     return absl::InvalidArgumentError(
         absl::StrCat("top_logprobs ", logprobs->top, " is outside [0, ", kMaxTopLogprobs, "]"));
   }
-  if (continue_tokens < 0 || continue_tokens > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("continue_tokens ", continue_tokens, " is outside [0, 64]"));
+  if (continue_tokens < 0 || continue_tokens > SpeculationLimits::kMaxContinueTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("continue_tokens ", continue_tokens,
+                                                   " is outside [0, ",
+                                                   SpeculationLimits::kMaxContinueTokens, "]"));
   }
   if (continued != nullptr) continued->clear();
   const int32_t more =

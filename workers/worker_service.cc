@@ -12,19 +12,13 @@
 #include "wire/prompt_tokenization.h"
 #include "wire/proto_convert.h"
 #include "wire/tokenizer_wire.h"
+#include "wire/worker_error.h"
 
 namespace tandem {
 namespace {
 
 grpc::Status Unavailable() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker is loading its model");
-}
-
-void SetError(const absl::Status& status, v1::SessionResponse* response) {
-  // The coordinator decodes the code with FromRequestError (absl::StatusCode's numbers).
-  response->mutable_error()->set_code(static_cast<int>(status.code()));
-  // A proto3 string: bytes that are not UTF-8 would make the whole response fail to parse.
-  response->mutable_error()->set_message(WireMessage(status.message()));
 }
 
 }  // namespace
@@ -174,7 +168,8 @@ void WorkerService::UpdateGauges(const WorkerEngine& engine) {
   metrics_->KvBlocks("used").Set(static_cast<double>(blocks.used));
   metrics_->KvBlocks("shared").Set(static_cast<double>(blocks.shared));
   metrics_->KvBlocks("cached").Set(static_cast<double>(blocks.cached));
-  metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
+  // Without a KV budget the pool has no bound (free < 0): no "free" series rather than -1.
+  if (blocks.free >= 0) metrics_->KvBlocks("free").Set(static_cast<double>(blocks.free));
 }
 
 grpc::Status WorkerService::Attach(
@@ -323,7 +318,7 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
   if (!status.ok()) {
     LOG(WARNING) << "session " << session << ": " << kind << " failed: " << status;
     metrics_->Errors(kind).Increment();
-    SetError(status, response);
+    SetRequestError(status, response->mutable_error());  // the session lives on
   }
 }
 

@@ -2,13 +2,16 @@
 #include "workers/worker_service.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "workers/worker_server_test_util.h"
 
 namespace tandem {
@@ -204,6 +207,41 @@ TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecent
   s3->WritesDone();
   EXPECT_TRUE(s3->Finish().ok());
   EXPECT_EQ(worker_.engine->active_sessions(), 0);
+}
+
+// The "state" labels of tandem_worker_kv_blocks in the registry, with their values.
+std::map<std::string, double> KvBlockGauges(prometheus::Registry& registry) {
+  std::map<std::string, double> states;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != "tandem_worker_kv_blocks") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "state") states[label.value] = metric.gauge.value;
+      }
+    }
+  }
+  return states;
+}
+
+// Without a KV budget the pool is unbounded: no "free" series, never -1.
+TEST_F(WorkerServiceTest, KvBlockGaugesHaveNoFreeSeriesWithoutABudget) {
+  worker_.service->SetEngine(worker_.engine.get());
+  grpc::ClientContext context;
+  auto stream = worker_.stub->Attach(&context);
+  v1::SessionRequest request;
+  request.set_request_id(1);
+  request.mutable_open()->set_session_id("s");
+  ASSERT_TRUE(Call(*stream, request).has_opened());
+  request.set_request_id(2);
+  request.mutable_sync()->set_position(0);
+  request.mutable_sync()->add_tokens(1);
+  request.mutable_sync()->add_tokens(403);
+  ASSERT_EQ(Call(*stream, request).sync().cached_tokens(), 2);
+  const std::map<std::string, double> states = KvBlockGauges(worker_.registry);
+  EXPECT_EQ(states.count("free"), 0u);
+  ASSERT_EQ(states.count("used"), 1u);
+  EXPECT_GE(states.at("used"), 1);
+  for (const auto& [state, value] : states) EXPECT_GE(value, 0) << state;
 }
 
 TEST(WorkerServiceOpenTest, AttachStreamsThatNeverSendOpenAreClosedAfterTheOpenTimeout) {

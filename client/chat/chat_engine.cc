@@ -5,8 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
-#include "core/chat/builtin_formats.h"
-#include "core/chat/family_format.h"
 #include "core/chat/model_chat_template.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/special_tokens.h"
@@ -50,63 +48,35 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
 }
 
 absl::Status ChatEngine::LoadFormat(const ChatOptions& options) {
-  chat::ChatTemplateOptions template_options;
-  template_options.bos_token = SpecialTokenText(*tokenizer_, tokenizer_->vocabulary().bos_id);
-  template_options.eos_token = SpecialTokenText(*tokenizer_, tokenizer_->vocabulary().eos_id);
-  if (!options.format.empty()) {
-    format_name_ = options.format;
-    if (options.format == "raw") {
-      // Validate the name through the same table, but render raw ourselves (text = prompt).
-      RETURN_IF_ERROR(chat::BuiltinFormatSource("raw").status());
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::BuiltinFormat(options.format, template_options));
-    template_.emplace(std::move(t));
-    return absl::OkStatus();
+  std::optional<std::string> model_template;  // read only when the format is not named
+  if (options.format.empty()) {
+    ASSIGN_OR_RETURN(model_template, chat::ModelChatTemplate(model_->path()));
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> source, chat::ModelChatTemplate(model_->path()));
-  const std::optional<std::string> family = chat::FamilyFormatName(
-      [&](absl::string_view text) { return tokenizer_->TokenId(text).has_value(); });
-  if (!source.has_value() && family.has_value()) {
-    ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::BuiltinFormat(*family, template_options));
-    template_.emplace(std::move(t));
-    format_name_ = *family;
+  ASSIGN_OR_RETURN(chat::PromptRenderer renderer,
+                   chat::PromptRenderer::Create(*tokenizer_, options.format, model_template));
+  if (renderer.source() == chat::PromptFormatSource::kFamily) {
     notices_.push_back(
         absl::StrCat("the model has no chat template; its special tokens are "
                      "those of the ",
-                     *family, " format: using it (choose another with --format)"));
-    return absl::OkStatus();
-  }
-  if (!source.has_value()) {
-    format_name_ = "raw";
+                     renderer.format_name(), " format: using it (choose another with --format)"));
+  } else if (renderer.source() == chat::PromptFormatSource::kRaw) {
     notices_.push_back(
         "the model has no chat template: using the raw format (the text is "
         "the prompt); choose another with --format");
-    return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(chat::ChatTemplate t, chat::ChatTemplate::Create(*source, template_options));
-  template_.emplace(std::move(t));
-  format_name_ = "model";
+  renderer_.emplace(std::move(renderer));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<int32_t>> ChatEngine::EncodeConversation() const {
-  if (!template_.has_value()) {
-    // raw: the turns' text, concatenated, is the prompt; BOS as the vocabulary says.
-    std::string text;
-    for (const chat::ChatMessage& m : conversation_) {
-      if (m.content.is_string()) text += m.content.as_string();
-    }
-    return tokenizer_->Encode(text, {.add_special = true, .parse_special = false});
-  }
-  ASSIGN_OR_RETURN(std::string prompt, template_->Render(conversation_, true));
-  // The template writes BOS and the other control tokens itself.
-  return tokenizer_->Encode(prompt, {.add_special = false, .parse_special = true});
+  ASSIGN_OR_RETURN(chat::RenderedPrompt prompt, renderer_->Render(conversation_, true));
+  return tokenizer_->Encode(prompt.text, prompt.encode);
 }
 
 absl::StatusOr<TurnResult> ChatEngine::Turn(absl::string_view user_text,
                                             const std::function<void(absl::string_view)>& on_text) {
-  if (conversation_.empty() && !options_.system.empty() && template_.has_value()) {
+  // Raw text is the user's own: no system message in it.
+  if (conversation_.empty() && !options_.system.empty() && renderer_->templated()) {
     conversation_.push_back({"system", json::Value(options_.system), {}});
   }
   conversation_.push_back({"user", json::Value(std::string(user_text)), {}});

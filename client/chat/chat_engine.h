@@ -19,10 +19,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/chat/chat_template.h"
+#include "core/chat/prompt_renderer.h"
 #include "core/decoder/model.h"
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
+#include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_session.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
@@ -38,10 +40,10 @@ struct ChatOptions {
   SamplerConfig sampler;
   int64_t context_size = 4096;  // capped at the model's context length
   KvType kv_type = KvType::kF16;
-  int64_t max_tokens = 512;
+  int64_t max_tokens = SpeculationDefaults::kChatMaxTokens;
   bool ignore_eos = false;  // no end-of-turn id stops a reply: every reply runs to max_tokens
   int threads = 2;
-  int32_t draft_tokens = 4;
+  int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   bool pipelined = false;  // pipelined rounds (round_driver.h)
 };
@@ -72,7 +74,8 @@ class ChatEngine {
   const Model& model() const { return *model_; }
   const Model* draft_model() const { return draft_.get(); }  // null without --draft
   bool speculative() const { return speculative_ != nullptr; }
-  const std::string& format_name() const { return format_name_; }
+  // The built-in format's name, or "model" for the model's own template.
+  const std::string& format_name() const { return renderer_->format_name(); }
 
  private:
   ChatEngine() = default;
@@ -84,8 +87,7 @@ class ChatEngine {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Model> draft_;
   std::optional<Tokenizer> tokenizer_;
-  std::optional<chat::ChatTemplate> template_;  // absent for raw
-  std::string format_name_;
+  std::optional<chat::PromptRenderer> renderer_;  // set by Create
   std::unique_ptr<Session> session_;
   std::unique_ptr<SpeculativeSession> speculative_;
   std::vector<chat::ChatMessage> conversation_;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
+#include "client/chat/connect_error.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "wire/cost_model_proto.h"
@@ -61,10 +62,6 @@ grpc::Status FinishOrCancel(grpc::ClientReader<v1::GenerateResponse>& reader,
   return status;
 }
 
-std::string CodeName(const grpc::Status& status) {
-  return absl::StatusCodeToString(FromGrpcStatus(status).code());
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string& address,
@@ -83,10 +80,9 @@ absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string
   const grpc::Status status =
       chat->stub_->DescribeModel(&context, v1::DescribeModelRequest(), &model);
   if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("coordinator ", address,
-                                               " did not answer DescribeModel within ",
-                                               absl::FormatDuration(remote.connect_timeout), ": ",
-                                               CodeName(status), ": ", status.error_message()));
+    return ConnectError({address, remote.credentials != nullptr, !remote.api_key.empty(),
+                         remote.connect_timeout},
+                        status);
   }
   chat->speculative_ = model.has_draft();
   chat->NewSessionId();

@@ -46,7 +46,9 @@ absl::StatusOr<std::string> ReadSharedFile(absl::string_view relative) {
 
 namespace {
 
-std::string RepoTool(const std::string& name) {
+// The first of $TANDEM_SOURCE_DIR, the working directory (Bazel runfiles) and the source
+// folder configured at build time that holds `relative`; "" when none does.
+std::string FindInRepo(const std::string& relative) {
   std::vector<std::string> roots;
   if (const char* env = std::getenv("TANDEM_SOURCE_DIR"); env != nullptr && *env != '\0') {
     roots.push_back(env);
@@ -56,11 +58,16 @@ std::string RepoTool(const std::string& name) {
   roots.push_back(TANDEM_SOURCE_DIR);
 #endif
   for (const std::string& root : roots) {
-    std::filesystem::path tool = std::filesystem::path(root) / "tools" / name;
+    std::filesystem::path path = std::filesystem::path(root) / relative;
     std::error_code error;
-    if (std::filesystem::exists(tool, error)) return tool.string();
+    if (std::filesystem::exists(path, error)) return path.string();
   }
-  return "tools/" + name;
+  return "";
+}
+
+std::string RepoTool(const std::string& name) {
+  const std::string path = FindInRepo("tools/" + name);
+  return path.empty() ? "tools/" + name : path;
 }
 
 std::string ShellQuote(const std::string& s) {
@@ -76,6 +83,19 @@ std::string ShellQuote(const std::string& s) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadRepoFile(absl::string_view relative) {
+  const std::string path = FindInRepo(std::string(relative));
+  if (path.empty()) {
+    return absl::NotFoundError(absl::StrCat("repository file ", relative,
+                                            " not found (set TANDEM_SOURCE_DIR to the checkout)"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 absl::StatusOr<std::string> MakeDevCerts() {
   const char* tmp = std::getenv("TEST_TMPDIR");

@@ -27,6 +27,10 @@ absl::StatusOr<std::string> ReadSharedFile(absl::string_view relative);
 // or the source folder configured at build time. kInternal with the tool's exit status.
 absl::StatusOr<std::string> MakeFixtureModel(const std::vector<std::string>& args);
 
+// The bytes of `relative` inside the repository's checkout (e.g. a .proto file whose comments a
+// test holds the code to), found like make_fixture_model below; kNotFound naming it.
+absl::StatusOr<std::string> ReadRepoFile(absl::string_view relative);
+
 // Runs tools/make-dev-certs.sh (found like make_fixture_model) into a fresh temporary folder
 // and returns it: ca.crt, server.crt/.key (localhost, 127.0.0.1), client.crt/.key.
 absl::StatusOr<std::string> MakeDevCerts();

@@ -56,7 +56,8 @@ absl::StatusOr<KvType> ParseKvType(absl::string_view name);
 class KvCache {
  public:
   // Positions a sliding layer keeps beyond its window, so that going back this far (a
-  // rejected speculation: at most 64 guesses) needs no restart.
+  // rejected speculation: at most SpeculationLimits::kWorkerMaxGuesses, 64, guesses) needs no
+  // restart.
   static constexpr int64_t kRingSlack = 64;
   // Rows of one pass a Create'd cache's ring is sized for (Decoder::kMaxChunk).
   static constexpr int64_t kMaxPassRows = 512;

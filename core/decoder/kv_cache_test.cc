@@ -158,17 +158,13 @@ void ExpectSameRows(const KvCache& a, const KvCache& b, int64_t from, int64_t to
   }
 }
 
-std::unique_ptr<KvBlockPool> MakePool(int64_t head_dim, KvType type, int64_t max_blocks) {
-  absl::StatusOr<std::unique_ptr<KvBlockPool>> pool =
-      KvBlockPool::Create({kLayers, kHeads, head_dim}, type, max_blocks);
-  EXPECT_TRUE(pool.ok()) << pool.status();
-  return pool.ok() ? *std::move(pool) : nullptr;
+absl::StatusOr<std::unique_ptr<KvBlockPool>> MakePool(int64_t head_dim, KvType type,
+                                                      int64_t max_blocks) {
+  return KvBlockPool::Create({kLayers, kHeads, head_dim}, type, max_blocks);
 }
 
-std::unique_ptr<KvCache> MakePaged(KvBlockPool& pool, int64_t context) {
-  absl::StatusOr<std::unique_ptr<KvCache>> cache = KvCache::CreatePaged(pool, context);
-  EXPECT_TRUE(cache.ok()) << cache.status();
-  return cache.ok() ? *std::move(cache) : nullptr;
+absl::StatusOr<std::unique_ptr<KvCache>> MakePaged(KvBlockPool& pool, int64_t context) {
+  return KvCache::CreatePaged(pool, context);
 }
 
 std::vector<int32_t> Prompt(int64_t n, int32_t first = 1000) {
@@ -183,12 +179,11 @@ std::vector<int32_t> Prompt(int64_t n, int32_t first = 1000) {
 TEST(KvCacheTest, PagedCacheIsBitIdenticalToACreatedOne) {
   for (KvType type : {KvType::kF32, KvType::kF16, KvType::kI8}) {
     for (int64_t dim : {24, 64}) {
-      std::unique_ptr<KvBlockPool> pool = MakePool(dim, type, 0);
-      ASSERT_NE(pool, nullptr);
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(dim, type, 0));
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> created,
                            KvCache::Create({kLayers, kHeads, dim, 70}, type));
-      std::unique_ptr<KvCache> paged = MakePaged(*pool, 70), other = MakePaged(*pool, 70);
-      ASSERT_NE(paged, nullptr);
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> paged, MakePaged(*pool, 70));
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> other, MakePaged(*pool, 70));
       for (int64_t end = 16; end < 70 + 16; end += 16) {  // alternate blocks between the two
         ASSERT_OK(paged->Reserve(std::min<int64_t>(end, 70)));
         ASSERT_OK(other->Reserve(std::min<int64_t>(end, 70)));
@@ -235,10 +230,8 @@ TEST(KvCacheTest, BytesAndBlocksHeldFollowUsage) {
   EXPECT_EQ(created->BlocksNeeded(37), 0);
   EXPECT_OK(created->Reserve(37));
 
-  std::unique_ptr<KvBlockPool> pool = MakePool(8, KvType::kF16, 0);
-  ASSERT_NE(pool, nullptr);
-  std::unique_ptr<KvCache> paged = MakePaged(*pool, 37);
-  ASSERT_NE(paged, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(8, KvType::kF16, 0));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> paged, MakePaged(*pool, 37));
   struct Step {
     const char* what;
     std::function<void()> act;
@@ -273,10 +266,9 @@ TEST(KvCacheTest, BytesAndBlocksHeldFollowUsage) {
 // Reserve takes all the blocks it needs or none, naming positions, blocks and the pool's
 // size; past the context it is kOutOfRange.
 TEST(KvCacheTest, ReserveBeyondThePoolIsResourceExhaustedAndChangesNothing) {
-  std::unique_ptr<KvBlockPool> pool = MakePool(8, KvType::kF16, 3);
-  ASSERT_NE(pool, nullptr);
-  std::unique_ptr<KvCache> a = MakePaged(*pool, 64), b = MakePaged(*pool, 64);
-  ASSERT_NE(b, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(8, KvType::kF16, 3));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> a, MakePaged(*pool, 64));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> b, MakePaged(*pool, 64));
   ASSERT_OK(a->Reserve(20));
   EXPECT_EQ(b->BlocksNeeded(40), 3);
   EXPECT_THAT(b->Reserve(40),
@@ -296,10 +288,8 @@ TEST(KvCacheTest, ReserveBeyondThePoolIsResourceExhaustedAndChangesNothing) {
 // Published prefix blocks of cache a, adopted by b: b's tokens decide how many are taken —
 // only full blocks that match, never the one holding b's final token.
 TEST(KvCacheTest, AdoptCachedPrefixTakesExactlyTheMatchingFullBlocksBeforeTheLastToken) {
-  std::unique_ptr<KvBlockPool> pool = MakePool(8, KvType::kF16, 0);
-  ASSERT_NE(pool, nullptr);
-  std::unique_ptr<KvCache> a = MakePaged(*pool, 128);
-  ASSERT_NE(a, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(8, KvType::kF16, 0));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> a, MakePaged(*pool, 128));
   const std::vector<int32_t> prompt = Prompt(52);
   ASSERT_OK(a->Reserve(52));
   WriteRows(*a, 0, 52, 3);
@@ -326,15 +316,14 @@ TEST(KvCacheTest, AdoptCachedPrefixTakesExactlyTheMatchingFullBlocksBeforeTheLas
       {"no tokens", {}, 128, 0},
   };
   for (const Case& c : cases) {
-    std::unique_ptr<KvCache> b = MakePaged(*pool, c.context);
-    ASSERT_NE(b, nullptr);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> b, MakePaged(*pool, c.context));
     EXPECT_EQ(b->AdoptCachedPrefix(c.tokens), c.adopted) << c.what;
     EXPECT_EQ(b->length(), c.adopted) << c.what;
     EXPECT_EQ(b->blocks_held(), c.adopted / 16) << c.what;
     ASSERT_NO_FATAL_FAILURE(ExpectSameRows(*a, *b, 0, c.adopted)) << c.what;
   }
   // From a length that is not a multiple of 16: nothing; from 16: the rest.
-  std::unique_ptr<KvCache> c = MakePaged(*pool, 128);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> c, MakePaged(*pool, 128));
   ASSERT_OK(c->Reserve(5));
   WriteRows(*c, 0, 5, 3);
   EXPECT_EQ(c->AdoptCachedPrefix(prompt), 0);
@@ -354,10 +343,9 @@ TEST(KvCacheTest, AdoptCachedPrefixTakesExactlyTheMatchingFullBlocksBeforeTheLas
 // it gets a private copy of the positions it keeps, and a's rows stay as they were.
 TEST(KvCacheTest, CopyOnWriteAfterTruncateIntoASharedBlockKeepsTheOtherCachesRows) {
   for (KvType type : {KvType::kF32, KvType::kF16, KvType::kI8}) {
-    std::unique_ptr<KvBlockPool> pool = MakePool(16, type, 0);
-    ASSERT_NE(pool, nullptr);
-    std::unique_ptr<KvCache> a = MakePaged(*pool, 64), b = MakePaged(*pool, 64);
-    ASSERT_NE(b, nullptr);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(16, type, 0));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> a, MakePaged(*pool, 64));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> b, MakePaged(*pool, 64));
     const std::vector<int32_t> prompt = Prompt(40);
     ASSERT_OK(a->Reserve(40));
     WriteRows(*a, 0, 40, 11);
@@ -373,7 +361,7 @@ TEST(KvCacheTest, CopyOnWriteAfterTruncateIntoASharedBlockKeepsTheOtherCachesRow
     EXPECT_EQ(pool->stats().shared, 1);  // block 0 only
     ASSERT_NO_FATAL_FAILURE(ExpectSameRows(*a, *b, 0, 20));
     WriteRows(*b, 20, 40, 99);
-    std::unique_ptr<KvCache> fresh = MakePaged(*pool, 64);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> fresh, MakePaged(*pool, 64));
     ASSERT_OK(fresh->Reserve(40));
     WriteRows(*fresh, 0, 40, 11);
     ASSERT_NO_FATAL_FAILURE(ExpectSameRows(*a, *fresh, 0, 40));  // a is intact
@@ -387,7 +375,7 @@ TEST(KvCacheTest, CopyOnWriteAfterTruncateIntoASharedBlockKeepsTheOtherCachesRow
     a->Truncate(20);
     ASSERT_OK(a->Reserve(21));
     WriteRows(*a, 20, 21, 99);
-    std::unique_ptr<KvCache> c = MakePaged(*pool, 64);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> c, MakePaged(*pool, 64));
     ASSERT_EQ(c->AdoptCachedPrefix(prompt), 32);
     ASSERT_NO_FATAL_FAILURE(ExpectSameRows(*fresh, *c, 0, 32));
   }
@@ -396,11 +384,9 @@ TEST(KvCacheTest, CopyOnWriteAfterTruncateIntoASharedBlockKeepsTheOtherCachesRow
 // Blocks published then released stay adoptable (cached) until fresh allocations need them;
 // a bounded pool first maps what is left of its budget, then recycles them.
 TEST(KvCacheTest, ReleasedPublishedBlocksAreAdoptedUntilAFreshAllocationRecyclesThem) {
-  std::unique_ptr<KvBlockPool> pool = MakePool(8, KvType::kF16, 4);
-  ASSERT_NE(pool, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(8, KvType::kF16, 4));
   const std::vector<int32_t> prompt = Prompt(33);
-  std::unique_ptr<KvCache> a = MakePaged(*pool, 64);
-  ASSERT_NE(a, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> a, MakePaged(*pool, 64));
   ASSERT_OK(a->Reserve(33));
   WriteRows(*a, 0, 33, 4);
   a->PublishFullBlocks(prompt);
@@ -408,9 +394,9 @@ TEST(KvCacheTest, ReleasedPublishedBlocksAreAdoptedUntilAFreshAllocationRecycles
   EXPECT_EQ(pool->stats().cached, 2);
   EXPECT_EQ(pool->stats().used, 0);
 
-  std::unique_ptr<KvCache> b = MakePaged(*pool, 64);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> b, MakePaged(*pool, 64));
   EXPECT_EQ(b->AdoptCachedPrefix(prompt), 32);
-  std::unique_ptr<KvCache> expected = MakePaged(*pool, 64);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> expected, MakePaged(*pool, 64));
   ASSERT_OK(expected->Reserve(32));  // the two never-used blocks
   WriteRows(*expected, 0, 32, 4);
   ASSERT_NO_FATAL_FAILURE(ExpectSameRows(*expected, *b, 0, 32));
@@ -418,26 +404,31 @@ TEST(KvCacheTest, ReleasedPublishedBlocksAreAdoptedUntilAFreshAllocationRecycles
   expected->Release();
   EXPECT_EQ(pool->stats().cached, 2);
 
-  std::unique_ptr<KvCache> c = MakePaged(*pool, 64);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> c, MakePaged(*pool, 64));
   ASSERT_OK(c->Reserve(32));  // the free blocks: the cached ones survive
-  EXPECT_EQ(MakePaged(*pool, 64)->AdoptCachedPrefix(prompt), 32);
+  {  // a cache that adopts the prefix and is gone at once, as a temporary was
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> d, MakePaged(*pool, 64));
+    EXPECT_EQ(d->AdoptCachedPrefix(prompt), 32);
+  }
   ASSERT_OK(c->Reserve(48));  // a fresh block: the least recently released cached one goes
   EXPECT_EQ(pool->stats().cached, 1);
-  EXPECT_EQ(MakePaged(*pool, 64)->AdoptCachedPrefix(prompt), 0);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> e, MakePaged(*pool, 64));
+    EXPECT_EQ(e->AdoptCachedPrefix(prompt), 0);
+  }
   EXPECT_EQ(pool->stats().allocated_bytes, 4 * pool->block_bytes());
 }
 
 // BlockHashAt is the chain hash a publish stores, from the cache's own hashes or the tokens.
 TEST(KvCacheTest, BlockHashAtChainsLikePublishedBlocks) {
-  std::unique_ptr<KvBlockPool> pool = MakePool(8, KvType::kF16, 0);
-  ASSERT_NE(pool, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvBlockPool> pool, MakePool(8, KvType::kF16, 0));
   const std::vector<int32_t> prompt = Prompt(50);
   const absl::Span<const int32_t> t(prompt);
   const uint64_t h0 = KvBlockHash(0, t.subspan(0, 16));
   const uint64_t h1 = KvBlockHash(h0, t.subspan(16, 16));
   const uint64_t h2 = KvBlockHash(h1, t.subspan(32, 16));
-  std::unique_ptr<KvCache> a = MakePaged(*pool, 64), b = MakePaged(*pool, 64);
-  ASSERT_NE(b, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> a, MakePaged(*pool, 64));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvCache> b, MakePaged(*pool, 64));
   EXPECT_EQ(b->BlockHashAt(prompt, 0), h0);
   EXPECT_EQ(b->BlockHashAt(prompt, 32), h2);
   EXPECT_EQ(b->BlockHashAt(prompt, 40), 0u);  // not a block start

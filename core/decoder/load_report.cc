@@ -15,6 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/model/gguf_reader.h"
+#include "core/model/safetensors_reader.h"
 #include "core/model/tensor_type.h"
 
 namespace tandem {
@@ -49,6 +51,18 @@ absl::StatusOr<std::vector<std::string>> ModelFiles(const std::string& path) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+absl::Status CheckModelOpens(const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> files = ModelFiles(path);
+  if (!files.ok()) return files.status();
+  for (const std::string& f : *files) {
+    const absl::Status opened = absl::EndsWith(f, ".safetensors")
+                                    ? SafetensorsFile::Open(f).status()
+                                    : GgufFile::Open(f).status();
+    if (!opened.ok()) return opened;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> ModelBytes(const std::string& path) {

@@ -26,6 +26,11 @@ namespace tandem {
 // (sorted). kNotFound naming the path when there are none.
 absl::StatusOr<std::vector<std::string>> ModelFiles(const std::string& path);
 
+// The model's files exist and open as what they claim to be (a GGUF's header and tensor table,
+// a safetensors file's header), without reading the weights: a quick check before a server
+// binds its port. The open's own status (kNotFound, kInvalidArgument, ...) naming the file.
+absl::Status CheckModelOpens(const std::string& path);
+
 // The bytes of the model's files (their sizes). kNotFound naming a missing file.
 absl::StatusOr<int64_t> ModelBytes(const std::string& path);
 

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "core/generation/draft_length_policy.h"
+#include "core/generation/speculation_defaults.h"
 
 namespace tandem {
 
@@ -55,7 +56,7 @@ namespace tandem {
 double ThreadCpuSeconds();
 
 struct DraftCostOptions {
-  int32_t max_draft_tokens = 16;
+  int32_t max_draft_tokens = SpeculationLimits::kMaxDraftTokens;
   bool pipelined = false;  // choose k with the pipelined formula
   // The weight an estimate keeps at each new observation (acceptance; timings).
   double acceptance_decay = 0.9;

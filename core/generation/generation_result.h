@@ -45,8 +45,9 @@ struct SpeculationStats {
   // Index i: rounds with a guess i + 1, and how many of those kept it.
   std::vector<int64_t> drafted_per_position;
   std::vector<int64_t> accepted_per_position;
-  int32_t final_draft_tokens = 0;  // the k the next round would have asked for
-  bool draft_failed = false;       // the draft was abandoned (round_driver.h)
+  // The k the next round would have asked for; 0 with no drafter left in use.
+  int32_t final_draft_tokens = 0;
+  bool draft_failed = false;  // the draft was abandoned (round_driver.h)
   // Pipelined drafting (round_driver.h): whether the rounds were pipelined, how many draft
   // calls ran ahead during a verify, and how many rounds used guesses drafted that way.
   bool pipelined = false;

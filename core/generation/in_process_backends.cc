@@ -51,8 +51,9 @@ std::future<absl::Status> InProcessTarget::Verify(const VerifyCall& call, Verdic
   if (verdict.ok()) {
     out->accepted = verdict->accepted;
     out->next_token = verdict->next_token;
-    const int32_t more =
-        proposal.tokens.empty() ? std::min(call.continue_limit, kDefaultContinueTokens) : 0;
+    const int32_t more = proposal.tokens.empty()
+                             ? std::min(call.continue_limit, SpeculationDefaults::kContinueTokens)
+                             : 0;
     if (more > 0) {
       status = ContinueAlone(decoder_, state_, sampler_, verdict->next_token, more, seed_, scratch_,
                              &out->continued);

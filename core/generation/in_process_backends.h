@@ -15,6 +15,7 @@
 #include "core/decoder/decoder.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/sampler.h"
+#include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_round.h"
 
 namespace tandem {
@@ -53,9 +54,9 @@ class InProcessTarget : public TargetBackend {
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
                                     int64_t* reused) override;
-  // Without guesses, continues alone for up to kDefaultContinueTokens (call.continue_limit;
-  // ContinueAlone: the tokens one-token rounds would draw), so the round's own work is shared
-  // by several tokens of the target alone.
+  // Without guesses, continues alone for up to SpeculationDefaults::kContinueTokens
+  // (call.continue_limit; ContinueAlone: the tokens one-token rounds would draw), so the
+  // round's own work is shared by several tokens of the target alone.
   std::future<absl::Status> Verify(const VerifyCall& call, Verdict* out) override;
 
  private:

@@ -19,11 +19,6 @@
 
 namespace tandem {
 
-// The most guesses an n-gram round asks for when the request names no k (the coordinator's
-// --draft-tokens is a draft model's budget): guesses cost nothing to make, and the drafter's
-// own length rule above keeps short matches short.
-constexpr int32_t kNgramDefaultMaxGuesses = 16;
-
 struct NgramOptions {
   int32_t min_match = 2;   // the shortest suffix match that earns guesses
   int32_t max_match = 64;  // a match is measured up to this many tokens

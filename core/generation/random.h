@@ -1,6 +1,6 @@
 // Counter-based randomness: every random number of a generation is a pure function of
 // (request seed, absolute position, purpose), so the output for a seed never depends on the
-// topology (in-process or over gRPC), on timing, or on other sessions (DESIGN.md §2).
+// topology (in-process or over gRPC), on timing, or on other sessions (docs/architecture.md).
 //
 //   double u = CounterUniform(config.seed, position, RandomPurpose::kAcceptTest);
 //

@@ -50,10 +50,6 @@ struct Verdict {
   double compute_seconds = 0;  // the target's own compute for the call, as Proposal's
 };
 
-// Tokens a verify without guesses draws alone by default (the coordinator's
-// --continue-tokens, the in-process target's fixed count).
-inline constexpr int32_t kDefaultContinueTokens = 3;
-
 struct VerifyCall {
   absl::Span<const int32_t> sequence;  // the conversation so far, the pending token last
   // The guesses to test; a backend may cut `tokens` to those it tested (e.g. up to the first

@@ -238,7 +238,8 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
   result.stop_token = rules.stop_token();
   result.stats.generated_tokens = rules.generated();
   result.stats.decode_seconds = SecondsSince(decode_start);
-  result.speculation.final_draft_tokens = policy_.Next();
+  // No drafter left (none given, or the draft dropped with no fallback): no k is in use.
+  result.speculation.final_draft_tokens = draft_ != nullptr ? policy_.Next() : 0;
   policy_.Report(result.speculation);
   return result;
 }

@@ -1,4 +1,4 @@
-// The one loop of speculative decoding (DESIGN.md §2), over a DraftBackend and a
+// The one loop of speculative decoding (docs/architecture.md), over a DraftBackend and a
 // TargetBackend (round_backends.h), shared by SpeculativeSession (in-process backends) and
 // the coordinator (remote backends over the worker streams):
 //

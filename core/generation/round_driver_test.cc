@@ -254,6 +254,38 @@ TEST(RoundDriverTest, AFailedDraftIsAbandonedForTheFallbackWhenDraftsMaySurvive)
   EXPECT_EQ(target.guesses_seen[2], 4);
 }
 
+// final_draft_tokens reports the k in use at the end, not the configured one.
+TEST(RoundDriverTest, FinalDraftTokensIsZeroWhenNoDrafterIsLeft) {
+  struct Case {
+    const char* name;
+    bool draft;
+    int fail_on_call;  // of the draft; -1: never
+    bool fallback;
+    int32_t expected;
+  };
+  const std::vector<Case> cases = {
+      {"draft alive", true, -1, false, 4},
+      {"speculation off (no drafter)", false, -1, false, 0},
+      {"draft dropped, target alone", true, 2, false, 0},
+      {"draft dropped in the first round", true, 1, false, 0},
+      {"draft dropped, n-gram fallback guesses on", true, 2, true, 4},
+  };
+  for (const Case& c : cases) {
+    ChainTarget target;
+    ChainDraft draft, fallback;
+    draft.fail_on_call = c.fail_on_call;
+    FixedDraftLength k(4);
+    RoundDriverOptions options;
+    options.survive_draft_failure = true;
+    Driven run = Drive(target, c.draft ? &draft : nullptr, c.fallback ? &fallback : nullptr, k,
+                       Limits(30), options);
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.tokens, Chain(5, 30)) << c.name;
+    EXPECT_EQ(run.result->speculation.final_draft_tokens, c.expected) << c.name;
+    EXPECT_EQ(run.result->speculation.draft_failed, c.fail_on_call > 0) << c.name;
+  }
+}
+
 TEST(RoundDriverTest, ADraftFailureEndsTheCallWhenDraftsMayNotFail) {
   ChainTarget target;
   ChainDraft draft;

@@ -17,21 +17,6 @@ absl::Status Invalid(absl::string_view field, absl::string_view requirement, dou
       absl::StrCat("sampler ", field, " must be ", requirement, ", got ", value));
 }
 
-absl::Status Validate(const SamplerConfig& c, int64_t vocab_size) {
-  if (!std::isfinite(c.temperature) || c.temperature < 0) {
-    return Invalid("temperature", "finite and >= 0", c.temperature);
-  }
-  if (c.top_k < 0) return Invalid("top_k", ">= 0", c.top_k);
-  if (!(c.top_p > 0 && c.top_p <= 1)) return Invalid("top_p", "in (0, 1]", c.top_p);
-  if (!(c.min_p >= 0 && c.min_p < 1)) return Invalid("min_p", "in [0, 1)", c.min_p);
-  if (!std::isfinite(c.repetition_penalty) || c.repetition_penalty <= 0) {
-    return Invalid("repetition_penalty", "finite and > 0", c.repetition_penalty);
-  }
-  if (c.penalty_window < 0) return Invalid("penalty_window", ">= 0", c.penalty_window);
-  if (vocab_size <= 0) return Invalid("vocab_size", "> 0", static_cast<double>(vocab_size));
-  return absl::OkStatus();
-}
-
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr double kFloatMax = std::numeric_limits<float>::max();
 
@@ -54,8 +39,23 @@ float PenalisedLogit(float logit, float penalty) {
 
 }  // namespace
 
+absl::Status ValidateSamplerConfig(const SamplerConfig& c, int64_t vocab_size) {
+  if (!std::isfinite(c.temperature) || c.temperature < 0) {
+    return Invalid("temperature", "finite and >= 0", c.temperature);
+  }
+  if (c.top_k < 0) return Invalid("top_k", ">= 0", c.top_k);
+  if (!(c.top_p > 0 && c.top_p <= 1)) return Invalid("top_p", "in (0, 1]", c.top_p);
+  if (!(c.min_p >= 0 && c.min_p < 1)) return Invalid("min_p", "in [0, 1)", c.min_p);
+  if (!std::isfinite(c.repetition_penalty) || c.repetition_penalty <= 0) {
+    return Invalid("repetition_penalty", "finite and > 0", c.repetition_penalty);
+  }
+  if (c.penalty_window < 0) return Invalid("penalty_window", ">= 0", c.penalty_window);
+  if (vocab_size <= 0) return Invalid("vocab_size", "> 0", static_cast<double>(vocab_size));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Sampler> Sampler::Create(const SamplerConfig& config, int64_t vocab_size) {
-  if (absl::Status status = Validate(config, vocab_size); !status.ok()) return status;
+  if (absl::Status status = ValidateSamplerConfig(config, vocab_size); !status.ok()) return status;
   return Sampler(config, vocab_size);
 }
 

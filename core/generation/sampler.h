@@ -78,11 +78,14 @@ struct SparseDistribution {
   std::vector<float> probabilities;
 };
 
+// kInvalidArgument naming the field: a negative or non-finite temperature, a negative
+// top_k, top_p outside (0, 1], min_p outside [0, 1), a non-positive or non-finite
+// repetition_penalty, a negative penalty_window, or a non-positive vocab_size.
+absl::Status ValidateSamplerConfig(const SamplerConfig& config, int64_t vocab_size);
+
 class Sampler {
  public:
-  // kInvalidArgument naming the field: a negative or non-finite temperature, a negative
-  // top_k, top_p outside (0, 1], min_p outside [0, 1), a non-positive or non-finite
-  // repetition_penalty, a negative penalty_window, or a non-positive vocab_size.
+  // Refuses what ValidateSamplerConfig refuses.
   static absl::StatusOr<Sampler> Create(const SamplerConfig& config, int64_t vocab_size);
 
   const SamplerConfig& config() const { return config_; }

@@ -4,7 +4,7 @@
 //   ASSIGN_OR_RETURN(GenerationResult r, session->Generate(context, 256, on_token));
 //
 // The last context token starts as the *pending* token (known, not yet run by the target).
-// Each round (DESIGN.md §2):
+// Each round (docs/architecture.md):
 //   1. the draft syncs its cache to the sequence + pending, samples up to k guesses g1..gk
 //      from its filtered distributions q1..qk (sparse), feeding each back;
 //   2. the target runs [pending, g1..gk] as one batched forward pass (LogitsMode::kAll),
@@ -40,6 +40,7 @@
 #include "core/generation/generation_result.h"
 #include "core/generation/sampler.h"
 #include "core/generation/session.h"
+#include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_round.h"
 #include "core/generation/stop_rules.h"
 #include "core/kernels/thread_pool.h"
@@ -48,12 +49,13 @@ namespace tandem {
 
 struct SpeculativeOptions {
   SessionOptions session;    // sampler, context size, stop ids, KV type (both models)
-  int32_t draft_tokens = 4;  // k: guesses per round, in [1, max_draft_tokens]
+  // k: guesses per round, in [1, max_draft_tokens].
+  int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   // Choose k each round with a DraftCostModel (draft_cost_model.h) for the most tokens per
   // second, from the calls' CPU times; 0 runs the target alone for a while. draft_tokens is
   // the first round's k.
   bool adaptive = false;
-  int32_t max_draft_tokens = 16;
+  int32_t max_draft_tokens = SpeculationLimits::kMaxDraftTokens;
   // Pipelined rounds (round_driver.h): the draft guesses the next round's tokens past its
   // stand-in for the target's. Both models share this thread and its pool, so here the two
   // calls take turns (no time is saved); the output is the sequential one for a fixed k. It

@@ -6,13 +6,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/generation/ngram_drafter.h"
-#include "core/generation/sampler.h"
 #include "glog/logging.h"
-#include "services/coordinator/delta_logprobs.h"
+#include "services/coordinator/reply_writer.h"
 #include "services/coordinator/session_eviction.h"
-#include "services/coordinator/text_stream.h"
-#include "wire/proto_convert.h"
 
 namespace tandem {
 namespace {
@@ -30,6 +26,21 @@ std::string Outcome(const absl::Status& status) {
   return name;
 }
 
+// What every request is checked against and filled in from (validated_request.h).
+GenerateSettings SettingsFor(const CoordinatorOptions& options, const v1::ModelInfo& target) {
+  GenerateSettings settings;
+  settings.limits = options.limits;
+  settings.vocab_size = target.vocab_size();
+  const auto& end_of_turn = target.special_tokens().end_of_turn_ids();
+  settings.end_of_turn_ids.assign(end_of_turn.begin(), end_of_turn.end());
+  settings.default_max_tokens = options.default_max_tokens;
+  settings.default_draft_tokens = options.default_draft_tokens;
+  settings.adaptive_draft = options.adaptive_draft;
+  settings.continue_tokens = options.continue_tokens;
+  settings.ngram_fallback = options.ngram_fallback;
+  return settings;
+}
+
 }  // namespace
 
 // Create(options, metrics): coordinator_discovery.cc.
@@ -38,13 +49,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& options, std::vector<std::unique_ptr<WorkerClient>> targets,
     std::vector<std::unique_ptr<WorkerClient>> drafts, CoordinatorMetrics* metrics) {
   if (targets.empty()) return absl::InvalidArgumentError("at least one --target is needed");
-  if (options.continue_tokens < 0 || options.continue_tokens > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--continue-tokens ", options.continue_tokens, " is outside [0, 64]"));
+  if (options.continue_tokens < 0 ||
+      options.continue_tokens > SpeculationLimits::kMaxContinueTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--continue-tokens ", options.continue_tokens,
+                                                   " is outside [0, ",
+                                                   SpeculationLimits::kMaxContinueTokens, "]"));
   }
-  if (options.default_draft_tokens < 1 || options.default_draft_tokens > 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--draft-tokens ", options.default_draft_tokens, " is outside [1, 16]"));
+  if (options.default_draft_tokens < 1 ||
+      options.default_draft_tokens > SpeculationLimits::kMaxDraftTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--draft-tokens ", options.default_draft_tokens,
+                                                   " is outside [1, ",
+                                                   SpeculationLimits::kMaxDraftTokens, "]"));
   }
   RETURN_IF_ERROR(ValidateDraftDeadlineOptions(options.pool.draft_deadline));
   std::unique_ptr<Coordinator> c(new Coordinator(options, metrics));
@@ -88,6 +103,7 @@ absl::Status Coordinator::Init() {
       target_sessions, options_.max_queued_requests,
       [this](int waiting) { metrics_->queued_requests.Set(waiting); });
   options_.limits.max_prompt_tokens = target_info_.context_size();
+  generate_settings_ = SettingsFor(options_, target_info_);
   for (size_t i = 0; i < drafts_->size(); ++i) {
     WorkerClient* draft = &drafts_->client(i);
     ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
@@ -213,36 +229,6 @@ absl::Status Coordinator::CloseSession(const std::string& session_id) {
   return absl::OkStatus();  // the streams close with the session: workers free the caches
 }
 
-absl::StatusOr<std::vector<int32_t>> Coordinator::PromptTokens(const v1::GenerateRequest& r) {
-  v1::TokenizeRequest tokenize;
-  switch (r.prompt_case()) {
-    case v1::GenerateRequest::kText:
-      if (r.text().empty()) return absl::InvalidArgumentError("prompt text is empty");
-      tokenize.set_text(r.text());
-      tokenize.set_add_special(true);
-      break;
-    case v1::GenerateRequest::kChat:
-      if (r.chat().messages().empty()) return absl::InvalidArgumentError("chat has no messages");
-      *tokenize.mutable_chat() = r.chat();
-      break;
-    case v1::GenerateRequest::kTokenIds: {
-      if (r.token_ids().ids().empty()) return absl::InvalidArgumentError("prompt has no tokens");
-      for (int32_t id : r.token_ids().ids()) {
-        if (id < 0 || id >= target_info_.vocab_size()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "prompt token ", id, " is outside the vocabulary of ", target_info_.vocab_size()));
-        }
-      }
-      return std::vector<int32_t>(r.token_ids().ids().begin(), r.token_ids().ids().end());
-    }
-    default:
-      return absl::InvalidArgumentError("set one of text, chat or token_ids");
-  }
-  ASSIGN_OR_RETURN(v1::TokenizeResponse ids, Tokenize(tokenize));
-  if (ids.token_ids().empty()) return absl::InvalidArgumentError("the prompt has no tokens");
-  return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
-}
-
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
     const std::string& id) {
   auto session = std::make_shared<Session>();
@@ -354,52 +340,12 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
   const auto start = Clock::now();
   deadline = std::min(deadline, absl::Now() + options_.max_request_time);
   absl::Status status = [&]() -> absl::Status {
-    // Validate before any worker does anything.
-    RETURN_IF_ERROR(CheckGenerateLimits(request, options_.limits));
-    RoundParams params;
-    // Unset fields take the one set of defaults; an unset seed a fresh random one.
-    params.sampler = SamplerConfigFromProto(request.sampling(), std::random_device()());
-    RETURN_IF_ERROR(Sampler::Create(params.sampler, target_info_.vocab_size()).status());
-    if (request.max_tokens() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("max_tokens ", request.max_tokens(), " < 0"));
-    }
-    const int32_t k = request.speculation().draft_tokens();
-    if (k < 0 || k > 16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.draft_tokens ", k, " is outside [0, 16]"));
-    }
-    RETURN_IF_ERROR(CheckLogprobsRequest(request));
-    params.logprobs = request.logprobs();
-    params.top_logprobs = request.top_logprobs();
-    params.max_tokens =
-        request.max_tokens() > 0 ? request.max_tokens() : options_.default_max_tokens;
-    params.speculate = !request.speculation().has_enabled() || request.speculation().enabled();
-    const bool ngram_method = request.speculation().method() == v1::SPECULATION_METHOD_NGRAM;
-    params.draft_tokens =
-        k > 0 ? k : (ngram_method ? kNgramDefaultMaxGuesses : options_.default_draft_tokens);
-    params.adaptive = request.speculation().adaptive() || options_.adaptive_draft;
-    params.pipelined = request.speculation().pipelined();
-    params.continue_tokens = options_.continue_tokens;
-    const v1::SpeculationMethod method = request.speculation().method();
-    if (!v1::SpeculationMethod_IsValid(method)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.method ", static_cast<int>(method), " is not a method"));
-    }
-    const v1::Coupling coupling = request.speculation().coupling();
-    if (!v1::Coupling_IsValid(coupling)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speculation.coupling ", static_cast<int>(coupling), " is not a coupling"));
-    }
-    params.sampler.coupling = CouplingFromProto(coupling);  // sampling.coupling is ignored
-    params.ngram = method == v1::SPECULATION_METHOD_NGRAM;
-    params.ngram_fallback = method == v1::SPECULATION_METHOD_UNSPECIFIED && options_.ngram_fallback;
-    params.stop_ids.assign(request.stop_token_ids().begin(), request.stop_token_ids().end());
-    if (!request.ignore_eos()) {
-      for (int32_t id : target_info_.special_tokens().end_of_turn_ids())
-        params.stop_ids.push_back(id);
-    }
-    ASSIGN_OR_RETURN(params.context, PromptTokens(request));
-
+    // Validate before any worker does anything; an unset seed takes a fresh random one.
+    ASSIGN_OR_RETURN(ValidatedRequest valid,
+                     ValidateGenerateRequest(request, generate_settings_, std::random_device()(),
+                                             [this](const v1::TokenizeRequest& tokenize) {
+                                               return Tokenize(tokenize);
+                                             }));
     // Wait for a free slot (the targets' sessions), within the deadline.
     ASSIGN_OR_RETURN(
         AdmissionQueue::Ticket admitted,
@@ -416,115 +362,62 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
       return absl::AbortedError(absl::StrCat("session '", session_id, "' is busy with a request"));
     }
     auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
-    RETURN_IF_ERROR(ReattachTarget(*session, session_id));  // its streams were let go while idle
-    // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
-    // fresh one for this request; its cache is re-filled from the history.
-    bool draft_lost = false;  // a draft was tried and did not answer
-    if (params.speculate && !params.ngram && NeedsDraft(*session)) {
-      draft_lost = !AttachDraft(session_id, *session);
-    }
-    CancelIfTargetDown(*session);
-    params.deadlines = Deadlines(*session, deadline);
-    TextStream text(&token_bytes_, {request.stop_strings().begin(), request.stop_strings().end()});
-    double first_token = -1;
-    auto last_token = start;
-    bool client_gone = false;
-    const v1::VerifyResult* verdict = nullptr;  // the round's, for its logprobs
-    auto on_tokens = [&](std::vector<int32_t>& tokens) {
-      v1::GenerateResponse delta;
-      size_t used = 0;
-      while (used < tokens.size() && !text.stopped()) {
-        if (params.logprobs) {  // the round loop checked there is one per token
-          AppendLogprobs(verdict->logprobs(static_cast<int>(used)), token_bytes_,
-                         delta.mutable_delta());
-        }
-        delta.mutable_delta()->add_token_ids(tokens[used]);
-        *delta.mutable_delta()->mutable_text() += text.Add(tokens[used++]);
-      }
-      tokens.resize(used);  // a round's tokens after a stop string are dropped
-      const auto now = Clock::now();
-      if (first_token < 0) {
-        first_token = SecondsSince(start);
-        metrics_->time_to_first_token.Observe(first_token);
-      } else {
-        const double gap = std::chrono::duration<double>(now - last_token).count();
-        for (size_t i = 0; i < tokens.size(); ++i) {
-          metrics_->inter_token_latency.Observe(gap / tokens.size());
-        }
-      }
-      last_token = now;
-      metrics_->generated_tokens.Increment(static_cast<double>(tokens.size()));
-      if (cancelled() || !write(delta)) {
-        client_gone = true;
-        return false;
-      }
-      return !text.stopped();
-    };
-    RoundObserver observer;
-    observer.draft_call = [&](double s) { metrics_->draft_call.Observe(s); };
-    observer.verify_call = [&](double s) { metrics_->verify_call.Observe(s); };
-    observer.draft_failed = [&] {
-      LOG(WARNING) << "session " << session_id << ": draft dropped, going on with the target alone";
-      metrics_->draft_failures.Increment();
-    };
-    observer.round_tokens = [&](int32_t n) { metrics_->tokens_per_round.Observe(n); };
-    observer.verified = [&](const v1::VerifyResult& v) { verdict = &v; };
-    int failovers = 0;
-    ReopenTarget reopen = [&](const absl::Status& failure) {
-      return Reopen(session_id, *session, failure, deadline, ++failovers);
-    };
+    ASSIGN_OR_RETURN(const bool draft_lost,
+                     PrepareWorkers(session_id, *session, valid.rounds, deadline));
+    ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start},
+                      write, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
-        RunRequest(session->workers, params, on_tokens, reopen, observer);
-    if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
-    const bool named = !request.session_id().empty();
-    if (!outcome.ok() || client_gone) {
+        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline);
+    if (!outcome.ok() || reply.client_gone()) {
       lock.unlock();  // CloseSession waits for the session's request: this one
-      if (named) CloseSession(session_id).IgnoreError();  // frees both workers' caches
-      if (client_gone) return absl::CancelledError("the client went away");
+      if (!oneoff) CloseSession(session_id).IgnoreError();  // frees both workers' caches
+      if (reply.client_gone()) return absl::CancelledError("the client went away");
       return outcome.status();
     }
-    const std::string rest = text.Flush();
-    if (!rest.empty()) {
-      v1::GenerateResponse delta;
-      delta.mutable_delta()->set_text(rest);
-      write(delta);
-    }
-    // The final message.
-    v1::GenerateResponse final;
-    v1::GenerationResult* r = final.mutable_final();
-    r->set_finish_reason(outcome->finish_reason);
-    r->mutable_usage()->set_prompt_tokens(outcome->prompt_tokens);
-    r->mutable_usage()->set_cached_prompt_tokens(outcome->cached_prompt_tokens);
-    r->mutable_usage()->set_generated_tokens(outcome->generated);
-    const double total = SecondsSince(start);
-    r->mutable_timing()->set_prefill_seconds(outcome->prefill_seconds);
-    r->mutable_timing()->set_time_to_first_token_seconds(std::max(0.0, first_token));
-    r->mutable_timing()->set_total_seconds(total);
-    const double decode = std::max(0.0, total - std::max(0.0, first_token));
-    r->mutable_timing()->set_decode_seconds(decode);
-    if (decode > 0 && outcome->generated > 1) {
-      r->mutable_timing()->set_decode_tokens_per_second((outcome->generated - 1) / decode);
-    }
-    *r->mutable_speculation() = outcome->speculation;
-    r->set_session_id(session_id);
-    r->set_seed(params.sampler.seed);
-    metrics_->prompt_tokens.Increment(outcome->prompt_tokens);
-    metrics_->cached_prompt_tokens.Increment(outcome->cached_prompt_tokens);
-    const v1::SpeculationStats& st = outcome->speculation;
-    metrics_->drafts.Increment(st.rounds());
-    metrics_->draft_tokens.Increment(st.drafted_tokens());
-    metrics_->accepted_tokens.Increment(st.accepted_tokens());
-    for (int i = 0; i < st.accepted_per_position_size(); ++i) {
-      if (st.accepted_per_position(i) > 0) {
-        metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));
-      }
-    }
-    write(final);
+    reply.Finish(*outcome, session_id, valid.rounds.sampler.seed);
     return absl::OkStatus();
   }();
   metrics_->request_duration.Observe(SecondsSince(start));
   metrics_->Requests(Outcome(status)).Increment();
   return status;
+}
+
+absl::StatusOr<bool> Coordinator::PrepareWorkers(const std::string& id, Session& session,
+                                                 RoundParams& params, absl::Time request_deadline) {
+  RETURN_IF_ERROR(ReattachTarget(session, id));  // its streams were let go while idle
+  // A session that lost its draft (a failure, or the worker closed an idle stream) gets a
+  // fresh one for this request; its cache is re-filled from the history.
+  bool draft_lost = false;  // a draft was tried and did not answer
+  if (params.speculate && !params.ngram && NeedsDraft(session)) {
+    draft_lost = !AttachDraft(id, session);
+  }
+  CancelIfTargetDown(session);
+  params.deadlines = Deadlines(session, request_deadline);
+  return draft_lost;
+}
+
+absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Session& session,
+                                                    const RoundParams& params, bool draft_lost,
+                                                    ReplyWriter& reply,
+                                                    absl::Time request_deadline) {
+  RoundObserver observer;
+  observer.draft_call = [this](double s) { metrics_->draft_call.Observe(s); };
+  observer.verify_call = [this](double s) { metrics_->verify_call.Observe(s); };
+  observer.draft_failed = [this, &id] {
+    LOG(WARNING) << "session " << id << ": draft dropped, going on with the target alone";
+    metrics_->draft_failures.Increment();
+  };
+  observer.round_tokens = [this](int32_t n) { metrics_->tokens_per_round.Observe(n); };
+  observer.verified = [&reply](const v1::VerifyResult& v) { reply.Verified(v); };
+  int failovers = 0;
+  ReopenTarget reopen = [&](const absl::Status& failure) {
+    return Reopen(id, session, failure, request_deadline, ++failovers);
+  };
+  RoundCallback on_tokens = [&reply](std::vector<int32_t>& tokens) { return reply.Tokens(tokens); };
+  absl::StatusOr<RoundOutcome> outcome =
+      RunRequest(session.workers, params, on_tokens, reopen, observer);
+  if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
+  return outcome;
 }
 
 }  // namespace tandem

@@ -4,13 +4,14 @@
 // draft shares the target's vocabulary, keeps each session's authoritative history, pins a
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
-// Limits (DESIGN.md §6, "Bounded everything"): at most as many requests run at once as the
+// Limits (docs/operations.md, "Capacity and limits"): at most as many requests run at once as the
 // target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
 // wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
 // up to max_sessions; the least recently used idle one is forgotten to make room, and any is
 // forgotten after session_idle. Idle named sessions keep worker streams only while admitted
 // requests leave room for them: the least recently used let go first and are re-filled from
-// their history on their next request. Request sizes are checked first (request_limits.h).
+// their history on their next request. Every request is checked and converted first
+// (validated_request.h); a reply writer (reply_writer.h) builds what its client receives.
 //
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).
@@ -30,17 +31,21 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/generation/round_backends.h"
+#include "core/generation/speculation_defaults.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/local_tokenizer.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
+#include "services/coordinator/validated_request.h"
 #include "services/coordinator/worker_client.h"
 #include "services/coordinator/worker_pool.h"
 #include "tandem/v1/generator.pb.h"
 #include "wire/metrics.h"
 
 namespace tandem {
+
+class ReplyWriter;
 
 struct CoordinatorOptions {
   // Worker entries (address_resolver.h): an address, or a DNS name whose addresses are the
@@ -49,13 +54,13 @@ struct CoordinatorOptions {
   std::vector<std::string> drafts;
   std::shared_ptr<AddressResolver> resolver;
   absl::Duration resolve_interval = absl::Seconds(10);
-  int32_t default_draft_tokens = 4;
+  int32_t default_draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   int max_sessions = 64;  // named sessions remembered (histories), not worker slots
-  int32_t default_max_tokens = 256;
+  int32_t default_max_tokens = SpeculationDefaults::kServerMaxTokens;
   // Without a draft, a verify may let a busy target draw this many more tokens alone
   // (RoundParams::continue_tokens); 0: one token per verify.
-  int32_t continue_tokens = kDefaultContinueTokens;
+  int32_t continue_tokens = SpeculationDefaults::kContinueTokens;
   // Requests with SPECULATION_METHOD_UNSPECIFIED use the n-gram drafter while their session
   // has no draft worker (none configured, or it failed).
   bool ngram_fallback = false;
@@ -126,10 +131,18 @@ class Coordinator {
   absl::Status Init();
   // Builds local_tokenizer_ from the first target's Describe, or logs why the targets tokenize.
   void InitLocalTokenizer(const v1::DescribeResponse& target);
-  absl::StatusOr<std::vector<int32_t>> PromptTokens(const v1::GenerateRequest& request);
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);
   absl::StatusOr<std::shared_ptr<Session>> FindOrCreate(const v1::GenerateRequest& request,
                                                         std::string* id);
+  // Readies an admitted request's session: a target stream if its were let go while idle, a
+  // draft stream if the request speculates and the session has none that works, and the
+  // deadlines of its worker calls into `params`. True when the draft tried did not answer.
+  absl::StatusOr<bool> PrepareWorkers(const std::string& id, Session& session, RoundParams& params,
+                                      absl::Time request_deadline);
+  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover.
+  absl::StatusOr<RoundOutcome> RunRounds(const std::string& id, Session& session,
+                                         const RoundParams& params, bool draft_lost,
+                                         ReplyWriter& reply, absl::Time request_deadline);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
   // True when the session has no usable draft stream (none, broken, or on a draft that is
@@ -167,6 +180,7 @@ class Coordinator {
   v1::ModelInfo target_info_;
   std::optional<v1::ModelInfo> draft_info_;
   std::vector<std::string> token_bytes_;
+  GenerateSettings generate_settings_;  // set by Init: the options and the target's model
   std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
   std::atomic<uint64_t> next_session_{1};
   std::unique_ptr<AdmissionQueue> admission_;

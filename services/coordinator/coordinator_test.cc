@@ -540,9 +540,10 @@ TEST_F(CoordinatorTest, ANamedSessionOnATargetKnownDownMovesToAReadyOne) {
 TEST_F(CoordinatorTest, AFrozenDraftCostsOneDeadlineAndTheTextStaysTheTargets) {
   CoordinatorOptions options = FastProbes();
   // Until a draft's latency is known (its calls', and separately its opens'), the cold
-  // deadline applies; afterwards the floor, the stories260K draft being far faster.
+  // deadline applies; afterwards the liveness floor, the stories260K draft being far faster.
   options.pool.draft_deadline.cold_deadline = absl::Milliseconds(300);
   options.pool.draft_deadline.floor = absl::Milliseconds(300);
+  options.pool.draft_deadline.liveness_floor = absl::Milliseconds(300);
   StartReplicas("models/stories260K/derived/stories-draft-distilled.gguf", 1, options);
   ASSERT_OK(Generate(Request(0.0f, 32)).status());
   v1::GenerateRequest named = Request(0.0f, 128);

@@ -46,13 +46,18 @@ bool Coordinator::AttachDraft(const std::string& id, Session& session) {
 void Coordinator::DraftDone(size_t replica, DraftLatency& latency, absl::Duration seconds,
                             int64_t tokens, const absl::Status& status) {
   if (status.ok()) {
+    // Late but answered: a busy draft (batching many sessions), not a failed one. Its time
+    // raises its own bounds; whether its guesses still pay is the cost model's to say.
+    const bool slow = seconds > latency.SlowAfter(tokens);
+    metrics_->DraftCalls(slow ? "slow" : "ok").Increment();
     latency.Observe(seconds, tokens);
     drafts_->backoff(replica).Succeed();
     return;
   }
+  metrics_->DraftCalls("failed").Increment();
   if (!WorkerDown(status)) return;  // a refused request (e.g. a full draft) says nothing
-  // A late answer counts as a sample of its deadline: a draft that really became slower
-  // raises its own deadline instead of being cut off for good.
+  // No answer within the liveness bound counts as a sample of it: a draft that really became
+  // slower raises its own deadline instead of being cut off for good.
   if (status.code() == absl::StatusCode::kDeadlineExceeded) latency.Observe(seconds, tokens);
   const absl::Time retry = drafts_->backoff(replica).Fail(absl::Now());
   drafts_->MarkDown(replica);

@@ -26,6 +26,14 @@ absl::Status ValidateDraftDeadlineOptions(const DraftDeadlineOptions& o) {
                                                    " and min_samples ", o.min_samples,
                                                    " need 1 <= min_samples <= window"));
   }
+  if (!(o.liveness_multiple >= o.multiple) || !std::isfinite(o.liveness_multiple)) {
+    return absl::InvalidArgumentError(absl::StrCat("draft liveness multiple ", o.liveness_multiple,
+                                                   " must be finite and >= the multiple ",
+                                                   o.multiple));
+  }
+  if (o.liveness_floor <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("draft liveness floor must be > 0");
+  }
   if (o.cold_deadline < o.floor) {
     return absl::InvalidArgumentError("draft cold deadline must be >= the floor");
   }
@@ -59,16 +67,29 @@ absl::Duration DraftLatency::PerTokenPercentile() const {
   return PercentileLocked();
 }
 
+std::optional<absl::Duration> DraftLatency::ScaledLocked(double multiple, int64_t tokens) const {
+  if (static_cast<int>(samples_.size()) < options_.min_samples) return std::nullopt;
+  return PercentileLocked() * (multiple * static_cast<double>(std::max<int64_t>(1, tokens)));
+}
+
+absl::Duration DraftLatency::SlowAfter(int64_t tokens) const {
+  absl::MutexLock lock(&mutex_);
+  const std::optional<absl::Duration> d = ScaledLocked(options_.multiple, tokens);
+  if (!d.has_value()) return options_.cold_deadline;
+  return std::clamp(*d, options_.floor, options_.ceiling);
+}
+
 absl::Duration DraftLatency::Deadline(int64_t tokens) const {
   absl::MutexLock lock(&mutex_);
-  if (static_cast<int>(samples_.size()) < options_.min_samples) return options_.cold_deadline;
-  const absl::Duration d =
-      PercentileLocked() * (options_.multiple * static_cast<double>(std::max<int64_t>(1, tokens)));
-  return std::clamp(d, options_.floor, options_.ceiling);
+  const std::optional<absl::Duration> d = ScaledLocked(options_.liveness_multiple, tokens);
+  if (!d.has_value()) return options_.cold_deadline;
+  return std::min(std::max({*d, options_.liveness_floor, options_.floor}), options_.ceiling);
 }
 
 absl::Time Backoff::Fail(absl::Time now) {
   absl::MutexLock lock(&mutex_);
+  // Calls that were in flight when the draft failed fail too: they are that failure, not more.
+  if (now < retry_at_) return retry_at_;
   ++failures_;
   const double scale = std::pow(options_.factor, std::min(failures_ - 1, 60));
   const absl::Duration wait = std::min(options_.initial * scale, options_.max);
@@ -79,6 +100,11 @@ absl::Time Backoff::Fail(absl::Time now) {
 void Backoff::Succeed() {
   absl::MutexLock lock(&mutex_);
   failures_ = 0;
+  retry_at_ = absl::InfinitePast();
+}
+
+void Backoff::Reprobed() {
+  absl::MutexLock lock(&mutex_);
   retry_at_ = absl::InfinitePast();
 }
 

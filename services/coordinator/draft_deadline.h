@@ -1,21 +1,33 @@
 // How long the coordinator waits for a draft worker, and when it tries a failed one again.
 //
-// A draft only pays when it answers faster than the target would decode alone, so its
-// deadline follows its own measured speed: DraftLatency keeps the seconds per token of the
-// draft's recent calls and gives a call of n tokens the deadline
-//   clamp(multiple × p(percentile) × n, floor, ceiling)
-// (cold_deadline until min_samples calls are known). A call that times out counts as a sample
-// of its deadline, so a draft that really became slower raises its own deadline after a few
-// timeouts instead of being cut off forever.
+// A draft's calls are judged against its own recent speed under the current load:
+// DraftLatency keeps the seconds per position of the draft's last `window` calls, and for a
+// call of n positions gives two bounds:
+//   SlowAfter(n) = clamp(multiple × p(percentile) × n, floor, ceiling)
+//     a call that answers later than this is *slow*: its answer is used and its time
+//     observed (so the bounds rise with the load), but the draft is not dropped;
+//   Deadline(n) = clamp(max(liveness_multiple × p(percentile) × n, liveness_floor, floor),
+//                       ceiling)
+//     a call not answered by then is *failed*: the stream is cancelled, and the coordinator
+//     marks the draft down and backs off (a frozen or partitioned draft is dropped within
+//     this one bound). An error from the worker fails the call at once.
+// Until min_samples calls are known both are cold_deadline. A call that misses its deadline
+// still counts as a sample of it, so a draft that really became slower raises its own
+// deadline after a few failures instead of being cut off forever.
 //
 // Backoff spaces out the retries of a failed draft: after the f-th failure in a row it is
-// left alone for min(initial × factor^(f-1), max); a success resets it.
+// left alone for min(initial × factor^(f-1), max); a success resets it. There is one back-off
+// per draft, not per session: failures reported while a pause runs (the other sessions' calls
+// that were in flight) do not lengthen it. A health probe that finds the draft answering again
+// ends the pause at once (the count stays, so a draft that answers probes but fails its calls
+// still backs off further each time).
 //
 // Both are thread-safe (one instance per draft replica, shared by its sessions).
 #ifndef TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_
 #define TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,8 +37,11 @@
 namespace tandem {
 
 struct DraftDeadlineOptions {
-  absl::Duration floor = absl::Milliseconds(50);
-  double multiple = 4;       // of the recent high percentile
+  absl::Duration floor = absl::Milliseconds(50);  // of both bounds
+  double multiple = 4;  // of the recent high percentile: beyond it a call is slow
+  // A call unanswered past max(liveness_multiple × the percentile, liveness_floor) has failed.
+  double liveness_multiple = 16;
+  absl::Duration liveness_floor = absl::Seconds(1);
   double percentile = 0.95;  // in (0, 1]
   int window = 64;           // recent calls kept
   int min_samples = 4;       // below this, cold_deadline applies
@@ -42,13 +57,18 @@ class DraftLatency {
 
   // Records a call that ran `tokens` (>= 1) positions in `seconds`.
   void Observe(absl::Duration seconds, int64_t tokens);
-  // The deadline of a call that runs `tokens` positions.
+  // A call of `tokens` positions answered later than this was slow (not failed).
+  absl::Duration SlowAfter(int64_t tokens) const;
+  // The deadline of a call that runs `tokens` positions: unanswered by then, it failed.
   absl::Duration Deadline(int64_t tokens) const;
   // The recent `percentile` of seconds per token; zero with no samples.
   absl::Duration PerTokenPercentile() const;
 
  private:
   absl::Duration PercentileLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // `multiple` × the percentile × tokens, or nullopt while the draft is cold.
+  std::optional<absl::Duration> ScaledLocked(double multiple, int64_t tokens) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const DraftDeadlineOptions options_;
   mutable absl::Mutex mutex_;
@@ -66,9 +86,11 @@ class Backoff {
  public:
   explicit Backoff(const BackoffOptions& options) : options_(options) {}
 
-  // A failure at `now`: no retry before the returned time.
+  // A failure at `now`: no retry before the returned time. During a pause, the pause stands.
   absl::Time Fail(absl::Time now);
   void Succeed();
+  // The draft answered its health probe after being down: a retry is allowed now.
+  void Reprobed();
   // True when a retry is allowed at `now`.
   bool Allowed(absl::Time now) const;
   int failures() const;

@@ -1,5 +1,6 @@
 #include "services/coordinator/draft_deadline.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -11,6 +12,8 @@ DraftDeadlineOptions Options() {
   DraftDeadlineOptions o;
   o.floor = absl::Milliseconds(50);
   o.multiple = 4;
+  o.liveness_multiple = 16;
+  o.liveness_floor = absl::Seconds(1);
   o.percentile = 0.95;
   o.window = 20;
   o.min_samples = 4;
@@ -22,13 +25,15 @@ DraftDeadlineOptions Options() {
 TEST(DraftLatencyTest, ColdDeadlineUntilEnoughCallsAreKnown) {
   DraftLatency latency(Options());
   EXPECT_EQ(latency.Deadline(4), absl::Seconds(2));
+  EXPECT_EQ(latency.SlowAfter(4), absl::Seconds(2));
   for (int i = 0; i < 3; ++i) latency.Observe(absl::Milliseconds(40), 4);
   EXPECT_EQ(latency.Deadline(4), absl::Seconds(2));
   latency.Observe(absl::Milliseconds(40), 4);
-  EXPECT_EQ(latency.Deadline(4), absl::Milliseconds(160));  // 4 × 10 ms per token × 4 tokens
+  EXPECT_EQ(latency.SlowAfter(4), absl::Milliseconds(160));  // 4 × 10 ms per token × 4 tokens
+  EXPECT_EQ(latency.Deadline(4), absl::Seconds(1));  // 16 × 40 ms is below the liveness floor
 }
 
-TEST(DraftLatencyTest, DeadlineIsTheMultipleOfTheHighPercentileScaledByTokens) {
+TEST(DraftLatencyTest, SlowAfterIsTheMultipleOfTheHighPercentileScaledByTokens) {
   struct Case {
     std::vector<int> per_token_ms;  // one call of one token each
     int64_t tokens;
@@ -45,7 +50,38 @@ TEST(DraftLatencyTest, DeadlineIsTheMultipleOfTheHighPercentileScaledByTokens) {
   for (const Case& c : cases) {
     DraftLatency latency(Options());
     for (int ms : c.per_token_ms) latency.Observe(absl::Milliseconds(ms), 1);
-    EXPECT_EQ(latency.Deadline(c.tokens), c.expected) << c.per_token_ms.size() << " samples";
+    EXPECT_EQ(latency.SlowAfter(c.tokens), c.expected) << c.per_token_ms.size() << " samples";
+  }
+}
+
+// A call is cut off (the draft failed) only far past the time it is slow after: a busy draft
+// answers late, a frozen one not at all.
+TEST(DraftLatencyTest, DeadlineIsTheLivenessBoundFarAboveTheSlowOne) {
+  struct Case {
+    int per_token_ms;  // four calls of one token each
+    int64_t tokens;
+    absl::Duration floor;
+    absl::Duration slow_after;
+    absl::Duration deadline;
+  };
+  const std::vector<Case> cases = {
+      // A fast draft: slow past the floor, failed past the liveness floor.
+      {1, 4, absl::Milliseconds(50), absl::Milliseconds(50), absl::Seconds(1)},
+      // A draft batching many sessions: 16 × the percentile.
+      {100, 1, absl::Milliseconds(50), absl::Milliseconds(400), absl::Milliseconds(1600)},
+      {100, 4, absl::Milliseconds(50), absl::Milliseconds(1600), absl::Milliseconds(6400)},
+      {500, 16, absl::Milliseconds(50), absl::Seconds(10), absl::Seconds(10)},  // the ceiling
+      // A floor above the liveness floor (--draft-deadline-floor-ms 5000) holds for both.
+      {1, 4, absl::Seconds(5), absl::Seconds(5), absl::Seconds(5)},
+  };
+  for (const Case& c : cases) {
+    DraftDeadlineOptions o = Options();
+    o.floor = c.floor;
+    o.cold_deadline = std::max(o.cold_deadline, c.floor);
+    DraftLatency latency(o);
+    for (int i = 0; i < 4; ++i) latency.Observe(absl::Milliseconds(c.per_token_ms), 1);
+    EXPECT_EQ(latency.SlowAfter(c.tokens), c.slow_after) << c.per_token_ms << " ms × " << c.tokens;
+    EXPECT_EQ(latency.Deadline(c.tokens), c.deadline) << c.per_token_ms << " ms × " << c.tokens;
   }
 }
 
@@ -55,7 +91,7 @@ TEST(DraftLatencyTest, OnlyTheRecentWindowCounts) {
   EXPECT_EQ(latency.PerTokenPercentile(), absl::Milliseconds(100));
   for (int i = 0; i < 20; ++i) latency.Observe(absl::Milliseconds(20), 1);  // the draft sped up
   EXPECT_EQ(latency.PerTokenPercentile(), absl::Milliseconds(20));
-  EXPECT_EQ(latency.Deadline(1), absl::Milliseconds(80));
+  EXPECT_EQ(latency.SlowAfter(1), absl::Milliseconds(80));
 }
 
 TEST(DraftLatencyTest, CallsAreMeasuredPerToken) {
@@ -81,6 +117,8 @@ TEST(DraftDeadlineOptionsTest, RefusesOptionsThatCannotWork) {
   EXPECT_EQ(with([](auto& o) { o.percentile = 1.5; }), bad);
   EXPECT_EQ(with([](auto& o) { o.min_samples = 30; }), bad);
   EXPECT_EQ(with([](auto& o) { o.cold_deadline = absl::Milliseconds(1); }), bad);
+  EXPECT_EQ(with([](auto& o) { o.liveness_multiple = 2; }), bad);  // below the multiple
+  EXPECT_EQ(with([](auto& o) { o.liveness_floor = absl::ZeroDuration(); }), bad);
 }
 
 TEST(BackoffTest, DoublesPerFailureUpToTheMaximumAndResetsOnSuccess) {
@@ -101,6 +139,33 @@ TEST(BackoffTest, DoublesPerFailureUpToTheMaximumAndResetsOnSuccess) {
   EXPECT_EQ(backoff.failures(), 0);
   EXPECT_TRUE(backoff.Allowed(now));
   EXPECT_EQ(backoff.Fail(now), now + absl::Seconds(1));  // from the start again
+}
+
+// 16 sessions' calls in flight when the draft froze all fail: one failure, one pause.
+TEST(BackoffTest, FailuresDuringAPauseDoNotLengthenIt) {
+  Backoff backoff({absl::Seconds(1), 2, absl::Seconds(60)});
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  EXPECT_EQ(backoff.Fail(t0), t0 + absl::Seconds(1));
+  for (int session = 1; session < 16; ++session) {
+    EXPECT_EQ(backoff.Fail(t0 + absl::Milliseconds(50 * session)), t0 + absl::Seconds(1));
+  }
+  EXPECT_EQ(backoff.failures(), 1);
+  const absl::Time later = t0 + absl::Seconds(1);  // the retry fails: twice as long
+  EXPECT_EQ(backoff.Fail(later), later + absl::Seconds(2));
+  EXPECT_EQ(backoff.failures(), 2);
+}
+
+// A probe that finds the draft back ends the pause; the count stays for the next failure.
+TEST(BackoffTest, AnAnsweredProbeEndsThePauseButKeepsTheCount) {
+  Backoff backoff({absl::Seconds(1), 2, absl::Seconds(60)});
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  backoff.Fail(t0);
+  backoff.Fail(t0 + absl::Seconds(1));  // 2 s, to t0 + 3 s
+  EXPECT_FALSE(backoff.Allowed(t0 + absl::Seconds(2)));
+  backoff.Reprobed();
+  EXPECT_TRUE(backoff.Allowed(t0 + absl::Seconds(2)));
+  EXPECT_EQ(backoff.failures(), 2);
+  EXPECT_EQ(backoff.Fail(t0 + absl::Seconds(2)), t0 + absl::Seconds(6));  // the third: 4 s
 }
 
 TEST(BackoffTest, ManyFailuresDoNotOverflow) {

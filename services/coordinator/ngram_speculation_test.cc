@@ -106,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 // The coordinator's --draft-tokens (4) budgets a draft model; n-gram rounds of a request that
-// names no k may guess up to kNgramDefaultMaxGuesses, as far as the match carries them.
+// names no k may guess up to SpeculationDefaults::kNgramDraftTokens, as far as the match
+// carries them.
 TEST(NgramSpeculationTest, AnNgramRequestNamingNoKGuessesPastTheDraftModelsK) {
   CoordinatorOptions options;
   ASSERT_EQ(options.default_draft_tokens, 4);

@@ -146,10 +146,16 @@ absl::Duration WorkerDraft::Timeout(int64_t tokens) const {
   return p_.deadlines.draft ? p_.deadlines.draft(tokens) : p_.deadlines.draft_fallback;
 }
 
+WorkerDraft::~WorkerDraft() {
+  // The driver waits for every future it is given; this keeps a call from outliving the
+  // backend even if it did not.
+  s_.draft_calls.Wait();
+}
+
 std::future<absl::Status> WorkerDraft::Prefill(absl::Span<const int32_t> sequence, int64_t end) {
   if (s_.draft_known >= end) return ReadyFuture(absl::OkStatus());
-  // On a thread of its own, so that the target's prefill does not wait for it.
-  return std::async(std::launch::async, [this, sequence, end] { return Sync(sequence, end); });
+  // On the session's call thread, so that the target's prefill does not wait for it.
+  return s_.draft_calls.Run([this, sequence, end] { return Sync(sequence, end); });
 }
 
 absl::Status WorkerDraft::Sync(absl::Span<const int32_t> sequence, int64_t end) {
@@ -168,8 +174,7 @@ std::future<absl::Status> WorkerDraft::Draft(absl::Span<const int32_t> sequence,
                                              Proposal* out) {
   if (!p_.pipelined) return ReadyFuture(Call(sequence, k, out));
   // Pipelined: the call after a round's runs while the target verifies it.
-  return std::async(std::launch::async,
-                    [this, sequence, k, out] { return Call(sequence, k, out); });
+  return s_.draft_calls.Run([this, sequence, k, out] { return Call(sequence, k, out); });
 }
 
 absl::Status WorkerDraft::Call(absl::Span<const int32_t> sequence, int32_t k, Proposal* out) {

@@ -6,16 +6,16 @@
 // in time is replaced through `reopen_target` and re-synced from the history.
 //
 // Thread-safety: one request of one session at a time. WorkerDraft's Prefill, and with
-// RoundParams::pipelined its Draft, run on a thread of their own (the target's prefill or
-// verify goes on meanwhile on the caller's); every other call runs on the caller's thread and
-// returns a ready future.
+// RoundParams::pipelined its Draft, run on the session's call thread
+// (SessionWorkers::draft_calls; the target's prefill or verify goes on meanwhile on the
+// caller's); every other call runs on the caller's thread and returns a ready future.
 #ifndef TANDEM_SERVICES_COORDINATOR_REMOTE_BACKENDS_H_
 #define TANDEM_SERVICES_COORDINATOR_REMOTE_BACKENDS_H_
 
 #include <cstdint>
 
 #include "core/generation/round_backends.h"
-#include "services/coordinator/round_loop.h"
+#include "services/coordinator/round_params.h"
 #include "tandem/v1/worker.pb.h"
 
 namespace tandem {
@@ -57,6 +57,9 @@ class WorkerDraft : public DraftBackend {
   // Drafts on session.draft (not null). All must outlive the backend.
   WorkerDraft(SessionWorkers& session, const RoundParams& params, const RoundObserver& observer)
       : s_(session), p_(params), observer_(observer) {}
+  ~WorkerDraft();  // waits for a call still running on the session's call thread
+  WorkerDraft(const WorkerDraft&) = delete;
+  WorkerDraft& operator=(const WorkerDraft&) = delete;
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end) override;
   std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,

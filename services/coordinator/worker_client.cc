@@ -8,6 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "wire/grpc_status.h"
+#include "wire/worker_error.h"
 
 namespace tandem {
 namespace {
@@ -97,8 +98,7 @@ absl::StatusOr<v1::SessionResponse> WorkerStream::Call(v1::SessionRequest reques
                                             response.request_id(), " for ", request.request_id()));
   }
   if (response.has_error()) {
-    return FromRequestError(response.error().code(),  // an unknown code or 0 is kUnknown
-                            absl::StrCat("worker ", address_, ": ", response.error().message()));
+    return FromRequestError(response.error(), absl::StrCat("worker ", address_, ": "));
   }
   return response;
 }
@@ -135,6 +135,10 @@ absl::StatusOr<v1::DescribeResponse> WorkerClient::Describe(bool include_vocabul
     return absl::Status(s.code(), absl::StrCat("worker ", address_, ": ", s.message()));
   }
   return response;
+}
+
+bool WorkerClient::Connected() const {
+  return channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
 }
 
 absl::StatusOr<v1::DescribeResponse> WorkerClient::WaitReady(bool include_vocabulary,

@@ -85,6 +85,9 @@ class WorkerClient {
   // `include_tokenizer`: DescribeRequest.include_tokenizer (the whole tokenizer, large).
   absl::StatusOr<v1::DescribeResponse> Describe(bool include_vocabulary, absl::Duration timeout,
                                                 bool include_tokenizer = false);
+  // True while the channel has a connection to a process on the address (one that answers
+  // at all, if only "loading"): what tells a starting worker from a port nobody listens on.
+  bool Connected() const;
   // Waits until Describe succeeds (the worker is up and has loaded its model) or `timeout`.
   absl::StatusOr<v1::DescribeResponse> WaitReady(bool include_vocabulary, absl::Duration timeout,
                                                  bool include_tokenizer = false);

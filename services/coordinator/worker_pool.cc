@@ -112,6 +112,7 @@ void WorkerPool::SetMembers(const std::vector<std::string>& addresses,
 void WorkerPool::Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFactory make_client,
                           std::function<void()> after) {
   discovery_ = std::move(discovery);
+  discovering_ = true;
   discovery_->Start([this, make_client = std::move(make_client),
                      after = std::move(after)](const std::vector<std::string>& addresses) {
     SetMembers(addresses, make_client);
@@ -119,7 +120,10 @@ void WorkerPool::Discover(std::unique_ptr<ReplicaDiscovery> discovery, ClientFac
   });
 }
 
-void WorkerPool::StopDiscovery() { discovery_.reset(); }
+void WorkerPool::StopDiscovery() {
+  discovery_.reset();
+  discovering_ = false;
+}
 
 int WorkerPool::SessionCapacity() const {
   absl::MutexLock lock(&mutex_);
@@ -188,6 +192,7 @@ void WorkerPool::Probe(Replica& r) {
                << ": not used";
   }
   r.refused = refused;
+  if (d.ok() || r.client->Connected()) r.last_alive = absl::Now();
   if (d.ok() && !refused && !tokenizer_fingerprint_.empty() &&
       d->model().tokenizer_fingerprint() != tokenizer_fingerprint_ && !tokenizer_mismatch_) {
     LOG(WARNING) << "worker " << r.address << " tokenizes with tokenizer "
@@ -195,8 +200,10 @@ void WorkerPool::Probe(Replica& r) {
                  << ": prompts are tokenized on the target workers from now on";
     tokenizer_mismatch_ = true;
   }
+  const bool was_ready = r.ready;
   r.ready = d.ok() && !refused && r.member;
   if (!r.ready) return;
+  if (!was_ready) r.backoff.Reprobed();  // back: the next call may try it
   r.max_sessions = d->max_sessions();
   r.reported_sessions = d->active_sessions();
   r.queue_depth = d->queue_depth();
@@ -222,6 +229,21 @@ bool WorkerPool::AnyReadyLocked() const {
 bool WorkerPool::AnyReady() const {
   absl::MutexLock lock(&mutex_);
   return AnyReadyLocked();
+}
+
+bool WorkerPool::AnyStartingLocked(absl::Time now) const {
+  if (discovering_ &&
+      std::none_of(replicas_.begin(), replicas_.end(), [](const auto& r) { return r->member; })) {
+    return true;  // discovery has not named a replica yet
+  }
+  return std::any_of(replicas_.begin(), replicas_.end(), [&](const auto& r) {
+    return r->member && !r->refused && now - r->last_alive < options_.reconnect_grace;
+  });
+}
+
+bool WorkerPool::AnyReadyOrStarting() const {
+  absl::MutexLock lock(&mutex_);
+  return AnyReadyLocked() || AnyStartingLocked(absl::Now());
 }
 
 void WorkerPool::MarkDown(size_t i) {
@@ -272,6 +294,7 @@ std::optional<size_t> WorkerPool::WaitPick(absl::Time deadline, const std::vecto
       return i;
     }
     if (now >= deadline || stopping_) return std::nullopt;
+    if (!AnyReadyLocked() && !AnyStartingLocked(now)) return std::nullopt;  // nothing to wait for
     // Readiness comes with the next probe and a backoff ends with time: look again soon.
     mutex_.AwaitWithDeadline(absl::Condition(&stopping_),
                              std::min(deadline, now + absl::Milliseconds(20)));
@@ -287,6 +310,11 @@ absl::Status WorkerPool::OnReady(absl::Time give_up,
     std::optional<size_t> i = WaitPick(give_up, &full, /*pin=*/lease != nullptr);
     if (!i.has_value()) {
       if (last.code() == absl::StatusCode::kResourceExhausted) return last;
+      if (!AnyReadyOrStarting()) {
+        return absl::UnavailableError(absl::StrCat(
+            "no worker is ready or starting (none answered for ",
+            absl::FormatDuration(options_.reconnect_grace), "); last failure: ", last.message()));
+      }
       return absl::UnavailableError(
           absl::StrCat("no ", size() == 1 ? "" : "other ",
                        "worker became ready in time; last failure: ", last.message()));

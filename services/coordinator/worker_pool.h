@@ -42,6 +42,10 @@ struct WorkerPoolOptions {
   DraftDeadlineOptions draft_deadline;
   BackoffOptions backoff;
   size_t max_replicas = 256;  // distinct addresses ever added; more are refused (logged)
+  // How long a replica that stopped answering counts as reconnecting (a restart on its port):
+  // while one is, or one answers but is still loading, or discovery has found none yet, a
+  // caller waits for it; when none is, there is nothing to wait for and the call fails now.
+  absl::Duration reconnect_grace = absl::Seconds(5);
 };
 
 class WorkerPool;
@@ -114,12 +118,16 @@ class WorkerPool {
   // Ready, and its backoff allows a call now.
   bool Usable(size_t i) const;
   bool AnyReady() const;
+  // Ready, or worth waiting for: loading, lost less than reconnect_grace ago, or not yet
+  // resolved by discovery. False means a WaitPick would wait for nothing.
+  bool AnyReadyOrStarting() const;
   // Takes replica `i` out of choice until a probe succeeds again (a call on it failed).
   void MarkDown(size_t i);
   // The least-loaded ready replica whose backoff allows a call now (and not in `skip`, by
   // index); nullopt when none is.
   std::optional<size_t> Pick(const std::vector<bool>* skip = nullptr);
-  // As Pick, waiting up to `deadline` for a replica to become ready. With `pin`, the replica
+  // As Pick, waiting up to `deadline` for a replica to become ready, but not while none is
+  // starting (AnyReadyOrStarting): then nullopt at once. With `pin`, the replica
   // chosen is counted as taken in the same step (for ReplicaLease::Adopt), so that concurrent
   // picks spread instead of all choosing the same least-loaded one.
   std::optional<size_t> WaitPick(absl::Time deadline, const std::vector<bool>* skip = nullptr,
@@ -155,9 +163,10 @@ class WorkerPool {
     DraftLatency open_latency;
     Backoff backoff;
     // Guarded by the pool's mutex_:
-    bool ready = true;     // the coordinator starts after every worker answered
-    bool member = true;    // listed by the last SetMembers
-    bool refused = false;  // its last probe reported another vocabulary
+    bool ready = true;                    // the coordinator starts after every worker answered
+    bool member = true;                   // listed by the last SetMembers
+    bool refused = false;                 // its last probe reported another vocabulary
+    absl::Time last_alive = absl::Now();  // its process last answered (or was connected)
     int32_t max_sessions = 0;
     int32_t reported_sessions = 0;  // active sessions at the last probe
     int32_t pinned_at_probe = 0;    // our sessions on it at the last probe
@@ -173,6 +182,7 @@ class WorkerPool {
   std::optional<size_t> PickLocked(absl::Time now, const std::vector<bool>* skip)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool AnyReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool AnyStartingLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Notify() ABSL_LOCKS_EXCLUDED(mutex_);
 
   const WorkerPoolOptions options_;
@@ -188,6 +198,7 @@ class WorkerPool {
   std::optional<bool> reported_ ABSL_GUARDED_BY(listener_mutex_);
   std::thread poller_;
   std::unique_ptr<ReplicaDiscovery> discovery_;  // stopped first
+  std::atomic<bool> discovering_{false};         // discovery_ runs (its members may come)
 };
 
 }  // namespace tandem

@@ -8,8 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
@@ -37,7 +39,7 @@ class LoadedWorker final : public v1::Worker::Service {
 
 class WorkerPoolTest : public ::testing::Test {
  protected:
-  void Start() {
+  void Start(absl::Duration reconnect_grace = absl::Seconds(5)) {
     std::vector<std::unique_ptr<WorkerClient>> clients;
     for (int i = 0; i < 2; ++i) {
       grpc::ServerBuilder builder;
@@ -48,6 +50,7 @@ class WorkerPoolTest : public ::testing::Test {
     }
     WorkerPoolOptions options;
     options.probe_interval = absl::Milliseconds(10);
+    options.reconnect_grace = reconnect_grace;
     pool_ = std::make_unique<WorkerPool>(std::move(clients), options);
     pool_->StartWatching();
   }
@@ -171,6 +174,74 @@ TEST_F(WorkerPoolTest, OnReadyWaitsForAReplicaThatComesBackOrGivesUp) {
   EXPECT_THAT(pool_->OnReady(absl::Now() + absl::Seconds(1),
                              [](size_t) { return absl::InvalidArgumentError("bad"); }),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A port nobody listens on (a closed loopback port) as the pool's only replica.
+std::unique_ptr<WorkerPool> PoolOfAGoneWorker(absl::Duration grace) {
+  std::vector<std::unique_ptr<WorkerClient>> clients;
+  clients.push_back(std::make_unique<WorkerClient>("127.0.0.1:1"));
+  WorkerPoolOptions options;
+  options.probe_interval = absl::Milliseconds(10);
+  options.probe_timeout = absl::Milliseconds(200);
+  options.reconnect_grace = grace;
+  auto pool = std::make_unique<WorkerPool>(std::move(clients), options);
+  pool->StartWatching();
+  return pool;
+}
+
+TEST(WorkerPoolGoneTest, NothingReadyOrStartingFailsAtOnceNotAtTheGiveUpTime) {
+  std::unique_ptr<WorkerPool> pool = PoolOfAGoneWorker(absl::Milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // probes fail past the grace
+  EXPECT_FALSE(pool->AnyReady());
+  EXPECT_FALSE(pool->AnyReadyOrStarting());
+  const auto start = std::chrono::steady_clock::now();
+  int calls = 0;
+  EXPECT_THAT(pool->OnReady(absl::Now() + absl::Seconds(30),
+                            [&](size_t) {
+                              ++calls;
+                              return absl::OkStatus();
+                            }),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       ::testing::HasSubstr("no worker is ready or starting")));
+  EXPECT_EQ(calls, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+TEST(WorkerPoolGoneTest, AWorkerLostWithinTheGraceIsWaitedFor) {
+  std::unique_ptr<WorkerPool> pool = PoolOfAGoneWorker(absl::Seconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(pool->AnyReady());
+  EXPECT_TRUE(pool->AnyReadyOrStarting());  // it may be restarting on its port
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(
+      pool->OnReady(absl::Now() + absl::Milliseconds(300), [](size_t) { return absl::OkStatus(); }),
+      StatusIs(absl::StatusCode::kUnavailable,
+               ::testing::HasSubstr("no worker became ready in time")));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(290));
+}
+
+// Over TCP, as in production: a process that answers "loading" is starting, past any grace.
+TEST(WorkerPoolGoneTest, ALoadingWorkerIsStartingWhateverTheGrace) {
+  LoadedWorker loading;
+  loading.down = true;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&loading);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_GT(port, 0);
+  std::vector<std::unique_ptr<WorkerClient>> clients;
+  clients.push_back(std::make_unique<WorkerClient>(absl::StrCat("127.0.0.1:", port)));
+  WorkerPoolOptions options;
+  options.probe_interval = absl::Milliseconds(10);
+  options.reconnect_grace = absl::Milliseconds(100);
+  auto pool = std::make_unique<WorkerPool>(std::move(clients), options);
+  pool->StartWatching();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past the grace
+  EXPECT_FALSE(pool->AnyReady());
+  EXPECT_TRUE(pool->AnyReadyOrStarting());
+  pool.reset();
+  server->Shutdown();
 }
 
 TEST_F(WorkerPoolTest, AFullReplicaMakesWayForOneWithRoom) {

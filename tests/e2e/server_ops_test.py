@@ -110,6 +110,30 @@ def test_a_second_worker_on_a_busy_port_exits_2_with_one_line():
         assert first.proc.poll() is None
 
 
+def test_a_worker_given_a_bad_model_says_so_and_never_says_listening():
+    """Issue 33: a model path that does not open fails before any port is bound."""
+    not_a_model = os.path.join(tempfile.mkdtemp(prefix="tandem-ops-e2e-"), "notes.gguf")
+    with open(not_a_model, "w") as f:
+        f.write("this is not a GGUF file\n")
+    missing = "/nonexistent/model.gguf"
+    for path in (missing, not_a_model):
+        r, seconds = run("tandem-worker", "--role", "target", "--model", path,
+                         "--listen", "127.0.0.1:0", *WORKER_TLS)
+        assert "listening" not in r.stdout, r.stdout
+        assert_one_line_exit_2(r, seconds, path, "")
+
+
+def test_a_worker_without_metrics_prints_no_metrics_port():
+    p = Process("tandem-worker", "--role", "target", "--model", TARGET, "--threads", "1",
+                "--listen", "127.0.0.1:0", *WORKER_TLS)
+    try:
+        line = p.wait_for(r"tandem-worker listening on \S+.*").group(0)
+        assert "metrics on" not in line, line
+    finally:
+        p.proc.kill()
+        p.proc.wait()
+
+
 def test_a_coordinator_on_a_busy_port_exits_2_before_waiting_for_workers():
     with socket.socket() as held, socket.socket() as s:
         held.bind(("127.0.0.1", 0))

@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+import grpc
+
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -63,6 +65,32 @@ def test_a_target_restarted_on_its_port_under_32_clients_loses_no_request():
         assert stacklib.wait_for(lambda: stacklib.health(c.coordinator.address) == "SERVING", 5)
         print(f"{int(in_flight)} sessions in flight at the kill; all {len(results)} requests "
               f"exact")
+
+
+def test_with_no_target_up_a_request_fails_at_once_not_after_the_failover_wait():
+    """Issue 33: once the only target has been gone past the reconnect grace (5 s), nothing is
+    starting: a request gets UNAVAILABLE at once, not after --failover-wait-seconds (30)."""
+    with stacklib.Cluster(targets=1, draft=True,
+                          coordinator_args=["--health-interval-ms", "100"]) as c:
+        generate(c.stub, request("Hi", 4))
+        c.targets[0].signal(signal.SIGKILL)
+        c.targets[0].proc.wait(10)
+        assert stacklib.wait_for(lambda: stacklib.health(c.coordinator.address) ==
+                                 "NOT_SERVING", 5), "the coordinator kept serving"
+        time.sleep(5.5)  # past the grace in which a restart on the port is waited for
+        timings = []
+        for _ in range(3):
+            start = time.monotonic()
+            try:
+                generate(c.stub, request("Hi", 4), timeout=60)
+                raise AssertionError("a request succeeded with no target")
+            except grpc.RpcError as e:
+                timings.append(time.monotonic() - start)
+                assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+                assert "no worker is ready or starting" in e.details(), e.details()
+                assert "127.0.0.1" not in e.details(), e.details()  # redacted
+        assert max(timings) < 1.0, f"requests took {timings} s"
+        print(f"with no target: UNAVAILABLE in {max(timings):.3f} s at most")
 
 
 if __name__ == "__main__":

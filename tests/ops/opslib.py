@@ -50,8 +50,8 @@ def binary(name):
 def declared_metrics():
     """{name: kind} for every tandem_ metric in wire/metrics.{h,cc}, kind being
     "histogram" or "other". Names are the literals given to prometheus-cpp's builders."""
-    header = open(require_file(repo_path("services", "common", "metrics.h"))).read()
-    source = open(require_file(repo_path("services", "common", "metrics.cc"))).read()
+    header = open(require_file(repo_path("wire", "metrics.h"))).read()
+    source = open(require_file(repo_path("wire", "metrics.cc"))).read()
     text = header + "\n" + source
     metrics = {}
     for m in re.finditer(r'"(tandem_[a-z0-9_]+)"', text):

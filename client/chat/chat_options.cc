@@ -1,0 +1,185 @@
+#include "client/chat/chat_options.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
+#include "core/base/command_line.h"
+#include "core/base/status_macros.h"
+#include "core/generation/sampling_defaults.h"
+#include "core/generation/speculation_defaults.h"
+
+ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
+ABSL_FLAG(std::string, system, "", "system message");
+ABSL_FLAG(std::string, format, "",
+          "chat format: chatml, llama2, llama3, mistral, phi3, gemma, zephyr, raw "
+          "(default: the model's own template, else the format its special tokens belong to, "
+          "else raw)");
+ABSL_FLAG(float, temp, tandem::SamplingDefaults::kTemperature, "temperature; 0 is greedy");
+ABSL_FLAG(int, top_k, tandem::SamplingDefaults::kTopK, "keep the k most likely tokens; 0 disables");
+ABSL_FLAG(float, top_p, tandem::SamplingDefaults::kTopP, "nucleus mass in (0, 1]; 1 disables");
+ABSL_FLAG(float, min_p, tandem::SamplingDefaults::kMinP,
+          "drop tokens below min_p times the best, in [0, 1); 0 disables");
+ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
+          "repetition penalty > 0; 1 disables");
+ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
+          "tokens the repetition penalty looks back at, >= 0; 0 disables");
+ABSL_FLAG(uint64_t, seed, 0,
+          "random seed (unset: a fresh one each run, printed in the stats line to repeat it)");
+ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
+ABSL_FLAG(std::string, kv, "f16",
+          "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
+          "to f32's, not equal: README 'KV cache types')");
+ABSL_FLAG(int, max_tokens, tandem::SpeculationDefaults::kChatMaxTokens, "most tokens per reply");
+ABSL_FLAG(bool, ignore_eos, false,
+          "no end-of-turn token ends a reply: each runs to --max-tokens (benchmarks)");
+ABSL_FLAG(int, threads, 2, "threads for the forward passes (shared by both models)");
+ABSL_FLAG(std::string, draft, "", "draft model for speculative decoding (GGUF or HF folder)");
+ABSL_FLAG(std::string, draft_tokens, std::to_string(tandem::SpeculationDefaults::kDraftTokens),
+          "guesses per round, or 'auto' to adapt");
+ABSL_FLAG(std::string, coupling, "standard",
+          "how guesses become tokens: standard (p/q rule) or gumbel (seeded output equals the "
+          "target alone's, whatever the draft)");
+ABSL_FLAG(bool, pipeline, false,
+          "pipelined rounds: the draft guesses the next round while the target verifies");
+ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
+ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
+ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
+ABSL_FLAG(std::string, tls_ca, "", "with --server: TLS, trusting this PEM CA certificate");
+ABSL_FLAG(std::string, tls_cert, "", "with --server: PEM client certificate to present");
+ABSL_FLAG(std::string, tls_key, "", "with --server: PEM private key of --tls-cert");
+ABSL_FLAG(std::string, api_key_file, "",
+          "with --server: file whose first line is the API key (default: $TANDEM_API_KEY)");
+
+namespace tandem {
+namespace {
+
+constexpr char kUsage[] =
+    "Chat with a model in-process (GGUF file or Hugging Face folder).\n"
+    "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] "
+    "[--temp T]\n"
+    "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
+    "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--ignore-eos] [--threads "
+    "N]\n"
+    "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
+    "[--pipeline]\n"
+    "       [--timeout S] [--tls] [--tls-ca PEM]\n"
+    "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
+    "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
+    "an empty line quits. With --server, --ctx, --kv, --threads and --draft are the\n"
+    "workers' and the coordinator's settings and refused; --timeout bounds each turn.";
+
+// The flags of `given` that mean nothing in the chosen mode, as "--kv, --ctx" (empty: none).
+std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
+  // --server: the workers own their cache and threads, the coordinator its draft.
+  // In-process: there is no coordinator to wait for.
+  const std::vector<std::string> remote_only = {"timeout",  "tls",     "tls_ca",
+                                                "tls_cert", "tls_key", "api_key_file"};
+  const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
+  const std::vector<std::string>& refused = remote ? local_only : remote_only;
+  std::string out;
+  for (const std::string& flag : given) {
+    if (std::find(refused.begin(), refused.end(), flag) == refused.end()) continue;
+    const std::string dashed = "--" + absl::StrReplaceAll(flag, {{"_", "-"}});
+    if (out.find(dashed) == std::string::npos) out += (out.empty() ? "" : ", ") + dashed;
+  }
+  return out;
+}
+
+// MODEL or --server, and the flags that mean nothing in the mode chosen.
+absl::Status CheckMode(const std::vector<std::string>& args, const std::string& server,
+                       const std::vector<std::string>& given) {
+  if (server.empty() && args.size() != 1) {
+    return absl::InvalidArgumentError("expected one MODEL argument or --server (see --help)");
+  }
+  if (!server.empty() && !args.empty()) {
+    return absl::InvalidArgumentError("give either MODEL or --server, not both");
+  }
+  if (const std::string misplaced = MisplacedFlags(given, !server.empty()); !misplaced.empty()) {
+    return absl::InvalidArgumentError(
+        server.empty() ? misplaced + " only applies with --server"
+                       : misplaced +
+                             " cannot apply with --server: the coordinator's workers choose "
+                             "their context, KV cache and threads, and the coordinator its draft");
+  }
+  return absl::OkStatus();
+}
+
+// A seed for a run that named none: random, so that "random" sampling does not repeat.
+uint64_t FreshSeed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+// The model, format, sampling and speculation flags.
+absl::StatusOr<ChatOptions> ChatFromFlags() {
+  ChatOptions options;
+  options.draft_path = absl::GetFlag(FLAGS_draft);
+  options.format = absl::GetFlag(FLAGS_format);
+  options.system = absl::GetFlag(FLAGS_system);
+  options.sampler.temperature = absl::GetFlag(FLAGS_temp);
+  options.sampler.top_k = absl::GetFlag(FLAGS_top_k);
+  options.sampler.top_p = absl::GetFlag(FLAGS_top_p);
+  options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
+  options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
+  options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
+  options.sampler.seed = absl::GetFlagReflectionHandle(FLAGS_seed).IsSpecifiedOnCommandLine()
+                             ? absl::GetFlag(FLAGS_seed)
+                             : FreshSeed();
+  if (const std::string coupling = absl::GetFlag(FLAGS_coupling); coupling == "gumbel") {
+    options.sampler.coupling = Coupling::kGumbel;
+  } else if (coupling != "standard") {
+    return absl::InvalidArgumentError("--coupling: '" + coupling +
+                                      "' is not 'standard' or 'gumbel'");
+  }
+  options.context_size = absl::GetFlag(FLAGS_ctx);
+  options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.ignore_eos = absl::GetFlag(FLAGS_ignore_eos);
+  options.pipelined = absl::GetFlag(FLAGS_pipeline);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  if (options.context_size < 1) return absl::InvalidArgumentError("--ctx must be >= 1");
+  if (options.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
+  if (options.threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
+  absl::StatusOr<KvType> kv = ParseKvType(absl::GetFlag(FLAGS_kv));
+  if (!kv.ok()) return absl::InvalidArgumentError("--kv: " + std::string(kv.status().message()));
+  options.kv_type = *kv;
+  const std::string draft_tokens = absl::GetFlag(FLAGS_draft_tokens);
+  if (draft_tokens == "auto") {
+    options.adaptive_draft = true;
+  } else if (!absl::SimpleAtoi(draft_tokens, &options.draft_tokens) || options.draft_tokens < 1) {
+    return absl::InvalidArgumentError("--draft-tokens: '" + draft_tokens +
+                                      "' is not a count >= 1 or 'auto'");
+  }
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<ChatProcessOptions> ChatOptionsFromFlags(int argc, char** argv) {
+  std::vector<std::string> given;
+  ASSIGN_OR_RETURN(
+      const std::vector<std::string> args,
+      ParseCommandLine(argc, argv, {"tandem-chat", "0.1.0", kUsage, "client/chat/chat_options.cc"},
+                       &given));
+  ChatProcessOptions options;
+  options.server = absl::GetFlag(FLAGS_server);
+  RETURN_IF_ERROR(CheckMode(args, options.server, given));
+  const double timeout = absl::GetFlag(FLAGS_timeout);
+  if (!(timeout > 0)) return absl::InvalidArgumentError("--timeout must be > 0 seconds");
+  options.timeout = absl::Seconds(timeout);
+  ASSIGN_OR_RETURN(options.chat, ChatFromFlags());
+  if (!args.empty()) options.chat.model_path = args[0];
+  options.prompt = absl::GetFlag(FLAGS_p);
+  options.tls = absl::GetFlag(FLAGS_tls);
+  options.tls_files = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                       absl::GetFlag(FLAGS_tls_ca)};
+  options.api_key_file = absl::GetFlag(FLAGS_api_key_file);
+  return options;
+}
+
+}  // namespace tandem

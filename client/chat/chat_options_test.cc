@@ -1,0 +1,220 @@
+#include "client/chat/chat_options.h"
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/command_line_test_util.h"
+#include "core/base/status_matchers.h"
+#include "core/generation/sampling_defaults.h"
+#include "core/generation/speculation_defaults.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem {
+namespace {
+
+using ::tandem::testing::StatusIs;
+using ::testing::HasSubstr;
+
+absl::StatusOr<ChatProcessOptions> Parse(std::vector<std::string> args) {
+  return testing::FromCommandLine(ChatOptionsFromFlags, std::move(args));
+}
+
+TEST(ChatOptionsTest, ASeedGivenIsUsedZeroIncluded) {
+  for (const char* seed : {"0", "7", "18446744073709551615"}) {
+    ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"model.gguf", "--seed", seed}));
+    EXPECT_EQ(o.chat.sampler.seed, std::stoull(seed));
+  }
+}
+
+TEST(ChatOptionsTest, TheDefaultsInProcess) {
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"model.gguf"}));
+  const ChatOptions& c = o.chat;
+  EXPECT_EQ(c.model_path, "model.gguf");
+  EXPECT_EQ(c.draft_path, "");
+  EXPECT_EQ(c.format, "");
+  EXPECT_EQ(c.system, "");
+  EXPECT_EQ(c.sampler.temperature, SamplingDefaults::kTemperature);
+  EXPECT_EQ(c.sampler.top_k, SamplingDefaults::kTopK);
+  EXPECT_EQ(c.sampler.top_p, SamplingDefaults::kTopP);
+  EXPECT_EQ(c.sampler.min_p, SamplingDefaults::kMinP);
+  EXPECT_EQ(c.sampler.repetition_penalty, SamplingDefaults::kRepetitionPenalty);
+  EXPECT_EQ(c.sampler.penalty_window, SamplingDefaults::kPenaltyWindow);
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions again, Parse({"model.gguf"}));
+  EXPECT_NE(c.sampler.seed, again.chat.sampler.seed);  // unset: a fresh seed each run
+  EXPECT_EQ(c.sampler.coupling, Coupling::kStandard);
+  EXPECT_EQ(c.context_size, 4096);
+  EXPECT_EQ(c.kv_type, KvType::kF16);
+  EXPECT_EQ(c.max_tokens, SpeculationDefaults::kChatMaxTokens);
+  EXPECT_FALSE(c.ignore_eos);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.draft_tokens, SpeculationDefaults::kDraftTokens);
+  EXPECT_FALSE(c.adaptive_draft);
+  EXPECT_FALSE(c.pipelined);
+  EXPECT_EQ(o.server, "");
+  EXPECT_EQ(o.prompt, "");
+  EXPECT_EQ(o.timeout, absl::Seconds(600));
+  EXPECT_FALSE(o.tls);
+  EXPECT_EQ(o.tls_files.cert, "");
+  EXPECT_EQ(o.tls_files.key, "");
+  EXPECT_EQ(o.tls_files.ca, "");
+  EXPECT_EQ(o.api_key_file, "");
+}
+
+TEST(ChatOptionsTest, EveryInProcessFlagReachesItsField) {
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"-p",
+                                                    "Hello",
+                                                    "--system",
+                                                    "Be brief.",
+                                                    "--format",
+                                                    "chatml",
+                                                    "--temp",
+                                                    "0",
+                                                    "--top-k",
+                                                    "5",
+                                                    "--top-p",
+                                                    "0.5",
+                                                    "--min-p",
+                                                    "0.1",
+                                                    "--repeat-penalty",
+                                                    "1.1",
+                                                    "--repeat-last-n",
+                                                    "32",
+                                                    "--seed",
+                                                    "7",
+                                                    "--ctx",
+                                                    "256",
+                                                    "--kv",
+                                                    "f32",
+                                                    "--max-tokens",
+                                                    "9",
+                                                    "--ignore-eos",
+                                                    "--threads",
+                                                    "1",
+                                                    "--draft",
+                                                    "d.gguf",
+                                                    "--draft-tokens",
+                                                    "auto",
+                                                    "--coupling",
+                                                    "gumbel",
+                                                    "--pipeline",
+                                                    "t.gguf"}));
+  const ChatOptions& c = o.chat;
+  EXPECT_EQ(c.model_path, "t.gguf");
+  EXPECT_EQ(o.prompt, "Hello");
+  EXPECT_EQ(c.system, "Be brief.");
+  EXPECT_EQ(c.format, "chatml");
+  EXPECT_EQ(c.sampler.temperature, 0.0f);
+  EXPECT_EQ(c.sampler.top_k, 5);
+  EXPECT_EQ(c.sampler.top_p, 0.5f);
+  EXPECT_EQ(c.sampler.min_p, 0.1f);
+  EXPECT_EQ(c.sampler.repetition_penalty, 1.1f);
+  EXPECT_EQ(c.sampler.penalty_window, 32);
+  EXPECT_EQ(c.sampler.seed, 7u);
+  EXPECT_EQ(c.context_size, 256);
+  EXPECT_EQ(c.kv_type, KvType::kF32);
+  EXPECT_EQ(c.max_tokens, 9);
+  EXPECT_TRUE(c.ignore_eos);
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_EQ(c.draft_path, "d.gguf");
+  EXPECT_TRUE(c.adaptive_draft);
+  EXPECT_EQ(c.sampler.coupling, Coupling::kGumbel);
+  EXPECT_TRUE(c.pipelined);
+}
+
+TEST(ChatOptionsTest, EveryServerFlagReachesItsField) {
+  ASSERT_OK_AND_ASSIGN(
+      ChatProcessOptions o,
+      Parse({"--server", "127.0.0.1:50051", "--timeout", "2.5", "--tls", "--tls-ca", "ca.pem",
+             "--tls-cert", "c.pem", "--tls-key", "k.pem", "--api-key-file", "key.txt",
+             "--draft-tokens", "6", "--max-tokens", "3"}));
+  EXPECT_EQ(o.server, "127.0.0.1:50051");
+  EXPECT_EQ(o.chat.model_path, "");
+  EXPECT_EQ(o.timeout, absl::Seconds(2.5));
+  EXPECT_TRUE(o.tls);
+  EXPECT_EQ(o.tls_files.ca, "ca.pem");
+  EXPECT_EQ(o.tls_files.cert, "c.pem");
+  EXPECT_EQ(o.tls_files.key, "k.pem");
+  EXPECT_EQ(o.api_key_file, "key.txt");
+  EXPECT_EQ(o.chat.draft_tokens, 6);
+  EXPECT_EQ(o.chat.max_tokens, 3);
+}
+
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::string message;  // exactly what tandem-chat prints after "tandem-chat: "
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class ChatOptionsBadFlagTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ChatOptionsBadFlagTest, IsInvalidArgumentNamingTheFlag) {
+  EXPECT_THAT(Parse(GetParam().args),
+              StatusIs(absl::StatusCode::kInvalidArgument, GetParam().message));
+}
+
+constexpr char kServerRefuses[] =
+    " cannot apply with --server: the coordinator's workers choose their context, KV cache and "
+    "threads, and the coordinator its draft";
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, ChatOptionsBadFlagTest,
+    ::testing::Values(
+        BadCase{"no_model", {"-p", "x"}, "expected one MODEL argument or --server (see --help)"},
+        BadCase{"two_models",
+                {"a.gguf", "b.gguf"},
+                "expected one MODEL argument or --server (see --help)"},
+        BadCase{"model_and_server",
+                {"m.gguf", "--server", "h:1"},
+                "give either MODEL or --server, not both"},
+        // Refused even at their default values.
+        BadCase{"server_with_kv",
+                {"--server", "h:1", "--kv", "f16"},
+                std::string("--kv") + kServerRefuses},
+        BadCase{"server_with_local_flags",
+                {"--server", "h:1", "--ctx", "256", "--threads", "2", "--ctx", "128", "--draft",
+                 "d.gguf"},
+                std::string("--ctx, --threads, --draft") + kServerRefuses},
+        BadCase{"timeout_in_process",
+                {"m.gguf", "--timeout", "5"},
+                "--timeout only applies with --server"},
+        BadCase{"tls_in_process",
+                {"m.gguf", "--tls", "--api-key-file", "k"},
+                "--tls, --api-key-file only applies with --server"},
+        BadCase{
+            "timeout_zero", {"--server", "h:1", "--timeout", "0"}, "--timeout must be > 0 seconds"},
+        BadCase{"unknown_coupling",
+                {"m.gguf", "--coupling", "maximal"},
+                "--coupling: 'maximal' is not 'standard' or 'gumbel'"},
+        BadCase{"ctx_zero", {"m.gguf", "--ctx", "0"}, "--ctx must be >= 1"},
+        BadCase{"max_tokens_zero", {"m.gguf", "--max-tokens", "0"}, "--max-tokens must be >= 1"},
+        BadCase{"threads_zero", {"m.gguf", "--threads", "0"}, "--threads must be >= 1"},
+        BadCase{"unknown_kv",
+                {"m.gguf", "--kv", "q4"},
+                "--kv: KV cache type 'q4' is not one of f32, f16, i8"},
+        BadCase{"draft_tokens_a_word",
+                {"m.gguf", "--draft-tokens", "zero"},
+                "--draft-tokens: 'zero' is not a count >= 1 or 'auto'"},
+        BadCase{"draft_tokens_zero",
+                {"m.gguf", "--draft-tokens", "0"},
+                "--draft-tokens: '0' is not a count >= 1 or 'auto'"},
+        BadCase{"unknown_flag",
+                {"m.gguf", "--no-such-flag"},
+                "unknown flag --no-such-flag (see --help)"},
+        BadCase{"a_coordinators_flag",
+                {"m.gguf", "--target", "t:1"},
+                "unknown flag --target (see --help)"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(ChatOptionsTest, AValueOfTheWrongTypeNamesTheFlagAndTheValue) {
+  EXPECT_THAT(
+      Parse({"m.gguf", "--top-p", "most"}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("flag --top-p: bad value 'most'")));
+}
+
+}  // namespace
+}  // namespace tandem
