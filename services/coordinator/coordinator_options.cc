@@ -19,6 +19,26 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0", "gRPC address (port 0 picks a free
 ABSL_FLAG(std::string, http_listen, "",
           "OpenAI-compatible HTTP address (port 0 picks a free one); empty: no HTTP");
 ABSL_FLAG(int, http_threads, 0, "HTTP handler threads; 0: the targets' concurrent requests + 8");
+// The HTTP front's limits; the defaults are HttpServerOptions' own.
+ABSL_FLAG(int64_t, http_max_header_bytes,
+          static_cast<int64_t>(tandem::HttpServerOptions().max_header_bytes),
+          "the request line and header lines of an HTTP request together, at most (431)");
+ABSL_FLAG(int, http_max_headers, tandem::HttpServerOptions().max_header_count,
+          "header lines of an HTTP request, at most (431)");
+ABSL_FLAG(double, http_request_timeout_seconds,
+          absl::ToDoubleSeconds(tandem::HttpServerOptions().request_timeout),
+          "a whole HTTP request must arrive within this, first byte to last (408)");
+ABSL_FLAG(double, http_idle_timeout_seconds,
+          absl::ToDoubleSeconds(tandem::HttpServerOptions().idle_timeout),
+          "an idle keep-alive (or silent new) HTTP connection is closed after this");
+ABSL_FLAG(int, http_max_connections, tandem::HttpServerOptions().max_connections,
+          "open HTTP connections, at most (then the oldest idle one is closed)");
+ABSL_FLAG(int, http_max_connections_per_address,
+          tandem::HttpServerOptions().max_connections_per_address,
+          "open HTTP connections from one client address (raise it behind a proxy)");
+ABSL_FLAG(int64_t, http_max_buffered_body_bytes,
+          static_cast<int64_t>(tandem::HttpServerOptions().max_buffered_body_bytes),
+          "request bodies held at once across connections (then 503); >= --max-message-bytes");
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(std::string, draft_tokens, std::to_string(tandem::SpeculationDefaults::kDraftTokens),
           "guesses per round, or 'auto' to adapt");
@@ -197,6 +217,31 @@ absl::Status ReadDeadlineFlags(CoordinatorOptions& o) {
   return absl::OkStatus();
 }
 
+// --http-listen, --http-threads and the HTTP front's limits.
+absl::Status ReadHttpFlags(int64_t max_message_bytes, HttpServerOptions& h) {
+  h.listen = absl::GetFlag(FLAGS_http_listen);
+  h.threads = absl::GetFlag(FLAGS_http_threads);
+  if (h.threads < 0) return absl::InvalidArgumentError("--http-threads must be >= 0");
+  const int64_t header_bytes = absl::GetFlag(FLAGS_http_max_header_bytes);
+  const int64_t buffered = absl::GetFlag(FLAGS_http_max_buffered_body_bytes);
+  h.max_header_count = absl::GetFlag(FLAGS_http_max_headers);
+  h.request_timeout = Sec(FLAGS_http_request_timeout_seconds);
+  h.idle_timeout = Sec(FLAGS_http_idle_timeout_seconds);
+  h.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  h.max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address);
+  if (header_bytes < 256 || h.max_header_count < 1 || h.request_timeout <= absl::ZeroDuration() ||
+      h.idle_timeout <= absl::ZeroDuration() || h.max_connections < 1 ||
+      h.max_connections_per_address < 1 || buffered < max_message_bytes) {
+    return absl::InvalidArgumentError(
+        "--http-max-header-bytes must be >= 256, --http-max-headers, --http-max-connections and "
+        "--http-max-connections-per-address >= 1, the --http-*-timeout-seconds > 0, and "
+        "--http-max-buffered-body-bytes >= --max-message-bytes");
+  }
+  h.max_header_bytes = static_cast<size_t>(header_bytes);
+  h.max_buffered_body_bytes = static_cast<size_t>(buffered);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CoordinatorProcessOptions> CoordinatorOptionsFromFlags(int argc, char** argv) {
@@ -211,9 +256,7 @@ absl::StatusOr<CoordinatorProcessOptions> CoordinatorOptionsFromFlags(int argc, 
   // Clients send prompts, not vocabularies: the gRPC limit is --max-message-bytes.
   RETURN_IF_ERROR(ReadLimitFlags(options.coordinator, &options.server.max_message_bytes));
   RETURN_IF_ERROR(ReadDeadlineFlags(options.coordinator));
-  options.http_threads = absl::GetFlag(FLAGS_http_threads);
-  if (options.http_threads < 0) return absl::InvalidArgumentError("--http-threads must be >= 0");
-  options.http_listen = absl::GetFlag(FLAGS_http_listen);
+  RETURN_IF_ERROR(ReadHttpFlags(options.server.max_message_bytes, options.http));
   options.server.listen = absl::GetFlag(FLAGS_listen);
   options.server.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.server.health_listen = absl::GetFlag(FLAGS_health_listen);

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/http_server.h"
 #include "wire/grpc_server.h"
 
 namespace tandem {
@@ -24,8 +25,9 @@ struct CoordinatorProcessOptions {
   // --listen, --metrics-listen, --health-listen, --drain-notice-seconds, --max-message-bytes;
   // the credentials come from tls_cert and tls_key.
   GrpcServerOptions server;
-  std::string http_listen;  // --http-listen; empty: no HTTP
-  int http_threads = 0;     // --http-threads; 0: the targets' concurrent requests + 8
+  // --http-listen (empty: no HTTP), --http-threads and the front's limits (--http-max-*,
+  // --http-*-timeout-seconds); main adds the TLS files, the keys and the request limits.
+  HttpServerOptions http;
   // TLS: files read at start-up.
   std::string tls_cert;         // --tls-cert: serve gRPC and HTTP over TLS
   std::string tls_key;          // --tls-key

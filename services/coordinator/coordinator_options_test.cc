@@ -63,8 +63,16 @@ TEST(CoordinatorOptionsTest, TheDefaults) {
   EXPECT_EQ(o.server.max_message_bytes, 4 << 20);
   EXPECT_EQ(o.server.drain_notice, absl::Seconds(1));
   EXPECT_EQ(o.server.credentials, nullptr);
-  EXPECT_EQ(o.http_listen, "");
-  EXPECT_EQ(o.http_threads, 0);
+  EXPECT_EQ(o.http.listen, "");
+  EXPECT_EQ(o.http.threads, 0);
+  const HttpServerOptions front;  // the front's limits are its own defaults
+  EXPECT_EQ(o.http.max_header_bytes, front.max_header_bytes);
+  EXPECT_EQ(o.http.max_header_count, front.max_header_count);
+  EXPECT_EQ(o.http.request_timeout, front.request_timeout);
+  EXPECT_EQ(o.http.idle_timeout, front.idle_timeout);
+  EXPECT_EQ(o.http.max_connections, front.max_connections);
+  EXPECT_EQ(o.http.max_connections_per_address, front.max_connections_per_address);
+  EXPECT_EQ(o.http.max_buffered_body_bytes, front.max_buffered_body_bytes);
   EXPECT_EQ(o.tls_cert, "");
   EXPECT_EQ(o.tls_key, "");
   EXPECT_EQ(o.tls_ca, "");
@@ -198,8 +206,8 @@ TEST(CoordinatorOptionsTest, EveryFlagReachesItsField) {
   EXPECT_EQ(o.server.listen, "0.0.0.0:50051");
   EXPECT_EQ(o.server.metrics_listen, "127.0.0.1:9100");
   EXPECT_EQ(o.server.health_listen, "127.0.0.1:50052");
-  EXPECT_EQ(o.http_listen, "127.0.0.1:8080");
-  EXPECT_EQ(o.http_threads, 5);
+  EXPECT_EQ(o.http.listen, "127.0.0.1:8080");
+  EXPECT_EQ(o.http.threads, 5);
   EXPECT_EQ(o.tls_cert, "c.pem");
   EXPECT_EQ(o.tls_key, "k.pem");
   EXPECT_EQ(o.tls_ca, "ca.pem");
@@ -236,6 +244,10 @@ constexpr char kDeadlines[] =
     "--draft-backoff-ms, --health-*-ms, --target-timeout-seconds, --request-timeout-seconds, "
     "--resolve-interval-seconds must be > 0 (backoff max >= backoff, keepalive >= 1 s, "
     "failover wait and --reconnect-grace-seconds >= 0)";
+constexpr char kHttpLimits[] =
+    "--http-max-header-bytes must be >= 256, --http-max-headers, --http-max-connections and "
+    "--http-max-connections-per-address >= 1, the --http-*-timeout-seconds > 0, and "
+    "--http-max-buffered-body-bytes >= --max-message-bytes";
 constexpr char kQueue[] =
     "--max-queued-requests and --max-queue-wait-seconds must be >= 0, --session-idle-seconds > 0";
 
@@ -276,6 +288,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"negative_reconnect_grace", {"--reconnect-grace-seconds", "-1"}, kDeadlines},
         BadCase{"keepalive_below_a_second", {"--keepalive-seconds", "0.5"}, kDeadlines},
         BadCase{"negative_http_threads", {"--http-threads", "-1"}, "--http-threads must be >= 0"},
+        BadCase{"zero_http_headers", {"--http-max-headers", "0"}, kHttpLimits},
+        BadCase{"tiny_http_header_bytes", {"--http-max-header-bytes", "100"}, kHttpLimits},
+        BadCase{"zero_http_request_timeout", {"--http-request-timeout-seconds", "0"}, kHttpLimits},
+        BadCase{"buffered_below_one_message",
+                {"--max-message-bytes", "8388608", "--http-max-buffered-body-bytes", "1048576"},
+                kHttpLimits},
         BadCase{"unknown_flag", {"--no-such-flag"}, "unknown flag --no-such-flag (see --help)"},
         BadCase{"a_workers_flag", {"--role", "target"}, "unknown flag --role (see --help)"},
         BadCase{"positional", {"extra"}, "unexpected argument 'extra'"}),

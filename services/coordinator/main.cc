@@ -92,13 +92,13 @@ std::unique_ptr<tandem::ReloadOnSignal> ReloadOnSighup(tandem::ApiKeys* keys) {
 // The ports are bound after the workers answer (up to --worker-wait-seconds): refuse bad and
 // busy ones now, not then. The status's message is what tandem-coordinator prints.
 absl::Status CheckAddresses(const tandem::CoordinatorProcessOptions& o) {
-  if (!o.http_listen.empty()) {
-    if (absl::Status valid = tandem::CheckHttpListen(o.http_listen); !valid.ok()) {
+  if (!o.http.listen.empty()) {
+    if (absl::Status valid = tandem::CheckHttpListen(o.http.listen); !valid.ok()) {
       return absl::InvalidArgumentError(valid.message());
     }
   }
   for (const std::string& address :
-       {o.server.listen, o.server.metrics_listen, o.http_listen, o.server.health_listen}) {
+       {o.server.listen, o.server.metrics_listen, o.http.listen, o.server.health_listen}) {
     if (absl::Status free = tandem::CheckPortFree(address); !free.ok()) {
       return absl::InvalidArgumentError(free.ToString());
     }
@@ -122,12 +122,10 @@ absl::StatusOr<Servers> Serve(const tandem::CoordinatorProcessOptions& o,
   server_options.credentials = security.server;
   ASSIGN_OR_RETURN(servers.grpc, tandem::GrpcServer::Start(server_options, {servers.service.get()},
                                                            std::move(registry)));
-  if (o.http_listen.empty()) return servers;
-  tandem::HttpServerOptions http_options;
-  http_options.listen = o.http_listen;
+  if (o.http.listen.empty()) return servers;
+  tandem::HttpServerOptions http_options = o.http;  // listen, threads and the front's limits
   http_options.limits = o.coordinator.limits;
   http_options.max_body_bytes = static_cast<size_t>(o.server.max_message_bytes);
-  http_options.threads = o.http_threads;
   http_options.tls_cert = o.tls_cert;
   http_options.tls_key = o.tls_key;
   http_options.api_keys = security.keys.get();
