@@ -285,6 +285,20 @@ TEST(WorkerEngineTest, TheKvBudgetPreemptsIdleSessionsBlocksAndTheyRefillTranspa
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("holds no block")));
 }
 
+TEST(WorkerEngineTest, ReportsItsKvBudgetInBlocksForAdmission) {
+  // 14 blocks of 10240 bytes (stories260K, f16) and a little more: the pool holds 14.
+  constexpr int64_t kBlock = 10240;
+  auto budgeted =
+      Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 4, 14 * kBlock + 100);
+  auto unbounded = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(budgeted, nullptr);
+  ASSERT_NE(unbounded, nullptr);
+  EXPECT_EQ(budgeted->kv_capacity().global_blocks, 14);
+  EXPECT_EQ(budgeted->kv_capacity().sliding_blocks, 0);  // no sliding layer
+  EXPECT_EQ(budgeted->kv_capacity().ring_blocks, 0);
+  EXPECT_EQ(unbounded->kv_capacity().global_blocks, 0);
+}
+
 TEST(WorkerEngineTest, ASharedPromptPrefixIsComputedOnceAndReportedAsReused) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 8);
   ASSERT_NE(target, nullptr);
