@@ -82,6 +82,7 @@ absl::Status Coordinator::Init() {
   targets_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   drafts_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   int target_sessions = std::max(1, target.max_sessions());
+  AddReplicaKv(target, /*first=*/true, &kv_budget_);
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
   for (size_t i = 1; i < targets_->size(); ++i) {
@@ -93,11 +94,18 @@ absl::Status Coordinator::Init() {
                        ") serves another vocabulary than ", targets_->client(0).address()));
     }
     target_sessions += std::max(1, other.max_sessions());
+    AddReplicaKv(other, /*first=*/false, &kv_budget_);
   }
   // Never more requests at once than the targets hold sessions: the rest queue.
   admission_ = std::make_unique<AdmissionQueue>(
       target_sessions, options_.max_queued_requests,
       [this](int waiting) { metrics_->queued_requests.Set(waiting); });
+  // And never more than the targets' KV blocks hold at the most each request may need.
+  admission_->SetKvCapacity(kv_budget_.total);
+  if (kv_budget_.bounded()) {
+    LOG(INFO) << "the targets' KV budgets hold " << kv_budget_.total.global
+              << " blocks of 16 positions: requests are admitted while they fit";
+  }
   options_.limits.max_prompt_tokens = target_info_.context_size();
   generate_settings_ = SettingsFor(options_, target_info_);
   for (size_t i = 0; i < drafts_->size(); ++i) {
@@ -342,10 +350,14 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                              [this](const v1::TokenizeRequest& tokenize) {
                                                return Tokenize(tokenize);
                                              }));
-    // Wait for a free slot (the targets' sessions), within the deadline.
-    ASSIGN_OR_RETURN(
-        AdmissionQueue::Ticket admitted,
-        admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait), cancelled));
+    // The KV blocks it may need: refused now if no target could ever hold them.
+    ASSIGN_OR_RETURN(const KvBlockDemand kv_blocks,
+                     KvReservation(valid.rounds, target_info_.context_size(), kv_budget_));
+    // Wait for a free slot (the targets' sessions) and room in their KV budgets, within the
+    // deadline: once running, its cache can always grow.
+    ASSIGN_OR_RETURN(AdmissionQueue::Ticket admitted,
+                     admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait),
+                                       cancelled, kv_blocks));
     std::string session_id;
     ASSIGN_OR_RETURN(std::shared_ptr<Session> session, FindOrCreate(request, &session_id));
     const bool oneoff = request.session_id().empty();

@@ -5,8 +5,8 @@
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
 // Limits (docs/operations.md, "Capacity and limits"): at most as many requests run at once as the
-// target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
-// wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
+// target workers hold sessions (their Describe's max_sessions, summed over replicas) and their
+// KV budgets hold at the most each may need (kv_admission.h); the rest wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
 // up to max_sessions; the least recently used idle one is forgotten to make room, and any is
 // forgotten after session_idle. Idle named sessions keep worker streams only while admitted
 // requests leave room for them: the least recently used let go first and are re-filled from
@@ -33,6 +33,7 @@
 #include "core/generation/round_backends.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
+#include "services/coordinator/kv_admission.h"
 #include "services/coordinator/local_tokenizer.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
@@ -183,6 +184,7 @@ class Coordinator {
   std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
   std::atomic<uint64_t> next_session_{1};
   std::unique_ptr<AdmissionQueue> admission_;
+  KvBudget kv_budget_;  // the targets' KV blocks (Init)
 
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mutex_);
