@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "glog/logging.h"
+#include "services/coordinator/memory_pause.h"
 #include "services/coordinator/reply_writer.h"
 #include "services/coordinator/session_eviction.h"
 
@@ -375,7 +376,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start},
                       write, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
-        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline);
+        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline, cancelled);
     if (!outcome.ok() || reply.client_gone()) {
       lock.unlock();  // CloseSession waits for the session's request: this one
       if (!oneoff) CloseSession(session_id).IgnoreError();  // frees both workers' caches
@@ -407,7 +408,8 @@ absl::StatusOr<bool> Coordinator::PrepareWorkers(const std::string& id, Session&
 absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Session& session,
                                                     const RoundParams& params, bool draft_lost,
                                                     ReplyWriter& reply,
-                                                    absl::Time request_deadline) {
+                                                    absl::Time request_deadline,
+                                                    const std::function<bool()>& cancelled) {
   RoundObserver observer;
   observer.draft_call = [this](double s) { metrics_->draft_call.Observe(s); };
   observer.verify_call = [this](double s) { metrics_->verify_call.Observe(s); };
@@ -422,8 +424,19 @@ absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Sessi
     return Reopen(id, session, failure, request_deadline, ++failovers);
   };
   RoundCallback on_tokens = [&reply](std::vector<int32_t>& tokens) { return reply.Tokens(tokens); };
+  // Memory the target runs short of after the first token pauses the request, which then
+  // resumes from its history (memory_pause.h).
+  MemoryPause pause;
+  pause.deadline = request_deadline;
+  pause.without_progress = options_.failover_wait;
+  pause.stop = [&] { return reply.client_gone() || (cancelled && cancelled()); };
+  pause.on_pause = [&id](int64_t generated, absl::Duration wait, const absl::Status& why) {
+    LOG(WARNING) << "session " << id << ": target short of KV memory after " << generated
+                 << " tokens; resuming in " << absl::FormatDuration(wait) << ": "
+                 << why.message();
+  };
   absl::StatusOr<RoundOutcome> outcome =
-      RunRequest(session.workers, params, on_tokens, reopen, observer);
+      RunPausingForMemory(session.workers, params, on_tokens, reopen, observer, pause);
   if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
   return outcome;
 }

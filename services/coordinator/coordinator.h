@@ -139,10 +139,13 @@ class Coordinator {
   // deadlines of its worker calls into `params`. True when the draft tried did not answer.
   absl::StatusOr<bool> PrepareWorkers(const std::string& id, Session& session, RoundParams& params,
                                       absl::Time request_deadline);
-  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover.
+  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover;
+  // a target short of KV memory after the first token pauses the request, which then resumes
+  // from its history.
   absl::StatusOr<RoundOutcome> RunRounds(const std::string& id, Session& session,
                                          const RoundParams& params, bool draft_lost,
-                                         ReplyWriter& reply, absl::Time request_deadline);
+                                         ReplyWriter& reply, absl::Time request_deadline,
+                                         const std::function<bool()>& cancelled);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
   // True when the session has no usable draft stream (none, broken, or on a draft that is

@@ -2,8 +2,9 @@
 against a target whose --kv-budget-mb holds only 3 of them at once (and a draft whose budget
 holds one) all complete; the coordinator admits requests while the target's KV blocks can hold
 the most each may need, queues the rest, and a request that could never fit is refused with
-RESOURCE_EXHAUSTED before its first token, naming the numbers. Every text equals the target
-alone's (greedy, a fresh stack without a budget or a draft).
+RESOURCE_EXHAUSTED before its first token, naming the numbers. Two coordinators sharing that
+target admit twice what it holds: requests it cannot grow pause and resume instead of failing.
+Every text equals the target alone's (greedy, a fresh stack without a budget or a draft).
 
 The model is kv_budget_test's random-weight fixture with wide KV rows: 4 KiB per position
 (f16), 64 KiB per block of 16 positions, 16 blocks per MiB. A request of a 24-id prompt and
@@ -134,6 +135,61 @@ def test_32_requests_in_a_budget_of_3_fail_none_after_the_first_token_and_equal_
         for part in ["--kv-budget-mb", f"max_tokens {TOO_MANY}", f"holds: {BLOCKS} blocks"]:
             if part not in error:
                 problems.append(f"the refusal does not name {part!r}: {error}")
+    assert not problems, "; ".join(problems)
+
+
+def second_coordinator(s):
+    """Another coordinator of the stack's target: a stub to it."""
+    argv = [os.path.join(stacklib.BIN, "tandem-coordinator"), "--listen", "127.0.0.1:0",
+            "--target", s.target_list(),
+            *(s.security.coordinator_args() if s.security else []), *s.coordinator_args]
+    p = stacklib.Process("coordinator2", argv, s.dir)
+    s.processes.append(p)
+    assert stacklib.wait_for(lambda: stacklib.health(p.address, security=s.security) ==
+                             "SERVING", 60), "coordinator2 not SERVING"
+    return STUBS.generator_pb2_grpc.GeneratorStub(stacklib.channel(p.address, s.security))
+
+
+def test_two_coordinators_sharing_a_target_pause_requests_short_of_memory_instead_of_failing():
+    """Each coordinator counts only its own requests' blocks, so together they admit twice what
+    the target's budget holds: a request the worker cannot grow after its first token pauses
+    and resumes from its history (memory_pause.h), exactly."""
+    half = CLIENTS // 2
+    with tempfile.TemporaryDirectory(prefix="tandem-kv-admission-") as folder:
+        model = kv_budget_test.make_model(folder)
+        with Stack(model, draft=False, target_budget_mb=TARGET_BUDGET_MB) as s:
+            other = second_coordinator(s)
+            reqs = [request(p, TOKENS, False) for p in prompts()]
+            out = [None, None]
+            start = time.monotonic()
+            threads = [threading.Thread(target=lambda k, stub: out.__setitem__(
+                k, run(stub, reqs[k * half:(k + 1) * half])), args=(k, stub))
+                for k, stub in enumerate([s.stub, other])]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(400)
+            seconds = time.monotonic() - start
+            got = out[0] + out[1]
+            preempted = stacklib.metric(s.targets[0].metrics, "tandem_worker_preemptions_total")
+            with open(os.path.join(s.dir, "coordinator.log")) as f:
+                pauses = f.read().count("short of KV memory")
+        with Stack(model, draft=False) as fresh:
+            want = run(fresh.stub, reqs)
+    failed_late = [(i, n, e) for i, (_, e, n) in enumerate(got) if e and n > 0]
+    failed_early = [(i, e) for i, (_, e, n) in enumerate(got) if e and n == 0]
+    differ = [i for i, ((g, e, _), (w, _, _)) in enumerate(zip(got, want)) if not e and g != w]
+    print(f"  2 coordinators x {half} requests of {TOKENS} tokens, target budget {BLOCKS} "
+          f"blocks: {seconds:.1f} s; {len(failed_late)} failed after their first token, "
+          f"{len(failed_early)} before; {len(differ)} differ from the target alone; "
+          f"{pauses} pauses in the first coordinator's log; target preemptions {preempted:g}",
+          flush=True)
+    problems = []
+    if failed_late:
+        problems.append(f"{len(failed_late)} requests failed after their first token, e.g. "
+                        f"{failed_late[:3]}")
+    if differ:
+        problems.append(f"{len(differ)} texts differ from the target alone's ({differ[:10]})")
     assert not problems, "; ".join(problems)
 
 
