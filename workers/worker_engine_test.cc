@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/status_matchers.h"
 #include "core/base/shared_data_test_util.h"
+#include "core/base/status_matchers.h"
 #include "core/generation/draft_length_policy.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/round_driver.h"

@@ -69,10 +69,10 @@ absl::Status AdmissionQueue::CheckFitsAtAllLocked(const KvBlockDemand& blocks) c
       (blocks.global <= kv_capacity_.global && blocks.sliding <= kv_capacity_.sliding)) {
     return absl::OkStatus();
   }
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "the request needs ", blocks.global, " KV blocks (", blocks.sliding,
-      " sliding) but the target workers' KV budget (--kv-budget-mb) holds ", kv_capacity_.global,
-      " (", kv_capacity_.sliding, " sliding)"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the request needs ", blocks.global, " KV blocks (", blocks.sliding,
+                   " sliding) but the target workers' KV budget (--kv-budget-mb) holds ",
+                   kv_capacity_.global, " (", kv_capacity_.sliding, " sliding)"));
 }
 
 int AdmissionQueue::running() const {
@@ -101,8 +101,9 @@ void AdmissionQueue::Leave(uint64_t id) {
   changed_.notify_all();  // the one behind may be first now
 }
 
-absl::StatusOr<AdmissionQueue::Ticket> AdmissionQueue::Admit(
-    absl::Time deadline, const std::function<bool()>& cancelled, const KvBlockDemand& blocks) {
+absl::StatusOr<AdmissionQueue::Ticket> AdmissionQueue::Admit(absl::Time deadline,
+                                                             const std::function<bool()>& cancelled,
+                                                             const KvBlockDemand& blocks) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (absl::Status fits = CheckFitsAtAllLocked(blocks); !fits.ok()) return fits;
   if (waiting_.empty() && running_ < capacity_ && FitsLocked(blocks)) {
@@ -133,10 +134,9 @@ absl::StatusOr<AdmissionQueue::Ticket> AdmissionQueue::Admit(
       return absl::DeadlineExceededError(
           absl::StrCat("the request's deadline passed after ", absl::FormatDuration(now - start),
                        " in the admission queue (", running_, " requests running",
-                       kv_capacity_.global > 0
-                           ? absl::StrCat(" holding ", reserved_.global, " of ",
-                                          kv_capacity_.global, " KV blocks")
-                           : "",
+                       kv_capacity_.global > 0 ? absl::StrCat(" holding ", reserved_.global, " of ",
+                                                              kv_capacity_.global, " KV blocks")
+                                               : "",
                        ", ", ahead, " waiting ahead of it)"));
     }
     if (cancelled && cancelled()) {

@@ -184,7 +184,8 @@ TEST(AdmissionQueueTest, ALargeRequestFirstInLineIsNotOvertakenBySmallerOnes) {
   ASSERT_OK_AND_ASSIGN(*holder, queue.Admit(In(absl::Seconds(1)), kNever, Blocks(6)));
   std::atomic<bool> large_in{false}, small_in{false};
   std::thread large([&] {
-    absl::StatusOr<AdmissionQueue::Ticket> t = queue.Admit(In(absl::Seconds(10)), kNever, Blocks(8));
+    absl::StatusOr<AdmissionQueue::Ticket> t =
+        queue.Admit(In(absl::Seconds(10)), kNever, Blocks(8));
     EXPECT_OK(t.status());
     large_in = true;
   });

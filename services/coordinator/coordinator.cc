@@ -407,8 +407,7 @@ absl::StatusOr<bool> Coordinator::PrepareWorkers(const std::string& id, Session&
 
 absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Session& session,
                                                     const RoundParams& params, bool draft_lost,
-                                                    ReplyWriter& reply,
-                                                    absl::Time request_deadline,
+                                                    ReplyWriter& reply, absl::Time request_deadline,
                                                     const std::function<bool()>& cancelled) {
   RoundObserver observer;
   observer.draft_call = [this](double s) { metrics_->draft_call.Observe(s); };
@@ -432,8 +431,7 @@ absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Sessi
   pause.stop = [&] { return reply.client_gone() || (cancelled && cancelled()); };
   pause.on_pause = [&id](int64_t generated, absl::Duration wait, const absl::Status& why) {
     LOG(WARNING) << "session " << id << ": target short of KV memory after " << generated
-                 << " tokens; resuming in " << absl::FormatDuration(wait) << ": "
-                 << why.message();
+                 << " tokens; resuming in " << absl::FormatDuration(wait) << ": " << why.message();
   };
   absl::StatusOr<RoundOutcome> outcome =
       RunPausingForMemory(session.workers, params, on_tokens, reopen, observer, pause);

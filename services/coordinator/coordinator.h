@@ -6,12 +6,13 @@
 //
 // Limits (docs/operations.md, "Capacity and limits"): at most as many requests run at once as the
 // target workers hold sessions (their Describe's max_sessions, summed over replicas) and their
-// KV budgets hold at the most each may need (kv_admission.h); the rest wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
-// up to max_sessions; the least recently used idle one is forgotten to make room, and any is
-// forgotten after session_idle. Idle named sessions keep worker streams only while admitted
-// requests leave room for them: the least recently used let go first and are re-filled from
-// their history on their next request. Every request is checked and converted first
-// (validated_request.h); a reply writer (reply_writer.h) builds what its client receives.
+// KV budgets hold at the most each may need (kv_admission.h); the rest wait in a bounded FIFO
+// admission queue until their deadline. Named sessions are remembered up to max_sessions; the least
+// recently used idle one is forgotten to make room, and any is forgotten after session_idle. Idle
+// named sessions keep worker streams only while admitted requests leave room for them: the least
+// recently used let go first and are re-filled from their history on their next request. Every
+// request is checked and converted first (validated_request.h); a reply writer (reply_writer.h)
+// builds what its client receives.
 //
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).

@@ -27,9 +27,9 @@ namespace {
 int64_t RoundExtra(const RoundParams& params) {
   int64_t round = params.continue_tokens;
   if (params.speculate) {
-    round = std::max<int64_t>(
-        round, params.adaptive ? std::max(params.draft_tokens, params.max_draft_tokens)
-                               : params.draft_tokens);
+    round = std::max<int64_t>(round, params.adaptive
+                                         ? std::max(params.draft_tokens, params.max_draft_tokens)
+                                         : params.draft_tokens);
   }
   return round + 1;
 }
@@ -59,13 +59,12 @@ absl::StatusOr<KvBlockDemand> KvReservation(const RoundParams& params, int64_t c
     return absl::ResourceExhaustedError(absl::StrCat(
         "the request needs up to ", positions, " KV positions (prompt ", params.context.size(),
         " + max_tokens ", params.max_tokens, " + ", RoundExtra(params),
-        " for a round, within the context of ", context_size,
-        "): ", blocks.global, " blocks of ", kKeyBlock, " positions",
+        " for a round, within the context of ", context_size, "): ", blocks.global, " blocks of ",
+        kKeyBlock, " positions",
         blocks.sliding > 0 ? absl::StrCat(" and ", blocks.sliding, " sliding-window blocks") : "",
-        ", more than a target worker's KV budget (--kv-budget-mb) holds: ",
-        budget.largest.global, " blocks",
-        budget.largest.sliding > 0 ? absl::StrCat(" and ", budget.largest.sliding, " sliding")
-                                   : "",
+        ", more than a target worker's KV budget (--kv-budget-mb) holds: ", budget.largest.global,
+        " blocks",
+        budget.largest.sliding > 0 ? absl::StrCat(" and ", budget.largest.sliding, " sliding") : "",
         "; lower max_tokens or shorten the prompt"));
   }
   return blocks;

@@ -23,8 +23,8 @@ namespace tandem {
 
 // The target workers' KV budgets, in blocks.
 struct KvBudget {
-  KvBlockDemand total;    // all replicas together; global 0: some replica has no bound
-  KvBlockDemand largest;  // the largest single replica's (a session lives on one)
+  KvBlockDemand total;      // all replicas together; global 0: some replica has no bound
+  KvBlockDemand largest;    // the largest single replica's (a session lives on one)
   int64_t ring_blocks = 0;  // the most sliding blocks one session holds; 0: no sliding layer
   bool bounded() const { return total.global > 0; }
 };

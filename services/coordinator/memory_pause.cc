@@ -6,8 +6,7 @@
 
 namespace tandem {
 
-absl::StatusOr<RoundOutcome> RunPausingForMemory(SessionWorkers& session,
-                                                 const RoundParams& params,
+absl::StatusOr<RoundOutcome> RunPausingForMemory(SessionWorkers& session, const RoundParams& params,
                                                  const RoundCallback& on_tokens,
                                                  const ReopenTarget& reopen_target,
                                                  const RoundObserver& observer,

@@ -33,8 +33,7 @@ struct MemoryPause {
 // RunRequest, resumed after each kResourceExhausted that comes once a token was generated.
 // The outcome's usage is the whole request's. Errors before the first token, and every other
 // error, as RunRequest returns them.
-absl::StatusOr<RoundOutcome> RunPausingForMemory(SessionWorkers& session,
-                                                 const RoundParams& params,
+absl::StatusOr<RoundOutcome> RunPausingForMemory(SessionWorkers& session, const RoundParams& params,
                                                  const RoundCallback& on_tokens,
                                                  const ReopenTarget& reopen_target,
                                                  const RoundObserver& observer,
