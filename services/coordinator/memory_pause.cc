@@ -29,7 +29,7 @@ absl::StatusOr<RoundOutcome> RunPausingForMemory(SessionWorkers& session, const 
       outcome->generated += static_cast<int32_t>(generated);
     }
     if (outcome.ok() || outcome.status().code() != absl::StatusCode::kResourceExhausted ||
-        now <= 0) {
+        now <= 0 || now >= params.max_tokens) {
       return outcome;
     }
     if (now > generated) {
