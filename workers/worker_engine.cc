@@ -160,6 +160,17 @@ bool WorkerEngine::ReclaimBlocks(const KvBlockDemand& blocks) {
   return true;
 }
 
+WorkerEngine::KvCapacity WorkerEngine::kv_capacity() const {
+  KvCapacity capacity;
+  if (options_.kv_budget_bytes == 0) return capacity;  // no bound
+  capacity.global_blocks = kv_memory_->global() != nullptr ? kv_memory_->global()->max_blocks() : 0;
+  if (kv_memory_->sliding() != nullptr) {
+    capacity.sliding_blocks = kv_memory_->sliding()->max_blocks();
+    capacity.ring_blocks = KvCache::RingBlocks(kv_memory_->shape());
+  }
+  return capacity;
+}
+
 int64_t WorkerEngine::preemptions() const {
   absl::MutexLock lock(&mutex_);
   return preemptions_;

@@ -104,6 +104,14 @@ class WorkerEngine {
   int active_sessions() const;
   int64_t kv_bytes_in_use() const;
   KvBlockPool::Stats kv_blocks() const { return kv_memory_->stats(); }
+  // The KV budget in blocks of 16 positions: each pool's bound, and the most sliding blocks
+  // one session holds (its ring; 0 when no layer slides). Unbounded: global_blocks 0.
+  struct KvCapacity {
+    int64_t global_blocks = 0;
+    int64_t sliding_blocks = 0;
+    int64_t ring_blocks = 0;
+  };
+  KvCapacity kv_capacity() const;
   // Idle sessions whose blocks were reclaimed so far.
   int64_t preemptions() const;
   // Requests with forward passes waiting or running in the scheduler now.

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/status_matchers.h"
 #include "core/base/shared_data_test_util.h"
+#include "core/base/status_matchers.h"
 #include "core/generation/draft_length_policy.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/round_driver.h"
@@ -283,6 +283,20 @@ TEST(WorkerEngineTest, TheKvBudgetPreemptsIdleSessionsBlocksAndTheyRefillTranspa
   tiny.kv_budget_bytes = 1000;  // less than one block: refused at start
   EXPECT_THAT(WorkerEngine::Create(tiny).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("holds no block")));
+}
+
+TEST(WorkerEngineTest, ReportsItsKvBudgetInBlocksForAdmission) {
+  // 14 blocks of 10240 bytes (stories260K, f16) and a little more: the pool holds 14.
+  constexpr int64_t kBlock = 10240;
+  auto budgeted =
+      Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 4, 14 * kBlock + 100);
+  auto unbounded = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(budgeted, nullptr);
+  ASSERT_NE(unbounded, nullptr);
+  EXPECT_EQ(budgeted->kv_capacity().global_blocks, 14);
+  EXPECT_EQ(budgeted->kv_capacity().sliding_blocks, 0);  // no sliding layer
+  EXPECT_EQ(budgeted->kv_capacity().ring_blocks, 0);
+  EXPECT_EQ(unbounded->kv_capacity().global_blocks, 0);
 }
 
 TEST(WorkerEngineTest, ASharedPromptPrefixIsComputedOnceAndReportedAsReused) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8_repair.h"
+#include "core/kernels/vector_ops.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
 #include "wire/grpc_status.h"
@@ -133,6 +134,14 @@ grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeReq
   response->set_max_sessions(engine->options().max_sessions);
   response->set_active_sessions(engine->active_sessions());
   response->set_queue_depth(static_cast<int32_t>(engine->queue_depth()));
+  const WorkerEngine::KvCapacity kv = engine->kv_capacity();
+  if (kv.global_blocks > 0) {
+    v1::KvCapacity* capacity = response->mutable_kv_capacity();
+    capacity->set_block_positions(static_cast<int32_t>(kKeyBlock));
+    capacity->set_global_blocks(kv.global_blocks);
+    capacity->set_sliding_blocks(kv.sliding_blocks);
+    capacity->set_ring_blocks(kv.ring_blocks);
+  }
   if (request->include_vocabulary()) {
     const Tokenizer& tok = engine->tokenizer();
     v1::Vocabulary* vocab = response->mutable_vocabulary();

@@ -65,6 +65,7 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
   EXPECT_THAT(model.special_tokens().end_of_turn_ids(), ElementsAre(2));
   EXPECT_TRUE(model.special_tokens().add_bos());
   EXPECT_EQ(response.role(), v1::WORKER_ROLE_TARGET);
+  EXPECT_FALSE(response.has_kv_capacity());  // no KV budget: nothing for admission to count
   ASSERT_EQ(response.vocabulary().token_bytes_size(), 512);
   EXPECT_EQ(response.vocabulary().token_bytes(3 + 'A'), "A");  // byte token <0x41>
   EXPECT_EQ(response.vocabulary().token_bytes(1), "");         // BOS decodes to nothing

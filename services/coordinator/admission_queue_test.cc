@@ -15,6 +15,7 @@ namespace tandem {
 namespace {
 
 using ::tandem::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 const auto kNever = [] { return false; };
@@ -121,6 +122,95 @@ TEST(AdmissionQueueTest, ACancelledWaiterLeavesAndTheOneBehindMovesUp) {
   second.join();
   EXPECT_EQ(queue.waiting(), 0);
   EXPECT_EQ(lengths, (std::vector<int>{1, 2, 1, 0}));
+}
+
+KvBlockDemand Blocks(int64_t global, int64_t sliding = 0) {
+  KvBlockDemand blocks;
+  blocks.global = global;
+  blocks.sliding = sliding;
+  return blocks;
+}
+
+TEST(AdmissionQueueTest, KvBlocksHoldRequestsUntilReservedOnesAreReleased) {
+  AdmissionQueue queue(8, 4);
+  queue.SetKvCapacity(Blocks(10));
+  ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket a,
+                       queue.Admit(In(absl::Seconds(1)), kNever, Blocks(6)));
+  EXPECT_EQ(queue.reserved_blocks().global, 6);
+  std::atomic<bool> admitted{false};
+  std::thread second([&] {
+    EXPECT_OK(queue.Admit(In(absl::Seconds(10)), kNever, Blocks(6)).status());
+    admitted = true;
+  });
+  AwaitWaiting(queue, 1);  // a session slot is free, the blocks are not
+  EXPECT_FALSE(admitted);
+  { AdmissionQueue::Ticket done = std::move(a); }
+  second.join();
+  EXPECT_TRUE(admitted);
+  EXPECT_EQ(queue.reserved_blocks().global, 0);  // both ended
+  EXPECT_EQ(queue.running(), 0);
+}
+
+TEST(AdmissionQueueTest, ATicketMovedKeepsItsBlocksUntilItsLastOwnerEnds) {
+  AdmissionQueue queue(8, 4);
+  queue.SetKvCapacity(Blocks(10));
+  AdmissionQueue::Ticket kept;
+  {
+    ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket a,
+                         queue.Admit(In(absl::Seconds(1)), kNever, Blocks(4)));
+    kept = std::move(a);
+  }
+  EXPECT_EQ(queue.reserved_blocks().global, 4);
+  kept = AdmissionQueue::Ticket();
+  EXPECT_EQ(queue.reserved_blocks().global, 0);
+}
+
+TEST(AdmissionQueueTest, BlocksBeyondTheWholeKvCapacityAreRefusedAtOnceNamingBoth) {
+  AdmissionQueue queue(8, 4);
+  queue.SetKvCapacity(Blocks(10, 5));
+  EXPECT_THAT(queue.Admit(In(absl::Seconds(10)), kNever, Blocks(11)),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("needs 11 KV blocks"), HasSubstr("holds 10"),
+                             HasSubstr("--kv-budget-mb"))));
+  EXPECT_THAT(queue.Admit(In(absl::Seconds(10)), kNever, Blocks(2, 6)),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("(6 sliding)")));
+  EXPECT_EQ(queue.waiting(), 0);
+}
+
+TEST(AdmissionQueueTest, ALargeRequestFirstInLineIsNotOvertakenBySmallerOnes) {
+  AdmissionQueue queue(8, 4);
+  queue.SetKvCapacity(Blocks(10));
+  auto holder = std::make_unique<AdmissionQueue::Ticket>();
+  ASSERT_OK_AND_ASSIGN(*holder, queue.Admit(In(absl::Seconds(1)), kNever, Blocks(6)));
+  std::atomic<bool> large_in{false}, small_in{false};
+  std::thread large([&] {
+    absl::StatusOr<AdmissionQueue::Ticket> t =
+        queue.Admit(In(absl::Seconds(10)), kNever, Blocks(8));
+    EXPECT_OK(t.status());
+    large_in = true;
+  });
+  AwaitWaiting(queue, 1);
+  std::thread small([&] {
+    EXPECT_OK(queue.Admit(In(absl::Seconds(10)), kNever, Blocks(2)).status());
+    small_in = true;
+  });
+  AwaitWaiting(queue, 2);  // 2 blocks are free, but the large one is first in line
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(small_in);
+  EXPECT_FALSE(large_in);
+  holder.reset();  // now both fit, one after the other
+  large.join();
+  small.join();
+  EXPECT_EQ(queue.waiting(), 0);
+}
+
+TEST(AdmissionQueueTest, WithoutAKvCapacityBlocksAreNotCounted) {
+  AdmissionQueue queue(2, 4);
+  ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket a,
+                       queue.Admit(In(absl::Seconds(1)), kNever, Blocks(1000000)));
+  ASSERT_OK_AND_ASSIGN(AdmissionQueue::Ticket b,
+                       queue.Admit(In(absl::Seconds(1)), kNever, Blocks(1000000)));
+  EXPECT_EQ(queue.running(), 2);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "glog/logging.h"
+#include "services/coordinator/memory_pause.h"
 #include "services/coordinator/reply_writer.h"
 #include "services/coordinator/session_eviction.h"
 
@@ -86,6 +87,7 @@ absl::Status Coordinator::Init() {
   targets_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   drafts_->SetRequiredFingerprint(target_info_.vocabulary_fingerprint());
   int target_sessions = std::max(1, target.max_sessions());
+  AddReplicaKv(target, /*first=*/true, &kv_budget_);
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
   for (size_t i = 1; i < targets_->size(); ++i) {
@@ -97,11 +99,18 @@ absl::Status Coordinator::Init() {
                        ") serves another vocabulary than ", targets_->client(0).address()));
     }
     target_sessions += std::max(1, other.max_sessions());
+    AddReplicaKv(other, /*first=*/false, &kv_budget_);
   }
   // Never more requests at once than the targets hold sessions: the rest queue.
   admission_ = std::make_unique<AdmissionQueue>(
       target_sessions, options_.max_queued_requests,
       [this](int waiting) { metrics_->queued_requests.Set(waiting); });
+  // And never more than the targets' KV blocks hold at the most each request may need.
+  admission_->SetKvCapacity(kv_budget_.total);
+  if (kv_budget_.bounded()) {
+    LOG(INFO) << "the targets' KV budgets hold " << kv_budget_.total.global
+              << " blocks of 16 positions: requests are admitted while they fit";
+  }
   options_.limits.max_prompt_tokens = target_info_.context_size();
   generate_settings_ = SettingsFor(options_, target_info_);
   for (size_t i = 0; i < drafts_->size(); ++i) {
@@ -346,10 +355,14 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                              [this](const v1::TokenizeRequest& tokenize) {
                                                return Tokenize(tokenize);
                                              }));
-    // Wait for a free slot (the targets' sessions), within the deadline.
-    ASSIGN_OR_RETURN(
-        AdmissionQueue::Ticket admitted,
-        admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait), cancelled));
+    // The KV blocks it may need: refused now if no target could ever hold them.
+    ASSIGN_OR_RETURN(const KvBlockDemand kv_blocks,
+                     KvReservation(valid.rounds, target_info_.context_size(), kv_budget_));
+    // Wait for a free slot (the targets' sessions) and room in their KV budgets, within the
+    // deadline: once running, its cache can always grow.
+    ASSIGN_OR_RETURN(AdmissionQueue::Ticket admitted,
+                     admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait),
+                                       cancelled, kv_blocks));
     std::string session_id;
     ASSIGN_OR_RETURN(std::shared_ptr<Session> session, FindOrCreate(request, &session_id));
     const bool oneoff = request.session_id().empty();
@@ -367,7 +380,7 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start},
                       write, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
-        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline);
+        RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline, cancelled);
     if (!outcome.ok() || reply.client_gone()) {
       lock.unlock();  // CloseSession waits for the session's request: this one
       if (!oneoff) CloseSession(session_id).IgnoreError();  // frees both workers' caches
@@ -398,8 +411,8 @@ absl::StatusOr<bool> Coordinator::PrepareWorkers(const std::string& id, Session&
 
 absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Session& session,
                                                     const RoundParams& params, bool draft_lost,
-                                                    ReplyWriter& reply,
-                                                    absl::Time request_deadline) {
+                                                    ReplyWriter& reply, absl::Time request_deadline,
+                                                    const std::function<bool()>& cancelled) {
   RoundObserver observer;
   observer.draft_call = [this](double s) { metrics_->draft_call.Observe(s); };
   observer.verify_call = [this](double s) { metrics_->verify_call.Observe(s); };
@@ -414,8 +427,18 @@ absl::StatusOr<RoundOutcome> Coordinator::RunRounds(const std::string& id, Sessi
     return Reopen(id, session, failure, request_deadline, ++failovers);
   };
   RoundCallback on_tokens = [&reply](std::vector<int32_t>& tokens) { return reply.Tokens(tokens); };
+  // Memory the target runs short of after the first token pauses the request, which then
+  // resumes from its history (memory_pause.h).
+  MemoryPause pause;
+  pause.deadline = request_deadline;
+  pause.without_progress = options_.failover_wait;
+  pause.stop = [&] { return reply.client_gone() || (cancelled && cancelled()); };
+  pause.on_pause = [&id](int64_t generated, absl::Duration wait, const absl::Status& why) {
+    LOG(WARNING) << "session " << id << ": target short of KV memory after " << generated
+                 << " tokens; resuming in " << absl::FormatDuration(wait) << ": " << why.message();
+  };
   absl::StatusOr<RoundOutcome> outcome =
-      RunRequest(session.workers, params, on_tokens, reopen, observer);
+      RunPausingForMemory(session.workers, params, on_tokens, reopen, observer, pause);
   if (outcome.ok() && draft_lost) outcome->speculation.set_draft_failed(true);
   return outcome;
 }

@@ -5,13 +5,14 @@
 // session to one target and one draft replica, and runs the rounds (round_loop.h).
 //
 // Limits (docs/operations.md, "Capacity and limits"): at most as many requests run at once as the
-// target workers hold sessions (their Describe's max_sessions, summed over replicas); the rest
-// wait in a bounded FIFO admission queue until their deadline. Named sessions are remembered
-// up to max_sessions; the least recently used idle one is forgotten to make room, and any is
-// forgotten after session_idle. Idle named sessions keep worker streams only while admitted
-// requests leave room for them: the least recently used let go first and are re-filled from
-// their history on their next request. Every request is checked and converted first
-// (validated_request.h); a reply writer (reply_writer.h) builds what its client receives.
+// target workers hold sessions (their Describe's max_sessions, summed over replicas) and their
+// KV budgets hold at the most each may need (kv_admission.h); the rest wait in a bounded FIFO
+// admission queue until their deadline. Named sessions are remembered up to max_sessions; the least
+// recently used idle one is forgotten to make room, and any is forgotten after session_idle. Idle
+// named sessions keep worker streams only while admitted requests leave room for them: the least
+// recently used let go first and are re-filled from their history on their next request. Every
+// request is checked and converted first (validated_request.h); a reply writer (reply_writer.h)
+// builds what its client receives.
 //
 // Thread-safe: requests of different sessions run in parallel; a session serves one request
 // at a time (a second concurrent one is kAborted).
@@ -34,6 +35,7 @@
 #include "core/generation/speculation_defaults.h"
 #include "services/coordinator/address_resolver.h"
 #include "services/coordinator/admission_queue.h"
+#include "services/coordinator/kv_admission.h"
 #include "services/coordinator/local_tokenizer.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
@@ -139,10 +141,13 @@ class Coordinator {
   // deadlines of its worker calls into `params`. True when the draft tried did not answer.
   absl::StatusOr<bool> PrepareWorkers(const std::string& id, Session& session, RoundParams& params,
                                       absl::Time request_deadline);
-  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover.
+  // Runs the rounds, streaming through `reply`, with the metrics' timing hooks and failover;
+  // a target short of KV memory after the first token pauses the request, which then resumes
+  // from its history.
   absl::StatusOr<RoundOutcome> RunRounds(const std::string& id, Session& session,
                                          const RoundParams& params, bool draft_lost,
-                                         ReplyWriter& reply, absl::Time request_deadline);
+                                         ReplyWriter& reply, absl::Time request_deadline,
+                                         const std::function<bool()>& cancelled);
   // Gives the session a draft stream if a draft is ready; false when the one tried failed.
   bool AttachDraft(const std::string& id, Session& session);
   // True when the session has no usable draft stream (none, broken, or on a draft that is
@@ -184,6 +189,7 @@ class Coordinator {
   std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
   std::atomic<uint64_t> next_session_{1};
   std::unique_ptr<AdmissionQueue> admission_;
+  KvBudget kv_budget_;  // the targets' KV blocks (Init)
 
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mutex_);

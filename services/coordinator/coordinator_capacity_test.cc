@@ -23,6 +23,7 @@ namespace tandem {
 namespace {
 
 using ::tandem::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "models/stories260K/stories260K.gguf";
@@ -30,8 +31,8 @@ constexpr char kDraft[] = "models/stories260K/derived/stories-draft-distilled.gg
 
 // A worker served by itself over loopback TCP: failover re-attaches need a real channel.
 struct Worker : testing::TestWorker {
-  Worker(WorkerRole role, const std::string& model, int max_sessions)
-      : TestWorker(role, model, max_sessions) {
+  Worker(WorkerRole role, const std::string& model, int max_sessions, int64_t kv_budget = 0)
+      : TestWorker(role, model, max_sessions, absl::Minutes(10), kv_budget) {
     Serve();
   }
   std::unique_ptr<WorkerClient> Client() { return TcpClient(); }
@@ -58,7 +59,7 @@ class CoordinatorCapacityTest : public ::testing::Test {
  protected:
   void Start(int worker_sessions, CoordinatorOptions options = CoordinatorOptions(),
              bool with_draft = true) {
-    target_ = std::make_unique<Worker>(WorkerRole::kTarget, kTarget, worker_sessions);
+    target_ = std::make_unique<Worker>(WorkerRole::kTarget, kTarget, worker_sessions, kv_budget_);
     ASSERT_NE(target_->server, nullptr);
     std::vector<std::unique_ptr<WorkerClient>> targets, drafts;
     targets.push_back(target_->Client());
@@ -118,6 +119,7 @@ class CoordinatorCapacityTest : public ::testing::Test {
     return done();
   }
 
+  int64_t kv_budget_ = 0;  // the target's, bytes
   prometheus::Registry registry_;
   std::unique_ptr<Worker> target_, draft_;
   std::unique_ptr<CoordinatorMetrics> metrics_;
@@ -159,6 +161,50 @@ TEST_F(CoordinatorCapacityTest, SeventeenConcurrentRequestsOnASixteenSessionWork
   EXPECT_EQ(coordinator_->active_sessions(), 0);
   EXPECT_EQ(metrics_->active_sessions.Value(), 0);
   EXPECT_EQ(target_->AwaitSessions(0), 0);
+}
+
+// One block of stories260K's f16 cache: 16 positions x 5 layers x 4 KV heads x 8 x 2 x 2 bytes.
+constexpr int64_t kKvBlockBytes = 10240;
+
+TEST_F(CoordinatorCapacityTest, RequestsRunOnlyWhileTheTargetsKvBudgetHoldsWhatEachMayNeed) {
+  // 40 blocks; a request of 5 prompt tokens + 160 tokens + a round (4 guesses and the pending
+  // token) needs 170 positions, 11 blocks: three fit.
+  kv_budget_ = 40 * kKvBlockBytes;
+  Start(16);
+  const std::string prompt = "Once upon a time";
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> alone, Generate(Greedy(prompt, 160)));
+  Gate gate;
+  constexpr int kClients = 6;
+  std::vector<absl::StatusOr<std::vector<int32_t>>> results(kClients, absl::UnknownError(""));
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] { results[i] = Generate(Greedy(prompt, 160), &gate); });
+  }
+  // Sixteen sessions, but the blocks of three: the others wait in the queue.
+  EXPECT_TRUE(Eventually([&] {
+    return gate.inside() == 3 && metrics_->queued_requests.Value() == 3;
+  })) << gate.inside()
+      << " inside, " << metrics_->queued_requests.Value() << " queued";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(gate.inside(), 3);
+  gate.Open();
+  for (std::thread& t : clients) t.join();
+  for (int i = 0; i < kClients; ++i) {
+    ASSERT_TRUE(results[i].ok()) << "client " << i << ": " << results[i].status();
+    EXPECT_EQ(*results[i], alone) << "client " << i;
+  }
+}
+
+TEST_F(CoordinatorCapacityTest, ARequestNoTargetsKvBudgetCouldHoldIsRefusedBeforeAnyToken) {
+  kv_budget_ = 12 * kKvBlockBytes;  // 192 positions; the context is 256
+  Start(4);
+  Gate never;
+  EXPECT_THAT(Generate(Greedy("Once upon a time", 250), &never),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("256 KV positions"), HasSubstr("16 blocks"),
+                             HasSubstr("--kv-budget-mb"), HasSubstr("holds: 12 blocks"))));
+  EXPECT_EQ(never.inside(), 0);
+  EXPECT_OK(Generate(Greedy("Once upon a time", 100)).status());  // 7 blocks: fits
 }
 
 TEST_F(CoordinatorCapacityTest, AFullQueueIsResourceExhaustedAndAnExpiredWaitDeadlineExceeded) {

@@ -13,7 +13,7 @@
 namespace tandem::testing {
 
 TestWorker::TestWorker(WorkerRole role, const std::string& model, int max_sessions,
-                       absl::Duration idle_timeout) {
+                       absl::Duration idle_timeout, int64_t kv_budget_bytes) {
   absl::StatusOr<std::string> path = SharedFile(model);
   EXPECT_TRUE(path.ok()) << path.status();
   WorkerOptions options;
@@ -22,6 +22,7 @@ TestWorker::TestWorker(WorkerRole role, const std::string& model, int max_sessio
   options.threads = 1;
   options.context_size = 256;
   if (max_sessions > 0) options.max_sessions = max_sessions;
+  options.kv_budget_bytes = kv_budget_bytes;
   absl::StatusOr<std::unique_ptr<WorkerEngine>> created = WorkerEngine::Create(options);
   if (!created.ok()) {  // a constructor cannot ASSERT: callers check `server`
     ADD_FAILURE() << created.status();

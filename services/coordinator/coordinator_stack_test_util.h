@@ -21,9 +21,9 @@ namespace tandem::testing {
 // ASSERT_NE(server, nullptr).
 class TestWorker {
  public:
-  // `max_sessions` 0 keeps the worker's default.
+  // `max_sessions` 0 keeps the worker's default; `kv_budget_bytes` 0: no KV budget.
   TestWorker(WorkerRole role, const std::string& model, int max_sessions = 0,
-             absl::Duration idle_timeout = absl::Minutes(10));
+             absl::Duration idle_timeout = absl::Minutes(10), int64_t kv_budget_bytes = 0);
   // Serves `service` itself (the default), or `front`, which wraps it and is kept until the
   // server is gone.
   void Serve(std::unique_ptr<grpc::Service> front = nullptr);
