@@ -1,11 +1,11 @@
 #include "client/chat/chat_options.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_replace.h"
@@ -29,7 +29,7 @@ ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
           "repetition penalty > 0; 1 disables");
 ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
           "tokens the repetition penalty looks back at, >= 0; 0 disables");
-ABSL_FLAG(uint64_t, seed, 0,
+ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt,
           "random seed (unset: a fresh one each run, printed in the stats line to repeat it)");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16",
@@ -128,9 +128,8 @@ absl::StatusOr<ChatOptions> ChatFromFlags() {
   options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
   options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
-  options.sampler.seed = absl::GetFlagReflectionHandle(FLAGS_seed).IsSpecifiedOnCommandLine()
-                             ? absl::GetFlag(FLAGS_seed)
-                             : FreshSeed();
+  const std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed);
+  options.sampler.seed = seed.has_value() ? *seed : FreshSeed();
   if (const std::string coupling = absl::GetFlag(FLAGS_coupling); coupling == "gumbel") {
     options.sampler.coupling = Coupling::kGumbel;
   } else if (coupling != "standard") {
