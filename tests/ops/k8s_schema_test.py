@@ -116,6 +116,19 @@ def test_budgets_and_autoscaler_name_real_workloads():
     assert metric in declared, f"the autoscaler's metric {metric} is not a Tandem metric"
 
 
+def test_the_base_policy_says_keys_guard_only_where_there_are_keys():
+    """Issue 33: the base binds 0.0.0.0 with no API keys; its NetworkPolicy comment must not
+    say keys guard the coordinator's ports there."""
+    coordinator = named(render("base"), "Deployment", "tandem-coordinator")
+    args = coordinator["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not any(a.startswith("--api-keys-file") for a in args), args
+    comment = "\n".join(line for line in open(opslib.repo_path("deploy", "k8s", "base",
+                                                         "network-policy.yaml"))
+                        if line.startswith("#"))
+    assert "keys guard them)" not in comment, comment
+    assert "nothing else guards them" in comment, comment
+
+
 def test_mounted_secrets_are_generated_and_ingress_backends_exist():
     objects = render("overlays/production")
     secrets = {s["metadata"]["name"] for s in of_kind(objects, "Secret")}
