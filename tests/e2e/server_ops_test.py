@@ -60,7 +60,7 @@ class Process:
         raise AssertionError(f"no /{pattern}/ in {where} after {timeout} s: {self.stderr()}")
 
     def address(self):
-        return self.wait_for(r"listening on (\S+) \(metrics on (\d+)\)").group(1)
+        return self.wait_for(r"listening on (\S+)").group(1)
 
     def stop(self):
         if self.proc.poll() is None:
