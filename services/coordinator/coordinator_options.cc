@@ -12,6 +12,7 @@
 #include "core/base/status_macros.h"
 #include "core/generation/speculation_defaults.h"
 #include "services/coordinator/draft_deadline.h"
+#include "services/coordinator/worker_pool.h"
 
 ABSL_FLAG(std::string, target, "", "target worker address(es), comma-separated");
 ABSL_FLAG(std::string, draft, "", "draft worker address(es), comma-separated; empty: none");
@@ -75,11 +76,13 @@ ABSL_FLAG(double, draft_deadline_floor_ms, 50, "shortest deadline of a draft cal
 ABSL_FLAG(double, draft_deadline_multiple, 4,
           "a draft call's deadline: this many times its recent p95 time per token");
 ABSL_FLAG(double, draft_deadline_max_ms, 10000, "longest deadline of a draft call");
-ABSL_FLAG(double, draft_liveness_floor_ms, 1000,
+ABSL_FLAG(double, draft_liveness_floor_ms,
+          absl::ToDoubleMilliseconds(tandem::DraftDeadlineOptions().liveness_floor),
           "a draft call unanswered this long (at least) has failed: the draft is dropped");
-ABSL_FLAG(double, draft_liveness_multiple, 16,
+ABSL_FLAG(double, draft_liveness_multiple, tandem::DraftDeadlineOptions().liveness_multiple,
           "a draft call unanswered past this many times its recent p95 time per token has failed");
-ABSL_FLAG(double, reconnect_grace_seconds, 5,
+ABSL_FLAG(double, reconnect_grace_seconds,
+          absl::ToDoubleSeconds(tandem::WorkerPoolOptions().reconnect_grace),
           "how long a target that stopped answering counts as restarting: requests wait for it "
           "(up to --failover-wait-seconds); past it, with no target ready or loading, they fail "
           "at once");
