@@ -19,8 +19,8 @@
 // left alone for min(initial × factor^(f-1), max); a success resets it. There is one back-off
 // per draft, not per session: failures reported while a pause runs (the other sessions' calls
 // that were in flight) do not lengthen it. A health probe that finds the draft answering again
-// ends the pause at once (the count stays, so a draft that answers probes but fails its calls
-// still backs off further each time).
+// after its probes had failed (a frozen or restarted process is back) ends the pause at once;
+// a draft whose probes kept answering while its calls failed serves its whole pause.
 //
 // Both are thread-safe (one instance per draft replica, shared by its sessions).
 #ifndef TANDEM_SERVICES_COORDINATOR_DRAFT_DEADLINE_H_

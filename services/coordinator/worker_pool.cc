@@ -200,10 +200,12 @@ void WorkerPool::Probe(Replica& r) {
                  << ": prompts are tokenized on the target workers from now on";
     tokenizer_mismatch_ = true;
   }
-  const bool was_ready = r.ready;
+  // Back after its probes failed (a frozen or restarted process): the next call may try it.
+  // A replica marked down by a failed call whose probes kept answering keeps its back-off.
+  if (d.ok() && !r.probe_answered) r.backoff.Reprobed();
+  r.probe_answered = d.ok();
   r.ready = d.ok() && !refused && r.member;
   if (!r.ready) return;
-  if (!was_ready) r.backoff.Reprobed();  // back: the next call may try it
   r.max_sessions = d->max_sessions();
   r.reported_sessions = d->active_sessions();
   r.queue_depth = d->queue_depth();

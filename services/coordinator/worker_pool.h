@@ -167,6 +167,7 @@ class WorkerPool {
     bool member = true;                   // listed by the last SetMembers
     bool refused = false;                 // its last probe reported another vocabulary
     absl::Time last_alive = absl::Now();  // its process last answered (or was connected)
+    bool probe_answered = true;           // its last probe succeeded
     int32_t max_sessions = 0;
     int32_t reported_sessions = 0;  // active sessions at the last probe
     int32_t pinned_at_probe = 0;    // our sessions on it at the last probe

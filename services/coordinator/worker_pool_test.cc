@@ -244,6 +244,23 @@ TEST(WorkerPoolGoneTest, ALoadingWorkerIsStartingWhateverTheGrace) {
   server->Shutdown();
 }
 
+// A draft whose calls failed but whose probes keep answering serves its back-off; one whose
+// probes failed too (frozen, restarting) may be tried as soon as a probe answers again.
+TEST_F(WorkerPoolTest, AProbeEndsABackOffOnlyWhenItsProbesHadFailed) {
+  Start();
+  Settle();
+  pool_->backoff(0).Fail(absl::Now());  // 1 s, the default
+  pool_->MarkDown(0);
+  Settle();
+  EXPECT_TRUE(pool_->Ready(0));    // the probe answers...
+  EXPECT_FALSE(pool_->Usable(0));  // ...but the call failures' pause stands
+  workers_[0].down = true;
+  Settle();
+  workers_[0].down = false;
+  Settle();
+  EXPECT_TRUE(pool_->Usable(0));  // back after failed probes: tried again at once
+}
+
 TEST_F(WorkerPoolTest, AFullReplicaMakesWayForOneWithRoom) {
   Start();
   Settle();
