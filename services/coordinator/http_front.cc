@@ -20,7 +20,6 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "services/coordinator/http_transport.h"
 
@@ -193,9 +192,6 @@ class HttpFront::Loop {
   void Stop();
   int port() const { return port_; }
   int connections() const { return connections_; }
-  bool stopping() const { return stopping_; }
-  absl::Duration write_timeout() const { return options_.write_timeout; }
-  const std::atomic<bool>& stop_flag() const { return stopping_; }
 
  private:
   void Run();

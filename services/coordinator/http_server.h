@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/http_front.h"
 #include "services/coordinator/request_limits.h"
 
 namespace tandem {
@@ -44,19 +45,19 @@ absl::Status CheckHttpListen(const std::string& listen);
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT ([::1]:PORT for IPv6); port 0 picks one
   RequestLimits limits;                // the coordinator's (--max-prompt-bytes, ...)
-  size_t max_body_bytes = 4 << 20;     // --max-message-bytes
-  int threads = 0;                     // 0: the coordinator's concurrent requests + 8
-  std::string tls_cert = "";           // PEM certificate chain and key files: HTTPS; empty:
-  std::string tls_key = "";            // plain HTTP
-  const ApiKeys* api_keys = nullptr;   // null: no authentication; must outlive the server
-  // Against abuse (issue 33): safe without flags.
-  size_t max_header_bytes = 16 << 10;  // the request line and header lines together
-  int max_header_count = 64;
-  absl::Duration request_timeout = absl::Seconds(10);  // a whole request, first byte to last
-  absl::Duration idle_timeout = absl::Seconds(5);      // keep-alive (and a silent new connection)
-  int max_connections = 4096;                          // then the oldest idle one is closed
-  int max_connections_per_address = 512;               // from one client IP, likewise
-  size_t max_buffered_body_bytes = 64 << 20;  // bodies held at once (then 503); >= max_body
+  size_t max_body_bytes = HttpLimits().max_body_bytes;  // --max-message-bytes
+  int threads = 0;                    // 0: the coordinator's concurrent requests + 8
+  std::string tls_cert = "";          // PEM certificate chain and key files: HTTPS; empty:
+  std::string tls_key = "";           // plain HTTP
+  const ApiKeys* api_keys = nullptr;  // null: no authentication; must outlive the server
+  // Against abuse (issue 33): safe without flags; the defaults are the front's own.
+  size_t max_header_bytes = HttpLimits().max_header_bytes;  // request line and headers together
+  int max_header_count = HttpLimits().max_header_count;
+  absl::Duration request_timeout = HttpFrontOptions().request_timeout;  // first byte to last
+  absl::Duration idle_timeout = HttpFrontOptions().idle_timeout;  // keep-alive, silent new ones
+  int max_connections = HttpFrontOptions().max_connections;       // then the oldest idle one closes
+  int max_connections_per_address = HttpFrontOptions().max_connections_per_address;  // likewise
+  size_t max_buffered_body_bytes = HttpFrontOptions().max_buffered_body_bytes;       // then 503
 };
 
 class HttpServer {

@@ -40,7 +40,6 @@ class HttpTransport {
   HttpTransport& operator=(const HttpTransport&) = delete;
 
   int fd() const { return fd_; }
-  bool tls() const { return tls_; }
   // The TLS handshake, one step (kOk once done; plaintext: kOk at once).
   Io Handshake();
   // kOk with *n > 0 bytes, kClosed at the end of the stream or an error.
