@@ -1,0 +1,83 @@
+// Runs a Grammar (grammar.h) over bytes: a set of pushdown stacks, each the positions in
+// Grammar::code still to match, innermost last. Advancing by a byte keeps the stacks whose
+// next element is a byte set holding it, steps past it and expands rule references until each
+// stack's top is a byte set (or the stack is empty: the root is complete). Stacks live in a
+// tree shared by all states of one matcher and are deduplicated, so equal states are equal
+// vectors of node ids (MatcherState), cheap to copy, compare and hash.
+//
+//   GrammarMatcher m(grammar);
+//   MatcherState s = m.Start();
+//   for (char c : text) if (!m.Advance(s, c, &s)) return false;
+//   return m.CanEnd(s);
+//
+// Bounded: a state holds at most GrammarMatcher::kMaxStacks stacks and a stack at most
+// kMaxDepth frames; a step that would exceed either fails (Advance returns false and
+// overflowed() turns true), so an ambiguous or deeply nested grammar refuses input instead of
+// using unbounded memory.
+//
+// Not thread-safe (the node tree grows); one matcher per request.
+#ifndef TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
+#define TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "core/grammar/grammar.h"
+
+namespace tandem {
+
+// A matcher state: the ids of its stacks' top nodes, sorted, without repeats. kEmptyStack (0)
+// stands for a stack that matched the whole root.
+using MatcherState = std::vector<int32_t>;
+
+class GrammarMatcher {
+ public:
+  static constexpr int32_t kMaxStacks = 4096;
+  static constexpr int32_t kMaxDepth = 2048;
+  static constexpr int32_t kEmptyStack = 0;
+
+  // `grammar` must outlive the matcher.
+  explicit GrammarMatcher(const Grammar& grammar);
+
+  // The state before any byte.
+  MatcherState Start();
+  // The state after `byte`; false (and `next` unspecified) if no stack accepts it. `next` may
+  // be `state`.
+  bool Advance(const MatcherState& state, uint8_t byte, MatcherState* next);
+  // Whether the input so far is a complete sentence of the grammar.
+  bool CanEnd(const MatcherState& state) const;
+  // Whether some byte may follow (false: the grammar is complete and nothing can follow).
+  bool CanContinue(const MatcherState& state) const;
+  // The bytes some stack accepts next.
+  ByteSet NextBytes(const MatcherState& state) const;
+
+  bool overflowed() const { return overflowed_; }
+  const Grammar& grammar() const { return grammar_; }
+  int64_t node_count() const { return static_cast<int64_t>(nodes_.size()); }
+
+ private:
+  struct Node {
+    int32_t position;  // in grammar_.code: the next element to match
+    int32_t parent;    // the node below; kEmptyStack at the bottom
+    int32_t depth;
+  };
+  int32_t Push(int32_t position, int32_t parent);
+  // Adds to `out` the expansions of `position` above `parent`: byte-set tops, or kEmptyStack.
+  void Expand(int32_t position, int32_t parent, MatcherState* out);
+
+  const Grammar& grammar_;
+  std::vector<Node> nodes_;  // nodes_[0] is the empty stack
+  absl::flat_hash_map<uint64_t, int32_t> node_ids_;  // (position, parent) -> node
+  std::vector<int32_t> work_;
+  bool overflowed_ = false;
+};
+
+// Whether `text` is a sentence of `grammar` (tests and tools).
+bool GrammarMatches(const Grammar& grammar, absl::string_view text);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
