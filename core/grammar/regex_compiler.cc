@@ -1,6 +1,7 @@
 #include "core/grammar/regex_compiler.h"
 
 #include <algorithm>
+#include <set>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,22 +19,14 @@
 #include "core/grammar/grammar_expr.h"
 #include "core/grammar/regex_char_class.h"
 #include "core/grammar/regex_escape.h"
+#include "core/grammar/regex_piece.h"
 
 namespace tandem {
 namespace {
 
-// A parsed part of the pattern, with what the limits need: an upper estimate of its size once
-// lowered (grammar elements, counted repetitions multiplied out) and its expression depth.
-struct Piece {
-  GrammarExpr expr;
-  int64_t size = 1;
-  int32_t depth = 1;
-  bool literal = false;  // an unquantified literal, which a following literal may extend
-};
-
 // The top-level alternative or group alternative being read.
 struct Alternative {
-  std::vector<Piece> pieces;
+  std::vector<RegexPiece> pieces;
   bool starts_anchored = false;  // began with `^`
   bool ends_anchored = false;    // ended with `$`
 };
@@ -41,69 +34,9 @@ struct Alternative {
 // An open group; the pattern itself is the outermost.
 struct Frame {
   size_t open = 0;  // the byte offset of its '('
-  std::vector<Piece> alternatives;
+  std::vector<RegexPiece> alternatives;
   Alternative current;
 };
-
-// Lowered size estimate of a class of `ranges` code point ranges: each range becomes a few
-// UTF-8 byte-sequence alternatives of up to 4 byte sets.
-constexpr int64_t kElementsPerClassRange = 8;
-
-Piece EmptyPiece() { return Piece{}; }
-
-Piece LiteralPiece(uint32_t codepoint) {
-  std::string bytes;
-  utf8::Append(codepoint, &bytes);
-  Piece piece;
-  piece.size = static_cast<int64_t>(bytes.size());
-  piece.expr = GrammarExpr::Literal(std::move(bytes));
-  piece.literal = true;
-  return piece;
-}
-
-Piece ClassPiece(const CodepointSet& set) {
-  std::vector<CodepointRange> ranges = set.Ranges();
-  Piece piece;
-  piece.size = 1 + kElementsPerClassRange * static_cast<int64_t>(ranges.size());
-  piece.expr = GrammarExpr::CharClass(std::move(ranges));
-  return piece;
-}
-
-// Sequence (choice: false) or choice of `parts`; a single part stands for itself.
-Piece Combine(std::vector<Piece> parts, bool choice) {
-  if (parts.empty()) return EmptyPiece();
-  if (parts.size() == 1) return std::move(parts[0]);
-  Piece out;
-  out.size = choice ? static_cast<int64_t>(parts.size()) : 0;
-  out.depth = 0;
-  std::vector<GrammarExpr> children;
-  children.reserve(parts.size());
-  for (Piece& part : parts) {
-    out.size += part.size;
-    out.depth = std::max(out.depth, part.depth);
-    children.push_back(std::move(part.expr));
-  }
-  out.depth += 1;
-  out.expr = choice ? GrammarExpr::Choice(std::move(children))
-                    : GrammarExpr::Sequence(std::move(children));
-  return out;
-}
-
-// `child` min..max times; its size estimate saturates past `cap`.
-Piece RepeatPiece(Piece child, int32_t min, int32_t max, int64_t cap) {
-  if (max == 0) return EmptyPiece();
-  if (min == 1 && max == 1) {
-    child.literal = false;
-    return child;
-  }
-  // The builder may write out up to max copies (min + 1 when unbounded: min copies and a loop).
-  const int64_t copies = max == kUnbounded ? int64_t{min} + 1 : int64_t{max};
-  Piece out;
-  out.size = child.size > cap / copies ? cap + 1 : child.size * copies + 2;
-  out.depth = child.depth + 1;
-  out.expr = GrammarExpr::Repeat(std::move(child.expr), min, max);
-  return out;
-}
 
 class RegexParser {
  public:
@@ -125,19 +58,23 @@ class RegexParser {
   absl::Status EndAlternative(Frame& frame, bool top_level, size_t offset);
   absl::Status StartAnchor();
   absl::Status EndAnchor();
-  absl::Status AddAtom(Piece atom, size_t offset);
+  absl::Status AddAtom(RegexPiece atom, size_t offset);
   absl::StatusOr<bool> ParseQuantifier(int32_t* min, int32_t* max);
   absl::StatusOr<int32_t> ParseCount(size_t offset);
-  absl::StatusOr<Piece> ParseClass();
+  absl::StatusOr<RegexPiece> ParseClass();
   absl::StatusOr<ClassItem> ParseClassItem();
-  absl::StatusOr<Piece> FinishFrame(Frame frame, bool top_level, size_t end_offset);
-  absl::Status CheckLimits(const Piece& piece, size_t offset) const;
+  absl::StatusOr<RegexPiece> FinishFrame(Frame frame, bool top_level, size_t end_offset);
+  absl::Status CheckLimits(const RegexPiece& piece, size_t offset) const;
+  RegexPiece ClassPiece(const CodepointSet& set);
 
   absl::string_view pattern_;
   const RegexOptions& options_;
   RegexEscapeReader escapes_;
   size_t pos_ = 0;
   std::vector<Frame> frames_;
+  // The distinct classes so far (the builder defines a rule for each once) and their cost.
+  std::set<std::vector<std::pair<uint32_t, uint32_t>>> classes_;
+  LoweredCost class_definitions_;
 };
 
 absl::StatusOr<GrammarExpr> RegexParser::Parse() {
@@ -146,7 +83,7 @@ absl::StatusOr<GrammarExpr> RegexParser::Parse() {
   if (frames_.size() > 1) {
     return Error(frames_.back().open, "'(' is never closed");
   }
-  ASSIGN_OR_RETURN(Piece whole, FinishFrame(std::move(frames_.back()), /*top_level=*/true,
+  ASSIGN_OR_RETURN(RegexPiece whole, FinishFrame(std::move(frames_.back()), /*top_level=*/true,
                                             pattern_.size()));
   frames_.clear();
   return std::move(whole.expr);
@@ -178,7 +115,7 @@ absl::Status RegexParser::Step() {
       return Error(offset, absl::StrCat("lone '", pattern_.substr(offset, 1),
                                         "' (escape it to match it)"));
     case '[': {
-      ASSIGN_OR_RETURN(Piece atom, ParseClass());
+      ASSIGN_OR_RETURN(RegexPiece atom, ParseClass());
       return AddAtom(std::move(atom), offset);
     }
     case '.':
@@ -186,11 +123,12 @@ absl::Status RegexParser::Step() {
       return AddAtom(ClassPiece(DotSet()), offset);
     case '\\': {
       ASSIGN_OR_RETURN(ClassItem item, escapes_.Read(&pos_, /*in_class=*/false));
-      return AddAtom(item.is_set ? ClassPiece(item.set) : LiteralPiece(item.codepoint), offset);
+      return AddAtom(item.is_set ? ClassPiece(item.set) : RegexPiece::Literal(item.codepoint),
+                     offset);
     }
     default: {
       const uint32_t codepoint = escapes_.Decode(&pos_);
-      return AddAtom(LiteralPiece(codepoint), offset);
+      return AddAtom(RegexPiece::Literal(codepoint), offset);
     }
   }
 }
@@ -233,7 +171,7 @@ absl::Status RegexParser::CloseGroup() {
   ++pos_;
   Frame frame = std::move(frames_.back());
   frames_.pop_back();
-  ASSIGN_OR_RETURN(Piece group, FinishFrame(std::move(frame), /*top_level=*/false, offset));
+  ASSIGN_OR_RETURN(RegexPiece group, FinishFrame(std::move(frame), /*top_level=*/false, offset));
   group.literal = false;
   return AddAtom(std::move(group), offset);
 }
@@ -247,23 +185,23 @@ absl::Status RegexParser::EndAlternative(Frame& frame, bool top_level, size_t of
     CodepointSet anything;
     anything.Add(0, kMaxCodepoint);
     auto any_text = [&] {
-      return RepeatPiece(ClassPiece(anything), 0, kUnbounded, options_.limits.max_elements);
+      return RegexPiece::Repeat(ClassPiece(anything), 0, kUnbounded);
     };
     if (!alternative.starts_anchored) {
       alternative.pieces.insert(alternative.pieces.begin(), any_text());
     }
     if (!alternative.ends_anchored) alternative.pieces.push_back(any_text());
   }
-  Piece sequence = Combine(std::move(alternative.pieces), /*choice=*/false);
+  RegexPiece sequence = RegexPiece::Sequence(std::move(alternative.pieces));
   RETURN_IF_ERROR(CheckLimits(sequence, offset));
   frame.alternatives.push_back(std::move(sequence));
   return absl::OkStatus();
 }
 
 // The choice of `frame`'s alternatives, its last one ending at `end_offset`.
-absl::StatusOr<Piece> RegexParser::FinishFrame(Frame frame, bool top_level, size_t end_offset) {
+absl::StatusOr<RegexPiece> RegexParser::FinishFrame(Frame frame, bool top_level, size_t end_offset) {
   RETURN_IF_ERROR(EndAlternative(frame, top_level, end_offset));
-  Piece choice = Combine(std::move(frame.alternatives), /*choice=*/true);
+  RegexPiece choice = RegexPiece::Choice(std::move(frame.alternatives));
   RETURN_IF_ERROR(CheckLimits(choice, end_offset));
   return choice;
 }
@@ -296,19 +234,18 @@ absl::Status RegexParser::EndAnchor() {
 
 // Adds `atom` (which began at `offset`) to the current alternative with its quantifier, if one
 // follows; an unquantified literal extends an unquantified literal before it.
-absl::Status RegexParser::AddAtom(Piece atom, size_t offset) {
+absl::Status RegexParser::AddAtom(RegexPiece atom, size_t offset) {
   int32_t min = 1;
   int32_t max = 1;
   const size_t quantifier_offset = pos_;
   ASSIGN_OR_RETURN(const bool quantified, ParseQuantifier(&min, &max));
-  std::vector<Piece>& pieces = frames_.back().current.pieces;
+  std::vector<RegexPiece>& pieces = frames_.back().current.pieces;
   if (!quantified && atom.literal && !pieces.empty() && pieces.back().literal) {
-    pieces.back().expr.literal += atom.expr.literal;
-    pieces.back().size += atom.size;
-    return absl::OkStatus();
+    pieces.back().Extend(atom);
+    return CheckLimits(pieces.back(), offset);
   }
   if (quantified) {
-    atom = RepeatPiece(std::move(atom), min, max, options_.limits.max_elements);
+    atom = RegexPiece::Repeat(std::move(atom), min, max);
     RETURN_IF_ERROR(CheckLimits(atom, quantifier_offset));
   } else {
     RETURN_IF_ERROR(CheckLimits(atom, offset));
@@ -317,11 +254,30 @@ absl::Status RegexParser::AddAtom(Piece atom, size_t offset) {
   return absl::OkStatus();
 }
 
-absl::Status RegexParser::CheckLimits(const Piece& piece, size_t offset) const {
-  if (piece.size > options_.limits.max_elements) {
+RegexPiece RegexParser::ClassPiece(const CodepointSet& set) {
+  std::vector<CodepointRange> ranges = set.Ranges();
+  std::vector<std::pair<uint32_t, uint32_t>> key;
+  key.reserve(ranges.size());
+  for (const CodepointRange& r : ranges) key.emplace_back(r.lo, r.hi);
+  if (classes_.insert(std::move(key)).second) {
+    class_definitions_ = class_definitions_ + ClassDefinitionCost(ranges.size());
+  }
+  return RegexPiece::Class(std::move(ranges));
+}
+
+// Refuses `piece` (at `offset`) if the pattern would be past a limit with it: its lowered
+// cost with the classes' rules and the start rule's end of alternative, or its depth.
+absl::Status RegexParser::CheckLimits(const RegexPiece& piece, size_t offset) const {
+  const LoweredCost cost = piece.total() + class_definitions_ + LoweredCost{1, 1};
+  if (cost.elements > options_.limits.max_elements) {
     return Error(offset, absl::StrCat("the pattern would lower to more than max_elements (",
                                       options_.limits.max_elements,
                                       ") grammar elements (counted repetitions multiply)"));
+  }
+  if (cost.rules > options_.limits.max_rules) {
+    return Error(offset, absl::StrCat("the pattern would lower to more than max_rules (",
+                                      options_.limits.max_rules,
+                                      ") grammar rules (each optional copy of {m,n} is one)"));
   }
   if (piece.depth > options_.limits.max_nesting) {
     return Error(offset, absl::StrCat("expressions nest deeper than max_nesting (",
@@ -398,7 +354,7 @@ absl::StatusOr<int32_t> RegexParser::ParseCount(size_t offset) {
 }
 
 // A class [...] or [^...] at pos_: members are code points, ranges a-b and class escapes.
-absl::StatusOr<Piece> RegexParser::ParseClass() {
+absl::StatusOr<RegexPiece> RegexParser::ParseClass() {
   const size_t open = pos_;
   ++pos_;
   const bool negated = At('^');
