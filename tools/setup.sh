@@ -11,6 +11,9 @@ NPM_PACKAGES=(openai@6.49.0)
 # Kubernetes' OpenAPI schemas (v1.27) as validators, and the Prometheus Operator's, for the
 # manifests' test (tests/ops/k8s_schema_test.py).
 NPM_PACKAGES+=(kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.0.0)
+# JSON Schema validation (2020-12 dialect and formats) independent of the grammar engine, the
+# judge of the structured-output tests (tools/validate_json_schema.mjs, issue 27).
+NPM_PACKAGES+=(ajv@8.20.0 ajv-formats@3.0.1)
 NPM_DIR=${TANDEM_NPM_DIR:-$HOME/.cache/tandem-npm}
 
 install_npm_packages() {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/grammar/grammar_matcher.h"
 
 namespace tandem::testing {
 namespace {
@@ -393,6 +395,35 @@ json::Value RandomSchema(uint32_t seed, const RandomSchemaOptions& options) {
 
 json::Value RandomInstance(const json::Value& schema, uint32_t seed) {
   return InstanceMaker(schema, seed).Make(schema, 0);
+}
+
+std::optional<std::string> RandomSentence(const Grammar& grammar, uint32_t seed,
+                                          size_t soft_max, size_t hard_max) {
+  GrammarMatcher matcher(grammar);
+  MatcherState state = matcher.Start();
+  Random random(seed);
+  std::string out;
+  // Past soft_max, bytes that close something come first.
+  constexpr absl::string_view kClosing = "\"]}";
+  while (out.size() < hard_max) {
+    const bool can_end = matcher.CanEnd(state);
+    if (can_end && (out.size() >= soft_max || random.Chance(3))) return out;
+    const ByteSet next = matcher.NextBytes(state);
+    std::vector<uint8_t> bytes, closing;
+    for (int b = 0; b < 256; ++b) {
+      if (!next.Contains(static_cast<uint8_t>(b))) continue;
+      bytes.push_back(static_cast<uint8_t>(b));
+      if (kClosing.find(static_cast<char>(b)) != absl::string_view::npos) {
+        closing.push_back(static_cast<uint8_t>(b));
+      }
+    }
+    if (bytes.empty()) return can_end ? std::optional<std::string>(out) : std::nullopt;
+    const std::vector<uint8_t>& pool = out.size() >= soft_max && !closing.empty() ? closing : bytes;
+    const uint8_t byte = random.Pick(pool);
+    if (!matcher.Advance(state, byte, &state)) return std::nullopt;
+    out.push_back(static_cast<char>(byte));
+  }
+  return std::nullopt;
 }
 
 std::string CompactJson(const json::Value& value) {

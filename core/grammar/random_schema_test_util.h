@@ -13,9 +13,11 @@
 #define TANDEM_CORE_GRAMMAR_RANDOM_SCHEMA_TEST_UTIL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/base/json.h"
+#include "core/grammar/grammar.h"
 
 namespace tandem::testing {
 
@@ -29,6 +31,12 @@ json::Value RandomSchema(uint32_t seed, const RandomSchemaOptions& options = {})
 // A value valid against `schema`, which RandomSchema made: members in declared order, keys
 // as the compiler writes them, so CompactJson of it is in the schema's grammar.
 json::Value RandomInstance(const json::Value& schema, uint32_t seed);
+
+// A random sentence of `grammar` (a random walk over the matcher's next bytes that heads for
+// an end past `soft_max` bytes), or nullopt if none ended within `hard_max` bytes. Checks a
+// grammar's soundness: every sentence of a schema's grammar must validate against it.
+std::optional<std::string> RandomSentence(const Grammar& grammar, uint32_t seed,
+                                          size_t soft_max = 64, size_t hard_max = 4096);
 
 // `value` as compact JSON text (no spaces), as the compiler's grammars write it.
 std::string CompactJson(const json::Value& value);
