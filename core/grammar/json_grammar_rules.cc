@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/base/utf8.h"
+#include "core/grammar/json_number_range.h"
 
 namespace tandem {
 namespace {
@@ -32,6 +33,11 @@ E OneOf(absl::string_view chars) {
 }
 E Hex() { return Cls({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}); }
 E LowerHex() { return Cls({{'0', '9'}, {'a', 'f'}}); }
+
+// 0 or up to kMaxIntegerDigits digits without a leading zero.
+E IntegerPart() {
+  return Alt({Lit("0"), Seq({Digits('1', '9'), E::Repeat(Digit(), 0, kMaxIntegerDigits - 1)})});
+}
 
 // Four hex digits that are not a surrogate (D800..DFFF).
 E NonSurrogateHex4() {
@@ -197,11 +203,10 @@ GrammarExpr JsonGrammarRules::Body(Kind kind) {
     case kKeyChar:
       return KeyCharExcept({});
     case kNumber:
-      return Seq({Opt(Lit("-")), Alt({Lit("0"), Seq({Digits('1', '9'), Star(Digit())})}),
-                  Opt(Seq({Lit("."), Plus(Digit())})),
-                  Opt(Seq({OneOf("eE"), Opt(OneOf("+-")), Plus(Digit())}))});
+      return Seq({Opt(Lit("-")), IntegerPart(), Opt(Seq({Lit("."), Plus(Digit())})),
+                  Opt(Seq({OneOf("eE"), Opt(OneOf("+-")), E::Repeat(Digit(), 1, 2)}))});
     case kInteger:
-      return Seq({Opt(Lit("-")), Alt({Lit("0"), Seq({Digits('1', '9'), Star(Digit())})})});
+      return Seq({Opt(Lit("-")), IntegerPart()});
     case kBoolean:
       return Alt({Lit("true"), Lit("false")});
     case kNull:

@@ -64,19 +64,25 @@ E NonNegativeRange(int64_t a, std::optional<int64_t> b) {
     alternatives.push_back(SameLengthRange(lo, hi));
   }
   if (!b) {
-    // Every number with more digits than a.
+    // Every number with more digits than a (up to kMaxIntegerDigits).
     alternatives.push_back(E::Sequence({DigitRange('1', '9'),
                                         E::Repeat(Digit(), static_cast<int32_t>(sa.size()),
-                                                  kUnbounded)}));
+                                                  kMaxIntegerDigits - 1)}));
   }
   return OneOrMany(std::move(alternatives));
 }
 
-E AnyFraction() { return E::Sequence({E::Literal("."), E::Repeat(Digit(), 1, kUnbounded)}); }
+E AnyFraction() {
+  return E::Sequence({E::Literal("."), E::Repeat(Digit(), 1, kMaxFractionDigits)});
+}
 // A fraction that is not all zeros: its value is > 0.
 E NonZeroFraction() {
-  return E::Sequence({E::Literal("."), E::Repeat(E::Literal("0"), 0, kUnbounded),
-                      DigitRange('1', '9'), E::Repeat(Digit(), 0, kUnbounded)});
+  std::vector<E> alternatives;
+  for (int32_t zeros = 0; zeros < kMaxFractionDigits; ++zeros) {
+    alternatives.push_back(E::Sequence({E::Literal(std::string(zeros, '0')), DigitRange('1', '9'),
+                                        E::Repeat(Digit(), 0, kMaxFractionDigits - 1 - zeros)}));
+  }
+  return E::Sequence({E::Literal("."), E::Choice(std::move(alternatives))});
 }
 
 }  // namespace

@@ -31,10 +31,13 @@
 //    anywhere unless anchored by a leading ^ and a trailing $; it may not be combined with
 //    minLength, maxLength or format (refused: the intersection is not built).
 //  - Numbers: JSON number syntax (no leading zeros, optional fraction and exponent); integers
-//    -?(0|[1-9][0-9]*). `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` are
+//    -?(0|[1-9][0-9]*). So that every number is finite as a double, the integer part has at
+//    most 64 digits and the exponent at most 2. `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` are
 //    exact: on integers any finite bound (a fractional bound rounds inward), on numbers only
-//    integer-valued bounds, and a bounded number is written without an exponent. Bounds past
-//    +-2^53 (where JSON numbers lose precision) are refused.
+//    integer-valued bounds, exclusive ones below +-2^31, and a bounded number is written
+//    without an exponent and with at most 6 fraction digits (so rounding to a double never
+//    lands on an exclusive bound). Bounds past +-2^53 (where JSON numbers lose precision) are
+//    refused.
 //  - Objects: `properties` in declared order; `required` ones must appear, optional ones may
 //    be skipped (members always come in the declared order, which keeps the grammar linear in
 //    the number of properties); a required name that `properties` does not declare follows

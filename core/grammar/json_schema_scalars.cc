@@ -138,6 +138,14 @@ absl::StatusOr<GrammarExpr> JsonSchemaCompilation::NumberExpr(const json::Object
                          "a bound that is not an integer is supported on integers only");
     }
   }
+  for (const auto& [keyword, bound] :
+       {std::pair{"exclusiveMinimum", ex_minimum}, std::pair{"exclusiveMaximum", ex_maximum}}) {
+    if (bound && (bound->integer >= kMaxExclusiveNumberBound ||
+                  bound->integer <= -kMaxExclusiveNumberBound)) {
+      return SchemaError(keyword, pointer,
+                         "an exclusive bound past +-2^31 is supported on integers only");
+    }
+  }
   // The tightest bound on each side; at equal values the exclusive one.
   std::optional<NumberBound> lo, hi;
   if (minimum) lo = NumberBound{minimum->integer, false};
