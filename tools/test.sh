@@ -66,6 +66,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
                 http_request_fuzzer"
   # The constraint front ends: regular expressions.
   fuzz_targets="$fuzz_targets regex_fuzzer make_regex_seeds regex_compiler_test"
+  # JSON Schema.
+  fuzz_targets="$fuzz_targets json_schema_fuzzer make_json_schema_seeds json_schema_compiler_test"
   if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
          -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
@@ -73,9 +75,11 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_log=$(mktemp)
     fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach|npy|openai_request|http_request"
     fuzz_tests="$fuzz_tests|regex"
+    fuzz_tests="$fuzz_tests|json_schema"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|RegexCompilerTest"
+    unit_tests="$unit_tests|JsonSchemaCompilerTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.
     sanitized_unit_tests="^(${unit_tests})\\."
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \
