@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "core/grammar/grammar.h"
 
@@ -71,7 +72,9 @@ class GrammarMatcher {
   const Grammar& grammar_;
   std::vector<Node> nodes_;  // nodes_[0] is the empty stack
   absl::flat_hash_map<uint64_t, int32_t> node_ids_;  // (position, parent) -> node
-  std::vector<int32_t> work_;
+  std::vector<int32_t> work_;                 // Expand's (position, parent) pairs
+  absl::flat_hash_set<uint64_t> seen_;        // pairs expanded since Start/Advance began
+  MatcherState scratch_;
   bool overflowed_ = false;
 };
 
