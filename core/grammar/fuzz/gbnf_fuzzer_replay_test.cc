@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/grammar/fuzz/gbnf_seeds.h"
 #include "core/grammar/gbnf_parser.h"
+#include "core/grammar/grammar_matcher.h"
 #include "core/model/fuzz/seed_corpus.h"
 #include "gtest/gtest.h"
 
@@ -59,6 +62,26 @@ TEST(GbnfFuzzerReplayTest, KeepsItsPropertiesOnSeedsHostileVariantsAndHostileGra
   }
   for (const fuzzing::Input& input : inputs) {
     ASSERT_EQ(LLVMFuzzerTestOneInput(input.data(), input.size()), 0);
+  }
+}
+
+// The seeds start the fuzzer inside the format: each parses and matches its text, except the
+// last two (token references, left recursion), which start it at the refusals.
+TEST(GbnfFuzzerReplayTest, SeedsParseAndMatchTheirTexts) {
+  const std::vector<std::string> seeds = fuzzing::GbnfSeeds();
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    SCOPED_TRACE(seeds[i]);
+    const absl::string_view seed = seeds[i];
+    const size_t split = seed.find(fuzzing::kGbnfTextSeparator);
+    ASSERT_NE(split, absl::string_view::npos);
+    const absl::StatusOr<Grammar> grammar = ParseGbnf(seed.substr(0, split));
+    if (i + 2 >= seeds.size()) {
+      EXPECT_EQ(grammar.status().code(), absl::StatusCode::kInvalidArgument);
+      continue;
+    }
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    EXPECT_TRUE(GrammarMatches(
+        *grammar, seed.substr(split + fuzzing::kGbnfTextSeparator.size())));
   }
 }
 
