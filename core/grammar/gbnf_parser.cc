@@ -26,8 +26,8 @@ namespace {
 constexpr int64_t kCountCeiling = int64_t{1} << 40;
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
 }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsContinuation(uint8_t b) { return (b & 0xC0) == 0x80; }
@@ -87,7 +87,8 @@ class GbnfParser {
   absl::StatusOr<uint32_t> ParseChar();
   absl::StatusOr<uint32_t> ParseHexEscape(int digits);
   std::string ParseName();
-  Item Reference(std::string name);
+  // The builder id of rule `name`, declared on first sight.
+  int32_t RuleId(std::string name);
   // Wraps `children` in a sequence or choice (one child stands for itself, none is empty).
   absl::StatusOr<Item> Combine(GrammarExpr::Kind kind, std::vector<Item> children, size_t at);
   absl::Status CheckHeight(const Item& item, size_t at) const;
@@ -115,8 +116,8 @@ class GbnfParser {
 std::string GbnfParser::Where(size_t at) const {
   at = std::min(at, text_.size());
   const absl::string_view before = text_.substr(0, at);
-  const size_t line_start = before.rfind('\n') == absl::string_view::npos ? 0
-                                                                          : before.rfind('\n') + 1;
+  const size_t last_newline = before.rfind('\n');
+  const size_t line_start = last_newline == absl::string_view::npos ? 0 : last_newline + 1;
   const int64_t line = std::count(before.begin(), before.end(), '\n') + 1;
   int64_t column = 1;
   for (size_t i = line_start; i < at; ++i) {
@@ -211,7 +212,7 @@ absl::Status GbnfParser::ParseRule() {
     return Error(name_at, absl::StrCat("rule '", name, "' is defined twice (first at ",
                                        Where(first->second), ")"));
   }
-  const int32_t id = Reference(name).expr.rule;
+  const int32_t id = RuleId(name);
   const absl::Status defined = builder_.DefineRule(id, std::move(body.expr));
   if (!defined.ok()) {
     return absl::Status(defined.code(), absl::StrCat("GBNF ", Where(name_at), ": rule '", name,
@@ -220,13 +221,13 @@ absl::Status GbnfParser::ParseRule() {
   return absl::OkStatus();
 }
 
-Item GbnfParser::Reference(std::string name) {
+int32_t GbnfParser::RuleId(std::string name) {
   auto it = rules_by_name_.find(name);
   if (it == rules_by_name_.end()) {
     const int32_t id = builder_.AddRule(name);
     it = rules_by_name_.emplace(std::move(name), id).first;
   }
-  return Item{GrammarExpr::Rule(it->second), 1};
+  return it->second;
 }
 
 absl::Status GbnfParser::CheckHeight(const Item& item, size_t at) const {
@@ -293,7 +294,7 @@ absl::StatusOr<Item> GbnfParser::ParseSequence(bool nested, int32_t depth) {
       const size_t name_at = pos_;
       std::string name = ParseName();
       referenced_at_.try_emplace(name, name_at);
-      item = Reference(std::move(name));
+      item = Item{GrammarExpr::Rule(RuleId(std::move(name))), 1};
     } else if (c == '<' || c == '!') {
       return Error(pos_,
                    "token references ('<[123]>', '<think>', '!<...>') match token ids, not "
@@ -378,13 +379,23 @@ absl::StatusOr<uint32_t> GbnfParser::ParseChar() {
   if (AtEnd()) return Error(escape_at, "unterminated escape: expecting a character after '\\'");
   const char c = text_[pos_++];
   switch (c) {
-    case 'x': return ParseHexEscape(2);
-    case 'u': return ParseHexEscape(4);
-    case 'U': return ParseHexEscape(8);
-    case 'n': return uint32_t{'\n'};
-    case 't': return uint32_t{'\t'};
-    case 'r': return uint32_t{'\r'};
-    case '\\': case '"': case '[': case ']': case '-':
+    case 'x':
+      return ParseHexEscape(2);
+    case 'u':
+      return ParseHexEscape(4);
+    case 'U':
+      return ParseHexEscape(8);
+    case 'n':
+      return uint32_t{'\n'};
+    case 't':
+      return uint32_t{'\t'};
+    case 'r':
+      return uint32_t{'\r'};
+    case '\\':
+    case '"':
+    case '[':
+    case ']':
+    case '-':
       return static_cast<uint32_t>(c);
     default:
       return Error(escape_at, absl::StrCat("unknown escape '\\' followed by ", Found(pos_ - 1),
@@ -452,16 +463,16 @@ absl::Status GbnfParser::ParseRepetition(bool nested, Item* item) {
         const size_t max_at = pos_;
         ASSIGN_OR_RETURN(max, ParseCount());
         if (max < min) {
-          return Error(max_at, absl::StrCat("repetition maximum ", max,
-                                            " is below its minimum ", min));
+          return Error(max_at,
+                       absl::StrCat("repetition maximum ", max, " is below its minimum ", min));
         }
         SkipSpace(nested);
       }
     }
     if (!At('}')) {
       return Error(pos_, absl::StrCat("expecting ", bounded ? "',' or " : "",
-                                      "'}' to end the repetition opened at ", Where(at),
-                                      ", found ", Found(pos_)));
+                                      "'}' to end the repetition opened at ", Where(at), ", found ",
+                                      Found(pos_)));
     }
     ++pos_;
   }

@@ -80,8 +80,7 @@ TEST(GbnfFuzzerReplayTest, SeedsParseAndMatchTheirTexts) {
       continue;
     }
     ASSERT_TRUE(grammar.ok()) << grammar.status();
-    EXPECT_TRUE(GrammarMatches(
-        *grammar, seed.substr(split + fuzzing::kGbnfTextSeparator.size())));
+    EXPECT_TRUE(GrammarMatches(*grammar, seed.substr(split + fuzzing::kGbnfTextSeparator.size())));
   }
 }
 

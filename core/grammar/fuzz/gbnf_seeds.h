@@ -48,8 +48,8 @@ inline std::vector<std::string> GbnfSeeds() {
       "# comment\nroot ::= a |\r\n  ( # inside\n  b c )\r\na ::= \"a\"*\nb ::= \"b\" | \"\"\nc ::= "
       "[-x-]+\n" +
           sep + "b-x-",
-      "root ::= list\nlist ::= \"[\" (item (\",\" item)*)? \"]\"\nitem ::= [0-9] | list\n" +
-          sep + "[1,[2,[]],3]",
+      "root ::= list\nlist ::= \"[\" (item (\",\" item)*)? \"]\"\nitem ::= [0-9] | list\n" + sep +
+          "[1,[2,[]],3]",
       "root ::= (\"a\" | \"a\" | \"a\"*)* (\"a\"*)+\n" + sep + std::string(64, 'a'),
       "root ::= <[123]> !<think>\n" + sep + "x",
       "root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\"\n" + sep + "1+1",
