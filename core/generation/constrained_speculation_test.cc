@@ -8,6 +8,8 @@
 //    (chi-square at 0.001), forced tokens included; pipelined output is the sequential output.
 //  - A dead end ends the call with kInvalidArgument naming the position; every emitted token is
 //    allowed; the halves cut and reject what the constraint refuses.
+//  - A real grammar (GBNF over stories260K's tokenizer, core/grammar): greedy and Gumbel output
+//    equal the target alone's, and every output is a sentence of the grammar.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -27,6 +29,10 @@
 #include "core/generation/session.h"
 #include "core/generation/speculative_round.h"
 #include "core/generation/speculative_session.h"
+#include "core/grammar/compiled_constraint.h"
+#include "core/grammar/constraint_spec.h"
+#include "core/tokenizer/tokenizer.h"
+#include "core/tokenizer/tokenizer_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -460,6 +466,100 @@ TEST_F(ConstrainedSpeculationTest, ADeadEndEndsTheCallWithInvalidArgumentNamingT
       EXPECT_EQ(run.tokens, std::vector<int32_t>(alone.tokens.begin(),
                                                  alone.tokens.begin() + run.tokens.size()));
     }
+  }
+}
+
+// --- A real grammar: GBNF over stories260K's tokenizer ---------------------------------------
+
+constexpr char kStoryGrammar[] =
+    R"(root ::= " "? "Once upon a time, " name " went to the " place ". " name " was " mood "."
+name ::= "Tom" | "Lily" | "Ben" | "Sue"
+place ::= "park" | "shop" | "beach"
+mood ::= "happy" | "sad" | "very tired")";
+
+// Whether `text` is a sentence of kStoryGrammar.
+bool IsStorySentence(std::string text) {
+  if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+  const std::vector<std::string> names = {"Tom", "Lily", "Ben", "Sue"};
+  for (const std::string& name : names) {
+    for (const char* place : {"park", "shop", "beach"}) {
+      for (const std::string& other : names) {
+        for (const char* mood : {"happy", "sad", "very tired"}) {
+          if (text == absl::StrCat("Once upon a time, ", name, " went to the ", place, ". ", other,
+                                   " was ", mood, ".")) {
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+class GrammarSpeculationTest : public ConstrainedSpeculationTest {
+ protected:
+  void SetUp() override {
+    ConstrainedSpeculationTest::SetUp();
+    ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile(kTargetPath));
+    ASSERT_OK_AND_ASSIGN(Tokenizer tokenizer, LoadTokenizer(path));
+    tokenizer_.emplace(std::move(tokenizer));
+    auto vocabulary = std::make_shared<const ConstraintVocabulary>(
+        ConstraintVocabulary::FromTokenizer(*tokenizer_, {kEos}));
+    ASSERT_OK_AND_ASSIGN(
+        compiled_, CompileConstraint({ConstraintSpec::Kind::kGrammar, kStoryGrammar}, vocabulary));
+  }
+
+  std::unique_ptr<TokenConstraint> NewGrammarConstraint() const {
+    return NewTokenConstraint(compiled_);
+  }
+
+  std::string Text(const std::vector<int32_t>& tokens) const {
+    absl::StatusOr<std::string> text = tokenizer_->Decode(tokens);
+    return text.ok() ? *text : absl::StrCat("<", text.status().ToString(), ">");
+  }
+
+  std::optional<Tokenizer> tokenizer_;
+  std::shared_ptr<const CompiledConstraint> compiled_;
+};
+
+TEST_F(GrammarSpeculationTest, GrammarOutputIsTheTargetAlonesAndASentenceOfTheGrammar) {
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+  constexpr int64_t kTokens = 64;
+  std::vector<SamplerConfig> configs = {Greedy()};
+  for (uint64_t seed : {1, 2, 3}) configs.push_back(Sampled(seed, Coupling::kGumbel));
+  int64_t forced = 0;
+  for (const SamplerConfig& config : configs) {
+    std::unique_ptr<TokenConstraint> alone_constraint = NewGrammarConstraint();
+    const Generated expected = Alone(config, prompt, kTokens, alone_constraint.get());
+    ASSERT_OK(expected.status);
+    EXPECT_EQ(expected.result.stop_reason, StopReason::kStopId);
+    EXPECT_TRUE(IsStorySentence(Text(expected.tokens))) << Text(expected.tokens);
+    std::printf("T=%g seed %llu: \"%s\"\n", config.temperature,
+                static_cast<unsigned long long>(config.seed), Text(expected.tokens).c_str());
+    for (const Speculation& how : AllSpeculations()) {
+      SCOPED_TRACE(absl::StrCat("T=", config.temperature, " seed ", config.seed, " ", how.Name()));
+      const Generated run =
+          Speculate(how, config, prompt, kTokens, [&] { return NewGrammarConstraint(); });
+      ASSERT_OK(run.status);
+      EXPECT_EQ(run.tokens, expected.tokens);
+      EXPECT_EQ(run.result.stop_reason, StopReason::kStopId);
+      EXPECT_EQ(run.result.speculation.forced_accepted, run.result.speculation.forced);
+      if (how.forced) forced += run.result.speculation.forced;
+    }
+  }
+  EXPECT_GT(forced, 0);
+}
+
+// Under the standard rule the tokens differ with the draft, but every output is a sentence.
+TEST_F(GrammarSpeculationTest, EverySampledOutputWithADraftIsASentenceOfTheGrammar) {
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const Speculation how{kFirst4Layers, 4, seed % 2 == 1, true};
+    const Generated run = Speculate(how, Sampled(seed, Coupling::kStandard), prompt, 64,
+                                    [&] { return NewGrammarConstraint(); });
+    ASSERT_OK(run.status);
+    EXPECT_EQ(run.result.stop_reason, StopReason::kStopId) << "seed " << seed;
+    EXPECT_TRUE(IsStorySentence(Text(run.tokens))) << "seed " << seed << ": " << Text(run.tokens);
   }
 }
 
