@@ -103,6 +103,27 @@ void RoundDriver::PrependForced() {
   }
 }
 
+absl::Status RoundDriver::ForceAndDraft(std::vector<int32_t>& sequence, int32_t k,
+                                        const RoundLimits& limits, RoundReport& report,
+                                        GenerationResult& result, int32_t* asked) {
+  const size_t length = sequence.size();
+  RETURN_IF_ERROR(Force(sequence, k, limits.stop_ids, &forced_));
+  const int32_t forced = static_cast<int32_t>(forced_.size());
+  const bool stopped = forced > 0 && IsStopId(limits.stop_ids, forced_.back());
+  absl::Status drafted;
+  if (draft_ != nullptr && forced < k && !stopped) {
+    *asked = k - forced + (options_.pipelined ? 1 : 0);
+    const auto start = Clock::now();
+    drafted = draft_->Draft(sequence, *asked, &proposal_).get();
+    report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
+  }
+  sequence.resize(length);
+  if (drafted.ok()) return absl::OkStatus();
+  proposal_.tokens.clear();
+  proposal_.compute_seconds = 0;
+  return DropDraft(drafted, result);  // the round goes on without the draft's guesses
+}
+
 absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
                                   const RoundLimits& limits, RoundReport& report,
                                   GenerationResult& result, int32_t* standin) {
@@ -122,22 +143,7 @@ absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
     report.draft_seconds = ahead_seconds_;
     ++result.speculation.predrafted_rounds;
   } else {
-    const size_t length = sequence.size();
-    RETURN_IF_ERROR(Force(sequence, k, limits.stop_ids, &forced_));
-    absl::Status drafted;
-    const int32_t forced = static_cast<int32_t>(forced_.size());
-    const bool stopped = forced > 0 && IsStopId(limits.stop_ids, forced_.back());
-    if (draft_ != nullptr && forced < k && !stopped) {
-      asked = k - forced + (options_.pipelined ? 1 : 0);
-      const auto start = Clock::now();
-      drafted = draft_->Draft(sequence, asked, &proposal_).get();
-      report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
-    }
-    sequence.resize(length);
-    if (!drafted.ok()) {
-      proposal_.tokens.clear();
-      RETURN_IF_ERROR(DropDraft(drafted, result));  // the round goes on without the draft's
-    }
+    RETURN_IF_ERROR(ForceAndDraft(sequence, k, limits, report, result, &asked));
   }
   // A pre-drafted round whose k shrank keeps the forced tokens it still has room for.
   if (static_cast<int32_t>(forced_.size()) > k) forced_.resize(k);
@@ -162,6 +168,8 @@ absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
 
 void RoundDriver::StartAhead(std::vector<int32_t>& sequence, int32_t standin, int32_t room,
                              const RoundLimits& limits, GenerationResult& result) {
+  ahead_.tokens.clear();  // nothing pre-drafted unless a call starts below
+  ahead_forced_.clear();
   if (draft_ == nullptr || standin < 0) return;
   // The next round's k as the loop will clamp it if every guess is kept and s is right.
   const int32_t used = static_cast<int32_t>(proposal_.tokens.size());
@@ -180,7 +188,6 @@ void RoundDriver::StartAhead(std::vector<int32_t>& sequence, int32_t standin, in
     sequence.resize(length);
     return;
   }
-  ahead_.tokens.clear();
   ahead_.compute_seconds = 0;
   ahead_.wall_seconds = 0;
   const auto start = Clock::now();

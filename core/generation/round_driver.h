@@ -105,6 +105,11 @@ class RoundDriver {
   // -1. `sequence` is restored before returning.
   absl::Status Guesses(std::vector<int32_t>& sequence, int32_t k, const RoundLimits& limits,
                        RoundReport& report, GenerationResult& result, int32_t* standin);
+  // Guesses without pre-drafted ones: the forced tokens into forced_, then a draft call for
+  // the rest into proposal_ (`asked`: what it asked for; 0 without a call). A failed call drops
+  // the draft (DropDraft).
+  absl::Status ForceAndDraft(std::vector<int32_t>& sequence, int32_t k, const RoundLimits& limits,
+                             RoundReport& report, GenerationResult& result, int32_t* asked);
   // The tokens the constraint forces after `sequence`, at most `limit`, into `forced` and
   // appended to `sequence`; a stop id ends them. The error of a dead end (or a refused token)
   // right after the sequence; later ones just end the forced tokens.
