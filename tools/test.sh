@@ -64,6 +64,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
                 jinja_test sampler_fuzzer make_sampler_seeds generate_fuzzer attach_fuzzer
                 make_random_seeds npy_fuzzer make_npy_seeds openai_request_fuzzer
                 http_request_fuzzer"
+  fuzz_targets="$fuzz_targets gbnf_fuzzer make_gbnf_seeds gbnf_parser_test token_mask_fuzzer
+                grammar_builder_test grammar_matcher_test grammar_constraint_test"
   # The constraint front ends: regular expressions.
   fuzz_targets="$fuzz_targets regex_fuzzer make_regex_seeds regex_compiler_test"
   # JSON Schema.
@@ -74,10 +76,12 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
      cmake --build "$fuzz_build" -j "$(nproc)" --target $fuzz_targets >/dev/null; then
     fuzz_log=$(mktemp)
     fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach|npy|openai_request|http_request"
+    fuzz_tests="$fuzz_tests|gbnf|token_mask"
     fuzz_tests="$fuzz_tests|regex"
     fuzz_tests="$fuzz_tests|json_schema"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
+    unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
     unit_tests="$unit_tests|RegexCompilerTest"
     unit_tests="$unit_tests|JsonSchemaCompilerTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.

@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "core/base/status_matchers.h"
+#include "core/generation/constraint_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -577,6 +580,117 @@ TEST(RoundDriverTest, TheNextRoundsDraftRunsWhileTheTargetVerifies) {
   sequential.before_verify = [&alone] { return AwaitPrefill(alone.later_call_started); };
   EXPECT_THAT(Drive(sequential, &alone, nullptr, k, Limits(10)).result,
               StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
+// --- Forced tokens: free guesses where the constraint allows one token ----------------------
+
+// A constraint over Drive's output (after the context {1, 5}) that allows only the chain's next
+// token where `forced(n)` holds for the output's length n, nothing where `dead(n)` holds, and
+// any token elsewhere.
+std::unique_ptr<testing::RuleConstraint> ChainConstraint(std::function<bool(int64_t)> forced,
+                                                         std::function<bool(int64_t)> dead = {}) {
+  return std::make_unique<testing::RuleConstraint>(
+      200, [forced, dead](absl::Span<const int32_t> output, int32_t token) {
+        const int64_t n = static_cast<int64_t>(output.size());
+        if (dead && dead(n)) return false;
+        return !forced(n) || token == Next(output.empty() ? 5 : output.back());
+      });
+}
+
+RoundDriverOptions Forcing(testing::RuleConstraint& constraint, bool pipelined = false) {
+  RoundDriverOptions options;
+  options.forced_tokens = &constraint;
+  options.pipelined = pipelined;
+  return options;
+}
+
+TEST(RoundDriverForcedTest, ForcedTokensAreGuessedBeforeTheDraftsWhichIsAskedForTheRest) {
+  auto constraint = ChainConstraint([](int64_t n) { return n % 3 == 0; });
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(4);
+  Driven run = Drive(target, &draft, nullptr, k, Limits(30), Forcing(*constraint));
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  // Rounds start at outputs of 0, 5, ..., 25 tokens: those at 0 and 15 have one forced token.
+  EXPECT_EQ(target.guesses_seen, std::vector<int32_t>(6, 4));
+  EXPECT_THAT(draft.asked, ElementsAre(3, 4, 4, 3, 4, 4));
+  const SpeculationStats& s = run.result->speculation;
+  EXPECT_EQ(s.forced, 2);
+  EXPECT_EQ(s.forced_accepted, 2);
+  EXPECT_EQ(s.drafted, 22);  // the draft's guesses only
+  EXPECT_EQ(s.accepted, 22);
+  EXPECT_EQ(s.round_tokens, 30);
+}
+
+TEST(RoundDriverForcedTest, ARoundTheForcedTokensFillMakesNoDraftCall) {
+  for (bool with_draft : {true, false}) {
+    auto constraint = ChainConstraint([](int64_t) { return true; });
+    ChainTarget target;
+    ChainDraft draft;
+    FixedDraftLength k(4);
+    Driven run = Drive(target, with_draft ? &draft : nullptr, nullptr, k, Limits(30),
+                       Forcing(*constraint, /*pipelined=*/with_draft));
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.tokens, Chain(5, 30));
+    EXPECT_EQ(target.guesses_seen, std::vector<int32_t>(6, 4));
+    EXPECT_EQ(draft.calls, 0);
+    const SpeculationStats& s = run.result->speculation;
+    EXPECT_EQ(s.forced, 24);
+    EXPECT_EQ(s.forced_accepted, 24);
+    EXPECT_EQ(s.drafted, 0);
+    EXPECT_EQ(s.rounds, 6);
+  }
+}
+
+// The next round's forced tokens are found before its guesses are drafted ahead: the target
+// sees exactly the sequential rounds' guesses.
+TEST(RoundDriverForcedTest, PipelinedRoundsWithForcedTokensAreTheSequentialRounds) {
+  auto constraint = ChainConstraint([](int64_t n) { return n % 3 == 0; });
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(4);
+  Driven run = Drive(target, &draft, nullptr, k, Limits(30), Forcing(*constraint, true));
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  EXPECT_EQ(target.guesses_seen, std::vector<int32_t>(6, 4));
+  // Each call asks for the stand-in too; the rounds at 0 and 15 had a forced token.
+  EXPECT_THAT(draft.asked, ElementsAre(4, 5, 5, 4, 5, 5));
+  const SpeculationStats& s = run.result->speculation;
+  EXPECT_EQ(s.predrafted_rounds, 5);
+  EXPECT_EQ(s.forced, 2);
+  EXPECT_EQ(s.forced_accepted, 2);
+}
+
+TEST(RoundDriverForcedTest, AForcedStopIdEndsTheGuesses) {
+  const std::vector<int32_t> chain = Chain(5, 10);
+  auto constraint = ChainConstraint([](int64_t n) { return n == 3; });
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(2);
+  const std::vector<int32_t> stop_ids = {chain[3]};
+  RoundLimits limits = Limits(100);
+  limits.stop_ids = stop_ids;
+  Driven run = Drive(target, &draft, nullptr, k, limits, Forcing(*constraint));
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.result->stop_reason, StopReason::kStopId);
+  EXPECT_EQ(run.tokens, std::vector<int32_t>(chain.begin(), chain.begin() + 3));
+  EXPECT_THAT(target.guesses_seen, ElementsAre(2, 1));
+  EXPECT_EQ(draft.calls, 1);  // none after the forced stop id
+  EXPECT_EQ(run.result->speculation.forced, 1);
+}
+
+TEST(RoundDriverForcedTest, ADeadEndRightAfterTheSequenceEndsTheCallBeforeAnyGuess) {
+  auto constraint =
+      ChainConstraint([](int64_t) { return false; }, [](int64_t n) { return n == 0; });
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(4);
+  Driven run = Drive(target, &draft, nullptr, k, Limits(30), Forcing(*constraint));
+  EXPECT_THAT(run.result, StatusIs(absl::StatusCode::kInvalidArgument,
+                                   HasSubstr("the constraint allows no token after 0 generated")));
+  EXPECT_EQ(draft.calls, 0);
+  EXPECT_TRUE(target.guesses_seen.empty());
 }
 
 TEST(FixedDraftLengthTest, RoundsDoNotChangeK) {

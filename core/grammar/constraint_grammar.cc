@@ -1,6 +1,7 @@
 #include "core/grammar/constraint_grammar.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/grammar/gbnf_parser.h"
 
 namespace tandem {
 
@@ -16,7 +17,13 @@ absl::string_view ConstraintKindName(ConstraintSpec::Kind kind) {
 }
 
 absl::StatusOr<Grammar> GrammarForSpec(const ConstraintSpec& spec) {
-  // The front ends are wired in as they land.
+  switch (spec.kind) {
+    case ConstraintSpec::Kind::kGrammar: return ParseGbnf(spec.text);
+    case ConstraintSpec::Kind::kNone:
+      return absl::InvalidArgumentError("no constraint to compile");
+    default: break;
+  }
+  // The other front ends are wired in as they land.
   return absl::UnimplementedError(
       absl::StrCat("constraint kind ", ConstraintKindName(spec.kind), " is not available yet"));
 }

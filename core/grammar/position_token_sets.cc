@@ -17,7 +17,77 @@ int32_t SharedPrefix(const std::string& a, const std::string& b) {
 
 PositionTokenSets::PositionTokenSets(const Grammar& grammar, const TokenTrie& trie,
                                      const std::vector<std::string>& token_bytes)
-    : trie_(trie), token_bytes_(token_bytes), matcher_(grammar) {}
+    : trie_(trie), token_bytes_(token_bytes), matcher_(grammar) {
+  ComputeFollow(grammar);
+}
+
+namespace {
+
+void Union(ByteSet* into, const ByteSet& from, bool* changed) {
+  for (int w = 0; w < 4; ++w) {
+    const uint64_t merged = into->words[w] | from.words[w];
+    if (merged != into->words[w]) {
+      into->words[w] = merged;
+      *changed = true;
+    }
+  }
+}
+
+}  // namespace
+
+void PositionTokenSets::ComputeFollow(const Grammar& grammar) {
+  const size_t rules = grammar.rules.size();
+  const std::vector<int32_t>& code = grammar.code;
+  rule_of_.assign(code.size(), -1);
+  for (size_t r = 0; r < rules; ++r) {
+    for (int32_t start : grammar.rules[r]) {
+      for (int32_t pos = start; code[pos] != kEndOfAlternative; ++pos) {
+        rule_of_[pos] = static_cast<int32_t>(r);
+      }
+    }
+  }
+  std::vector<bool> nullable(rules, false);
+  std::vector<ByteSet> first(rules);
+  // FIRST(code[pos..end of alternative]) into `out`; returns whether that run is nullable.
+  const auto first_of_run = [&](int32_t pos, ByteSet* out, bool* changed) {
+    for (; code[pos] != kEndOfAlternative; ++pos) {
+      const int32_t el = code[pos];
+      if (IsByteSet(el)) {
+        Union(out, grammar.byte_sets[ByteSetIndex(el)], changed);
+        return false;
+      }
+      Union(out, first[el], changed);
+      if (!nullable[el]) return false;
+    }
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < rules; ++r) {
+      for (int32_t start : grammar.rules[r]) {
+        if (first_of_run(start, &first[r], &changed) && !nullable[r]) {
+          nullable[r] = changed = true;
+        }
+      }
+    }
+  }
+  follow_.assign(rules, ByteSet());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < rules; ++r) {
+      for (int32_t start : grammar.rules[r]) {
+        for (int32_t pos = start; code[pos] != kEndOfAlternative; ++pos) {
+          if (!IsRuleRef(code[pos])) continue;
+          ByteSet next;
+          bool ignored = false;
+          const bool rest_nullable = first_of_run(pos + 1, &next, &ignored);
+          if (rest_nullable) Union(&next, follow_[r], &ignored);
+          Union(&follow_[code[pos]], next, &changed);
+        }
+      }
+    }
+  }
+}
 
 const PositionTokens& PositionTokenSets::Get(int32_t position) {
   absl::MutexLock lock(&mutex_);
@@ -29,30 +99,26 @@ const PositionTokens& PositionTokenSets::Get(int32_t position) {
 std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position) {
   auto out = std::make_unique<PositionTokens>();
   std::vector<int32_t> accepted;
-  // state[d], escaped[d]: after the first d bytes of the current trie path.
+  // state[d]: after the first d bytes of the current trie path; escaped[d]: some path
+  // finished the alternative before byte d and the byte after it may follow the rule.
   std::vector<MatcherState> state(trie_.max_depth() + 1);
   std::vector<bool> escaped(trie_.max_depth() + 1, false);
   state[0] = matcher_.StartAt(position);
+  const ByteSet& follow = follow_[rule_of_[position]];
   const auto uncertain = [&](absl::Span<const int32_t> tokens) {
     out->uncertain.insert(out->uncertain.end(), tokens.begin(), tokens.end());
   };
   for (int32_t i = 1; i < trie_.size();) {
     const int32_t d = trie_.depth(i);
+    escaped[d] = escaped[d - 1] ||
+                 (matcher_.Escaped(state[d - 1]) && follow.Contains(trie_.byte(i)));
     if (!matcher_.Advance(state[d - 1], trie_.byte(i), &state[d])) {
       // No path inside the alternative takes this byte; one that left it earlier might.
-      if (escaped[d - 1]) uncertain(trie_.tokens_under(i));
+      if (escaped[d]) uncertain(trie_.tokens_under(i));
       i = trie_.subtree_end(i);
       continue;
     }
-    escaped[d] = escaped[d - 1] || matcher_.Escaped(state[d]);
     for (int32_t token : trie_.tokens_at(i)) accepted.push_back(token);
-    if (!matcher_.HasStacks(state[d])) {
-      // Only finished paths: every longer token continues below this stack.
-      const absl::Span<const int32_t> below = trie_.tokens_under(i).subspan(trie_.tokens_at(i).size());
-      if (escaped[d]) uncertain(below);
-      i = trie_.subtree_end(i);
-      continue;
-    }
     ++i;
   }
   const int64_t vocab = static_cast<int64_t>(token_bytes_.size());

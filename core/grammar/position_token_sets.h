@@ -6,6 +6,9 @@
 //  - uncertain: every surviving path finished P's alternative before the token's end, so the
 //    rest of the token depends on the stack below (checked per stack at run time);
 //  - rejected: everything else (never allowed on such a stack).
+// A path that finishes the alternative can go on only with a byte that may follow its rule in
+// some context (the rule's FOLLOW set over bytes), so tokens whose next byte cannot are
+// rejected here instead of being checked per stack.
 // Computed on first use of each position and kept for the grammar's life; positions inside
 // long literals have tiny sets, positions inside a string's character class hold most of the
 // vocabulary as `accepted` and only the tokens that close the string as `uncertain`.
@@ -47,8 +50,12 @@ class PositionTokenSets {
 
  private:
   std::unique_ptr<PositionTokens> Compute(int32_t position);
+  // FIRST and FOLLOW sets over bytes, per rule; rule_of_ per position of the code.
+  void ComputeFollow(const Grammar& grammar);
 
   const TokenTrie& trie_;
+  std::vector<ByteSet> follow_;      // per rule: bytes that may come right after it
+  std::vector<int32_t> rule_of_;     // per position in grammar.code: its rule
   const std::vector<std::string>& token_bytes_;
   absl::Mutex mutex_;
   GrammarMatcher matcher_;  // guarded by mutex_
