@@ -1,7 +1,8 @@
 #include "core/grammar/constraint_grammar.h"
 
-#include "absl/strings/str_cat.h"
 #include "core/grammar/gbnf_parser.h"
+#include "core/grammar/json_schema_compiler.h"
+#include "core/grammar/regex_compiler.h"
 
 namespace tandem {
 
@@ -18,14 +19,13 @@ absl::string_view ConstraintKindName(ConstraintSpec::Kind kind) {
 
 absl::StatusOr<Grammar> GrammarForSpec(const ConstraintSpec& spec) {
   switch (spec.kind) {
+    case ConstraintSpec::Kind::kJsonObject: return JsonObjectGrammar();
+    case ConstraintSpec::Kind::kJsonSchema: return CompileJsonSchema(spec.text);
     case ConstraintSpec::Kind::kGrammar: return ParseGbnf(spec.text);
-    case ConstraintSpec::Kind::kNone:
-      return absl::InvalidArgumentError("no constraint to compile");
-    default: break;
+    case ConstraintSpec::Kind::kRegex: return CompileRegex(spec.text);
+    case ConstraintSpec::Kind::kNone: break;
   }
-  // The other front ends are wired in as they land.
-  return absl::UnimplementedError(
-      absl::StrCat("constraint kind ", ConstraintKindName(spec.kind), " is not available yet"));
+  return absl::InvalidArgumentError("no constraint to compile");
 }
 
 }  // namespace tandem

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <optional>
 #include <utility>
 
@@ -53,6 +54,7 @@ struct GrammarBuilder::Impl {
   std::vector<ByteSet> byte_sets;
   std::map<std::array<uint64_t, 4>, int32_t> byte_set_ids;
   std::map<std::vector<std::pair<uint32_t, uint32_t>>, int32_t> class_rules;
+  std::set<int32_t> class_rule_ids;  // the rules of class_rules
   int64_t elements = 0;
 
   std::vector<bool> has_body;        // declared and defined, or a non-empty form
@@ -182,13 +184,30 @@ struct GrammarBuilder::Impl {
       for (const GrammarExpr& c : e.children) {
         Alternative alt;
         RETURN_IF_ERROR(LowerSequence(c, &alt));
-        alts.push_back(std::move(alt));
+        RETURN_IF_ERROR(AddAlternative(std::move(alt), &alts));
       }
     } else {
-      alts.emplace_back();
-      RETURN_IF_ERROR(LowerSequence(e, &alts.back()));
+      Alternative alt;
+      RETURN_IF_ERROR(LowerSequence(e, &alt));
+      RETURN_IF_ERROR(AddAlternative(std::move(alt), &alts));
     }
     return alts;
+  }
+
+  // Appends `alt`, or, when it is just a character class's rule, that rule's alternatives
+  // (its UTF-8 sequences): then a repetition of the class loops inside one rule, and a stack
+  // inside a string body stays on the string's rule instead of a one-character rule, which
+  // keeps the tokens whose acceptance depends on the stack below few (position_token_sets.h).
+  absl::Status AddAlternative(Alternative alt, Alternatives* alts) {
+    if (alt.size() == 1 && IsRuleRef(alt[0]) && class_rule_ids.count(alt[0]) > 0) {
+      for (const Alternative& inlined : lowered[alt[0]]) {
+        RETURN_IF_ERROR(CountElements(static_cast<int64_t>(inlined.size()) + 1));
+        alts->push_back(inlined);
+      }
+      return absl::OkStatus();
+    }
+    alts->push_back(std::move(alt));
+    return absl::OkStatus();
   }
 
   absl::StatusOr<int32_t> HelperRule(std::string name, Alternatives alts) {
@@ -264,6 +283,7 @@ struct GrammarBuilder::Impl {
       if (has_ascii) alts.insert(alts.begin(), Alternative{ByteSetId(ascii)});
       ASSIGN_OR_RETURN(int32_t id, HelperRule("char", std::move(alts)));
       it = class_rules.emplace(std::move(key), id).first;
+      class_rule_ids.insert(id);
     }
     out->push_back(it->second);
     return CountElements(1);
@@ -272,15 +292,17 @@ struct GrammarBuilder::Impl {
   absl::Status LowerRepeat(const GrammarExpr& e, Alternative* out) {
     const GrammarExpr& child = e.children[0];
     ASSIGN_OR_RETURN(Alternatives alts, LowerAlternatives(child));
-    Alternative unit;  // one occurrence of the child
-    if (alts.size() == 1) {
-      unit = std::move(alts[0]);
-    } else {
-      ASSIGN_OR_RETURN(int32_t id, HelperRule("repeat-item", std::move(alts)));
-      unit = {id};
+    if (e.min > 0) {
+      Alternative unit;  // one occurrence of the child
+      if (alts.size() == 1) {
+        unit = alts[0];
+      } else {
+        ASSIGN_OR_RETURN(int32_t id, HelperRule("repeat-item", alts));
+        unit = {id};
+      }
+      RETURN_IF_ERROR(CountElements(static_cast<int64_t>(unit.size()) * e.min));
+      for (int32_t i = 0; i < e.min; ++i) out->insert(out->end(), unit.begin(), unit.end());
     }
-    RETURN_IF_ERROR(CountElements(static_cast<int64_t>(unit.size()) * e.min));
-    for (int32_t i = 0; i < e.min; ++i) out->insert(out->end(), unit.begin(), unit.end());
     if (e.max == kUnbounded) {
       // star ::= item star | ""   with the item's non-empty form, so the rule is never
       // left-recursive through an item that can match nothing.
@@ -288,26 +310,34 @@ struct GrammarBuilder::Impl {
       if (!ne) return absl::OkStatus();
       ASSIGN_OR_RETURN(Alternatives items, LowerAlternatives(*ne));
       const int32_t star = NewRule("star");
-      for (Alternative& item : items) item.push_back(star);
-      items.emplace_back();
-      int64_t n = 0;
-      for (const Alternative& alt : items) n += static_cast<int64_t>(alt.size()) + 1;
-      RETURN_IF_ERROR(CountElements(n));
-      lowered[star] = std::move(items);
+      RETURN_IF_ERROR(DefineLoop(star, std::move(items), star));
       out->push_back(star);
       return CountElements(1);
     }
     // up_to_k ::= item up_to_(k-1) | ""   (unambiguous: each copy is taken in turn)
     int32_t previous = -1;
     for (int32_t k = 1; k <= e.max - e.min; ++k) {
-      Alternative first = unit;
-      if (previous >= 0) first.push_back(previous);
-      ASSIGN_OR_RETURN(previous, HelperRule("optional", Alternatives{std::move(first), {}}));
+      const int32_t rule = NewRule("optional");
+      RETURN_IF_ERROR(DefineLoop(rule, alts, previous));
+      previous = rule;
     }
     if (previous >= 0) {
       out->push_back(previous);
       return CountElements(1);
     }
+    return absl::OkStatus();
+  }
+
+  // rule ::= item_1 next | ... | item_n next | ""   (next < 0: nothing after the items).
+  absl::Status DefineLoop(int32_t rule, Alternatives items, int32_t next) {
+    int64_t n = 1;
+    for (Alternative& item : items) {
+      if (next >= 0) item.push_back(next);
+      n += static_cast<int64_t>(item.size()) + 1;
+    }
+    items.emplace_back();
+    RETURN_IF_ERROR(CountElements(n));
+    lowered[rule] = std::move(items);
     return absl::OkStatus();
   }
 };

@@ -90,7 +90,8 @@ void GrammarConstraint::ComputeMask(const MatcherState& state, TokenMask* mask) 
       }
       continue;
     }
-    const PositionTokens& sets = tables_.positions->Get(matcher_.TopPosition(top));
+    const PositionTokens& sets =
+        tables_.positions->Get(matcher_.TopPosition(top), matcher_.ParentPosition(top));
     if (!sets.accepted_bits.empty()) {
       for (size_t w = 0; w < mask->words.size(); ++w) mask->words[w] |= sets.accepted_bits[w];
     }

@@ -96,10 +96,11 @@ MatcherState GrammarMatcher::Start() {
   return state;
 }
 
-MatcherState GrammarMatcher::StartAt(int32_t position) {
+MatcherState GrammarMatcher::StartAt(int32_t position, int32_t parent_position) {
   MatcherState state;
   seen_.clear();
-  Expand(position, kEscaped, &state);
+  const int32_t below = parent_position < 0 ? kEscaped : Push(parent_position, kEscaped);
+  Expand(position, below, &state);
   Finish(&state, &overflowed_);
   return state;
 }

@@ -47,13 +47,20 @@ class GrammarMatcher {
 
   // The state before any byte.
   MatcherState Start();
-  // The state of a stack whose top is byte-set `position`, with nothing known below it: paths
-  // that finish its alternative end in kEscaped (see PositionTokenSets).
-  MatcherState StartAt(int32_t position);
+  // The state of a stack whose top is byte-set `position` over a frame at `parent_position`
+  // (-1: no frame, the stack holds only the top), with nothing known below them: paths that
+  // finish the parent frame's alternative (or, without one, the top's) end in kEscaped (see
+  // PositionTokenSets).
+  MatcherState StartAt(int32_t position, int32_t parent_position = -1);
   // The state of the single stack whose top node is `top` (an element of some state).
   MatcherState Single(int32_t top) const { return MatcherState{top}; }
   // The grammar position of stack top `top` (not kEmptyStack or kEscaped).
   int32_t TopPosition(int32_t top) const { return nodes_[top].position; }
+  // The grammar position of the frame below stack top `top`, or -1 if there is none.
+  int32_t ParentPosition(int32_t top) const {
+    const int32_t parent = nodes_[top].parent;
+    return parent <= kEscaped ? -1 : nodes_[parent].position;
+  }
   // The state after `byte`; false (and `next` unspecified) if no stack accepts it. `next` may
   // be `state`.
   bool Advance(const MatcherState& state, uint8_t byte, MatcherState* next);

@@ -89,22 +89,24 @@ void PositionTokenSets::ComputeFollow(const Grammar& grammar) {
   }
 }
 
-const PositionTokens& PositionTokenSets::Get(int32_t position) {
+const PositionTokens& PositionTokenSets::Get(int32_t position, int32_t parent_position) {
   absl::MutexLock lock(&mutex_);
-  auto it = sets_.find(position);
-  if (it == sets_.end()) it = sets_.emplace(position, Compute(position)).first;
+  const std::pair<int32_t, int32_t> key(position, parent_position);
+  auto it = sets_.find(key);
+  if (it == sets_.end()) it = sets_.emplace(key, Compute(position, parent_position)).first;
   return *it->second;
 }
 
-std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position) {
+std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position,
+                                                           int32_t parent_position) {
   auto out = std::make_unique<PositionTokens>();
   std::vector<int32_t> accepted;
   // state[d]: after the first d bytes of the current trie path; escaped[d]: some path
   // finished the alternative before byte d and the byte after it may follow the rule.
   std::vector<MatcherState> state(trie_.max_depth() + 1);
   std::vector<bool> escaped(trie_.max_depth() + 1, false);
-  state[0] = matcher_.StartAt(position);
-  const ByteSet& follow = follow_[rule_of_[position]];
+  state[0] = matcher_.StartAt(position, parent_position);
+  const ByteSet& follow = follow_[rule_of_[parent_position < 0 ? position : parent_position]];
   const auto uncertain = [&](absl::Span<const int32_t> tokens) {
     out->uncertain.insert(out->uncertain.end(), tokens.begin(), tokens.end());
   };

@@ -1,13 +1,15 @@
-// Which tokens a grammar position accepts whatever lies below it on the stack: the idea behind
-// XGrammar's adaptive token-mask cache. For a stack whose top is byte-set position P, walking
-// the token trie from StartAt(P) sorts every token into
-//  - accepted: some path takes all its bytes without finishing P's alternative (or finishes
-//    it exactly at the token's end), so the token is allowed on any stack with top P;
+// Which tokens a stack's top two frames accept whatever lies below them: the idea behind
+// XGrammar's adaptive token-mask cache. For a stack whose top is byte-set position P over a
+// frame at position Q (the continuation the top's rule returns to; none when P is alone),
+// walking the token trie from StartAt(P, Q) sorts every token into
+//  - accepted: some path takes all its bytes without finishing Q's alternative (or finishes
+//    it exactly at the token's end), so the token is allowed on any stack with those tops;
 //  - uncertain: every surviving path finished P's alternative before the token's end, so the
 //    rest of the token depends on the stack below (checked per stack at run time);
 //  - rejected: everything else (never allowed on such a stack).
-// A path that finishes the alternative can go on only with a byte that may follow its rule in
-// some context (the rule's FOLLOW set over bytes), so tokens whose next byte cannot are
+// Two frames rather than one because the top frame is often a one-character rule (a string's
+// character) that every longer token leaves. A path that finishes the alternative can go on
+// only with a byte that may follow its rule in some context (the rule's FOLLOW set over bytes), so tokens whose next byte cannot are
 // rejected here instead of being checked per stack.
 // Computed on first use of each position and kept for the grammar's life; positions inside
 // long literals have tiny sets, positions inside a string's character class hold most of the
@@ -45,11 +47,12 @@ class PositionTokenSets {
   PositionTokenSets(const Grammar& grammar, const TokenTrie& trie,
                     const std::vector<std::string>& token_bytes);
 
-  // The sets of byte-set position `position`.
-  const PositionTokens& Get(int32_t position);
+  // The sets of a stack topped by byte-set `position` over a frame at `parent_position` (-1:
+  // none).
+  const PositionTokens& Get(int32_t position, int32_t parent_position);
 
  private:
-  std::unique_ptr<PositionTokens> Compute(int32_t position);
+  std::unique_ptr<PositionTokens> Compute(int32_t position, int32_t parent_position);
   // FIRST and FOLLOW sets over bytes, per rule; rule_of_ per position of the code.
   void ComputeFollow(const Grammar& grammar);
 
@@ -59,7 +62,8 @@ class PositionTokenSets {
   const std::vector<std::string>& token_bytes_;
   absl::Mutex mutex_;
   GrammarMatcher matcher_;  // guarded by mutex_
-  absl::flat_hash_map<int32_t, std::unique_ptr<PositionTokens>> sets_;  // guarded by mutex_
+  // By (position, parent position).
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, std::unique_ptr<PositionTokens>> sets_;
 };
 
 }  // namespace tandem

@@ -23,6 +23,7 @@
 #include "core/base/status_macros.h"
 #include "core/grammar/compiled_constraint.h"
 #include "core/grammar/constraint_grammar.h"
+#include "core/grammar/grammar_matcher.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
@@ -91,8 +92,8 @@ std::vector<BenchCase> Cases() {
         R"("history":[{"year":1833,"title":"Met Babbage"},{"year":1843,"title":"Notes"}]})"}},
       {"json_object",
        {ConstraintSpec::Kind::kJsonObject, ""},
-       {R"({"city": "Paris", "population": 2148000, "landmarks": ["Eiffel Tower", "Louvre"],)"
-        R"( "river": {"name": "Seine", "length_km": 777}, "capital": true})"}},
+       {R"({"city":"Paris","population":2148000,"landmarks":["Eiffel Tower","Louvre"],)"
+        R"("river":{"name":"Seine","length_km":777},"capital":true})"}},
       {"grammar (GBNF)",
        {ConstraintSpec::Kind::kGrammar,
         "root ::= item (\"\\n\" item)*\n"
@@ -108,6 +109,16 @@ double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+// How many leading bytes of `text` the grammar can continue.
+size_t ValidPrefix(const Grammar& grammar, const std::string& text) {
+  GrammarMatcher matcher(grammar);
+  MatcherState state = matcher.Start();
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!matcher.Advance(state, static_cast<uint8_t>(text[i]), &state)) return i;
+  }
+  return text.size();
 }
 
 // Walks `tokens` on a fresh constraint, timing FillMask before each token; counts the
@@ -151,7 +162,13 @@ absl::Status BenchVocabulary(const std::string& label, const Tokenizer& tokenize
     }
     ASSIGN_OR_RETURN(auto compiled, CompileConstraint(c.spec, vocab));
     std::vector<std::vector<int32_t>> walks;
+    ASSIGN_OR_RETURN(Grammar grammar, GrammarForSpec(c.spec));
     for (const std::string& text : c.outputs) {
+      const size_t valid = ValidPrefix(grammar, text);
+      if (valid < text.size() || !GrammarMatches(grammar, text)) {
+        return absl::InternalError(absl::StrFormat("%s: the output is not a sentence (byte %d: '%s')",
+                                                   c.name, valid, text.substr(valid, 20)));
+      }
       ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(text));
       walks.push_back(std::move(ids));
     }
