@@ -30,10 +30,11 @@ constexpr size_t kMaxTextBytes = 256;
 
 GrammarLimits FuzzLimits() {
   GrammarLimits limits;
-  limits.max_rules = 2000;
-  limits.max_elements = 200000;
-  limits.max_repeat = 200;
-  limits.max_nesting = 50;
+  // Small enough that short inputs reach every limit.
+  limits.max_rules = 300;
+  limits.max_elements = 3000;
+  limits.max_repeat = 100;
+  limits.max_nesting = 20;
   return limits;
 }
 
@@ -75,9 +76,11 @@ std::string Escape(absl::string_view text) {
     const size_t length = utf8::CharLength(text, pos);
     uint32_t cp = length == 1 ? static_cast<uint8_t>(text[pos])
                               : static_cast<uint8_t>(text[pos]) & (0x7F >> length);
-    for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<uint8_t>(text[pos + k]) & 0x3F);
+    for (size_t k = 1; k < length; ++k)
+      cp = (cp << 6) | (static_cast<uint8_t>(text[pos + k]) & 0x3F);
     pos += length;
-    const bool alnum = (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+    const bool alnum =
+        (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
     const std::string escaped = absl::StrCat("\\u{", absl::Hex(cp), "}");
     if (alnum) {
       pattern += static_cast<char>(cp);
@@ -107,8 +110,7 @@ void CheckText(absl::string_view pattern, const Grammar& grammar, absl::string_v
   const std::string either = absl::StrCat("(?:", pattern, ")|", escaped);
   absl::StatusOr<Grammar> alternation = CompileRegex(either, limits);
   if (CheckCompiled(alternation, either, limits)) {
-    TANDEM_FUZZ_ASSERT(GrammarMatches(*alternation, text), "'%s' misses the text",
-                       either.c_str());
+    TANDEM_FUZZ_ASSERT(GrammarMatches(*alternation, text), "'%s' misses the text", either.c_str());
   }
 }
 
