@@ -71,11 +71,13 @@ struct GrammarBuilder::Impl {
     elements += n;
     if (elements > limits.max_elements) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "grammar too large: more than ", limits.max_elements, " elements after lowering"));
+          "grammar too large: more than ", limits.max_elements,
+          " elements after lowering (limit max_elements)"));
     }
     if (static_cast<int64_t>(names.size()) > limits.max_rules) {
       return absl::InvalidArgumentError(
-          absl::StrCat("grammar too large: more than ", limits.max_rules, " rules after lowering"));
+          absl::StrCat("grammar too large: more than ", limits.max_rules,
+                       " rules after lowering (limit max_rules)"));
     }
     return absl::OkStatus();
   }

@@ -13,7 +13,8 @@ uint64_t NodeKey(int32_t position, int32_t parent) {
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(const Grammar& grammar) : grammar_(grammar) {
-  nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // the empty stack
+  nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // kEmptyStack
+  nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // kEscaped
 }
 
 int32_t GrammarMatcher::Push(int32_t position, int32_t parent) {
@@ -42,8 +43,8 @@ void GrammarMatcher::Expand(int32_t position, int32_t parent, MatcherState* out)
     if (!seen_.insert(NodeKey(at, at_parent)).second) continue;
     const int32_t element = code[at];
     if (element == kEndOfAlternative) {
-      if (at_parent == kEmptyStack) {
-        out->push_back(kEmptyStack);
+      if (at_parent == kEmptyStack || at_parent == kEscaped) {
+        out->push_back(at_parent);
       } else {
         work_.push_back(nodes_[at_parent].position);
         work_.push_back(nodes_[at_parent].parent);
@@ -95,11 +96,19 @@ MatcherState GrammarMatcher::Start() {
   return state;
 }
 
+MatcherState GrammarMatcher::StartAt(int32_t position) {
+  MatcherState state;
+  seen_.clear();
+  Expand(position, kEscaped, &state);
+  Finish(&state, &overflowed_);
+  return state;
+}
+
 bool GrammarMatcher::Advance(const MatcherState& state, uint8_t byte, MatcherState* next) {
   scratch_.clear();
   seen_.clear();
   for (int32_t top : state) {
-    if (top == kEmptyStack) continue;
+    if (top == kEmptyStack || top == kEscaped) continue;
     const Node& node = nodes_[top];
     if (!grammar_.byte_sets[ByteSetIndex(grammar_.code[node.position])].Contains(byte)) continue;
     Expand(node.position + 1, node.parent, &scratch_);
@@ -114,13 +123,21 @@ bool GrammarMatcher::CanEnd(const MatcherState& state) const {
 }
 
 bool GrammarMatcher::CanContinue(const MatcherState& state) const {
-  return !state.empty() && state.back() != kEmptyStack;
+  return HasStacks(state);
+}
+
+bool GrammarMatcher::Escaped(const MatcherState& state) const {
+  return std::binary_search(state.begin(), state.end(), kEscaped);
+}
+
+bool GrammarMatcher::HasStacks(const MatcherState& state) const {
+  return !state.empty() && state.back() > kEscaped;
 }
 
 ByteSet GrammarMatcher::NextBytes(const MatcherState& state) const {
   ByteSet bytes;
   for (int32_t top : state) {
-    if (top == kEmptyStack) continue;
+    if (top == kEmptyStack || top == kEscaped) continue;
     const ByteSet& set = grammar_.byte_sets[ByteSetIndex(grammar_.code[nodes_[top].position])];
     for (int w = 0; w < 4; ++w) bytes.words[w] |= set.words[w];
   }
