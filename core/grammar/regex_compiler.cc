@@ -1,9 +1,9 @@
 #include "core/grammar/regex_compiler.h"
 
 #include <algorithm>
-#include <set>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +60,7 @@ class RegexParser {
   absl::Status EndAnchor();
   absl::Status AddAtom(RegexPiece atom, size_t offset);
   absl::StatusOr<bool> ParseQuantifier(int32_t* min, int32_t* max);
+  absl::Status ParseBraces(int32_t* min, int32_t* max);
   absl::StatusOr<int32_t> ParseCount(size_t offset);
   absl::StatusOr<RegexPiece> ParseClass();
   absl::StatusOr<ClassItem> ParseClassItem();
@@ -83,8 +84,8 @@ absl::StatusOr<GrammarExpr> RegexParser::Parse() {
   if (frames_.size() > 1) {
     return Error(frames_.back().open, "'(' is never closed");
   }
-  ASSIGN_OR_RETURN(RegexPiece whole, FinishFrame(std::move(frames_.back()), /*top_level=*/true,
-                                            pattern_.size()));
+  ASSIGN_OR_RETURN(RegexPiece whole,
+                   FinishFrame(std::move(frames_.back()), /*top_level=*/true, pattern_.size()));
   frames_.clear();
   return std::move(whole.expr);
 }
@@ -112,8 +113,8 @@ absl::Status RegexParser::Step() {
                                         "' has nothing to repeat (escape it to match it)"));
     case '}':
     case ']':
-      return Error(offset, absl::StrCat("lone '", pattern_.substr(offset, 1),
-                                        "' (escape it to match it)"));
+      return Error(offset,
+                   absl::StrCat("lone '", pattern_.substr(offset, 1), "' (escape it to match it)"));
     case '[': {
       ASSIGN_OR_RETURN(RegexPiece atom, ParseClass());
       return AddAtom(std::move(atom), offset);
@@ -141,11 +142,9 @@ absl::Status RegexParser::OpenGroup() {
     if (absl::StartsWith(rest, "?:")) {
       pos_ += 2;
     } else if (absl::StartsWith(rest, "?=") || absl::StartsWith(rest, "?!")) {
-      return Error(offset, absl::StrCat("lookahead '(", rest.substr(0, 2),
-                                        "' is not supported"));
+      return Error(offset, absl::StrCat("lookahead '(", rest.substr(0, 2), "' is not supported"));
     } else if (absl::StartsWith(rest, "?<=") || absl::StartsWith(rest, "?<!")) {
-      return Error(offset, absl::StrCat("lookbehind '(", rest.substr(0, 3),
-                                        "' is not supported"));
+      return Error(offset, absl::StrCat("lookbehind '(", rest.substr(0, 3), "' is not supported"));
     } else if (absl::StartsWith(rest, "?<")) {
       pos_ += 2;
       RETURN_IF_ERROR(escapes_.SkipGroupName(&pos_, offset));
@@ -184,9 +183,7 @@ absl::Status RegexParser::EndAlternative(Frame& frame, bool top_level, size_t of
     // JSON Schema semantics: an unanchored end matches any text (any code point at all).
     CodepointSet anything;
     anything.Add(0, kMaxCodepoint);
-    auto any_text = [&] {
-      return RegexPiece::Repeat(ClassPiece(anything), 0, kUnbounded);
-    };
+    auto any_text = [&] { return RegexPiece::Repeat(ClassPiece(anything), 0, kUnbounded); };
     if (!alternative.starts_anchored) {
       alternative.pieces.insert(alternative.pieces.begin(), any_text());
     }
@@ -199,7 +196,8 @@ absl::Status RegexParser::EndAlternative(Frame& frame, bool top_level, size_t of
 }
 
 // The choice of `frame`'s alternatives, its last one ending at `end_offset`.
-absl::StatusOr<RegexPiece> RegexParser::FinishFrame(Frame frame, bool top_level, size_t end_offset) {
+absl::StatusOr<RegexPiece> RegexParser::FinishFrame(Frame frame, bool top_level,
+                                                    size_t end_offset) {
   RETURN_IF_ERROR(EndAlternative(frame, top_level, end_offset));
   RegexPiece choice = RegexPiece::Choice(std::move(frame.alternatives));
   RETURN_IF_ERROR(CheckLimits(choice, end_offset));
@@ -260,7 +258,7 @@ RegexPiece RegexParser::ClassPiece(const CodepointSet& set) {
   key.reserve(ranges.size());
   for (const CodepointRange& r : ranges) key.emplace_back(r.lo, r.hi);
   if (classes_.insert(std::move(key)).second) {
-    class_definitions_ = class_definitions_ + ClassDefinitionCost(ranges.size());
+    class_definitions_ = class_definitions_ + ClassDefinitionCost(ranges);
   }
   return RegexPiece::Class(std::move(ranges));
 }
@@ -275,9 +273,11 @@ absl::Status RegexParser::CheckLimits(const RegexPiece& piece, size_t offset) co
                                       ") grammar elements (counted repetitions multiply)"));
   }
   if (cost.rules > options_.limits.max_rules) {
-    return Error(offset, absl::StrCat("the pattern would lower to more than max_rules (",
-                                      options_.limits.max_rules,
-                                      ") grammar rules (each optional copy of {m,n} is one)"));
+    return Error(
+        offset,
+        absl::StrCat(
+            "the pattern would lower to more than max_rules (", options_.limits.max_rules,
+            ") grammar rules (a choice, a class and each optional copy of a repetition is one)"));
   }
   if (piece.depth > options_.limits.max_nesting) {
     return Error(offset, absl::StrCat("expressions nest deeper than max_nesting (",
@@ -290,49 +290,42 @@ absl::Status RegexParser::CheckLimits(const RegexPiece& piece, size_t offset) co
 // which matches the same strings).
 absl::StatusOr<bool> RegexParser::ParseQuantifier(int32_t* min, int32_t* max) {
   if (AtEnd()) return false;
-  const size_t offset = pos_;
-  switch (pattern_[pos_]) {
-    case '*':
-      *min = 0;
-      *max = kUnbounded;
-      ++pos_;
-      break;
-    case '+':
-      *min = 1;
-      *max = kUnbounded;
-      ++pos_;
-      break;
-    case '?':
-      *min = 0;
-      *max = 1;
-      ++pos_;
-      break;
-    case '{': {
-      ++pos_;
-      ASSIGN_OR_RETURN(*min, ParseCount(offset));
-      *max = *min;
-      if (At(',')) {
-        ++pos_;
-        *max = kUnbounded;
-        if (!At('}')) {
-          ASSIGN_OR_RETURN(*max, ParseCount(offset));
-        }
-      }
-      if (!At('}')) {
-        return Error(offset, "'{' is not a quantifier {m}, {m,} or {m,n} (escape it as \\{)");
-      }
-      ++pos_;
-      if (*max != kUnbounded && *max < *min) {
-        return Error(offset, absl::StrCat("quantifier '", pattern_.substr(offset, pos_ - offset),
-                                          "' has its maximum below its minimum"));
-      }
-      break;
-    }
-    default:
-      return false;
+  const char c = pattern_[pos_];
+  if (c == '*' || c == '+' || c == '?') {
+    *min = c == '+' ? 1 : 0;
+    *max = c == '?' ? 1 : kUnbounded;
+    ++pos_;
+  } else if (c == '{') {
+    RETURN_IF_ERROR(ParseBraces(min, max));
+  } else {
+    return false;
   }
   if (At('?')) ++pos_;
   return true;
+}
+
+// {m}, {m,} or {m,n} at pos_.
+absl::Status RegexParser::ParseBraces(int32_t* min, int32_t* max) {
+  const size_t offset = pos_;
+  ++pos_;
+  ASSIGN_OR_RETURN(*min, ParseCount(offset));
+  *max = *min;
+  if (At(',')) {
+    ++pos_;
+    *max = kUnbounded;
+    if (!At('}')) {
+      ASSIGN_OR_RETURN(*max, ParseCount(offset));
+    }
+  }
+  if (!At('}')) {
+    return Error(offset, "'{' is not a quantifier {m}, {m,} or {m,n} (escape it as \\{)");
+  }
+  ++pos_;
+  if (*max != kUnbounded && *max < *min) {
+    return Error(offset, absl::StrCat("quantifier '", pattern_.substr(offset, pos_ - offset),
+                                      "' has its maximum below its minimum"));
+  }
+  return absl::OkStatus();
 }
 
 // A repetition count's decimal digits at pos_ (at least one), refused past max_repeat.
@@ -403,8 +396,8 @@ absl::StatusOr<GrammarExpr> RegexToExpr(absl::string_view pattern, GrammarBuilde
                                         const RegexOptions& options) {
   (void)builder;  // the expression needs no helper rule of its own
   if (pattern.size() > kMaxRegexBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("regex is ", pattern.size(),
-                                                   " bytes, past the limit of ", kMaxRegexBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("regex is ", pattern.size(), " bytes, past the limit of ", kMaxRegexBytes));
   }
   if (absl::Status valid = utf8::Validate(pattern); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("regex: ", valid.message()));

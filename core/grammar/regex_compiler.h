@@ -20,9 +20,10 @@
 // anchors anywhere else, lone surrogates, a quantifier with nothing to repeat, unbalanced
 // brackets, a lone `{` or `}` or `]`, invalid UTF-8, and a pattern past a limit: its length
 // (kMaxRegexBytes), group nesting and expression depth (GrammarLimits::max_nesting), a
-// repetition count (max_repeat), and an upper estimate of the lowered size, which multiplies
-// through nested counted repetitions ((a{1000}){1000}: max_elements), so nothing a client sends
-// expands before it is refused.
+// repetition count (max_repeat), and upper estimates of what the builder will count against
+// max_elements and max_rules, which multiply through nested counted repetitions
+// ((a{1000}){1000}), so nothing a client sends is expanded before it is refused, and the
+// refusal names the construct's offset rather than coming from the builder.
 //
 // Linear: the parser reads the pattern once; alternation and repetition stay GrammarExprs (no
 // alternative is expanded combinatorially), so matching is the matcher's NFA simulation.
@@ -48,7 +49,8 @@ struct RegexOptions {
   // top-level alternative not starting with `^` may be preceded by any text and one not
   // ending with `$` followed by any text.
   bool search = false;
-  // The limits the pattern is checked against (those of the builder it goes into).
+  // The limits the pattern is checked against: those of the builder it goes into (the
+  // builder still checks its own totals, over every expression it is given).
   GrammarLimits limits;
 };
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "core/base/status_matchers.h"
 #include "core/grammar/grammar_builder.h"
 #include "core/grammar/grammar_expr.h"
@@ -56,6 +57,8 @@ TEST(RegexCompilerTest, MatchesExactlyTheStringsThePatternMatchesInFull) {
       {"()", {""}, {"a"}},
       {"(|a)+", {"", "a", "aa"}, {"b"}},
       {"(a*)*", {"", "aaa"}, {"b"}},
+      {"(a?b?c?)*", {"", "c", "ba", "abcca"}, {"d", "abd"}},
+      {"(?:a|b|)*c", {"c", "abbac"}, {"ab"}},
       {"\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E+",
        {"\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE8\xAA\x9E"},
        {"\xE6\x97\xA5\xE6\x9C\xAC"}},
@@ -69,7 +72,10 @@ TEST(RegexCompilerTest, MatchesJsonSchemaStylePatterns) {
   const std::vector<MatchCase> cases = {
       {"^\\d{4}-\\d{2}-\\d{2}$",
        {"2024-07-26", "0000-00-00"},
-       {"2024-7-26", "20240-07-26", "2024-07-26\n", "\xEF\xBC\x92" "024-07-26", ""}},
+       {"2024-7-26", "20240-07-26", "2024-07-26\n",
+        "\xEF\xBC\x92"
+        "024-07-26",
+        ""}},
       {"[A-Z]{3}-\\d+", {"ABC-1", "XYZ-0042"}, {"AB-1", "ABC-", "abc-1", "ABCD-1"}},
       {"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$",
        {"a.b+c@example.co.uk", "x_y%z@host-1.io"},
@@ -78,7 +84,8 @@ TEST(RegexCompilerTest, MatchesJsonSchemaStylePatterns) {
        {"123e4567-e89b-12d3-a456-426614174000"},
        {"123e4567-e89b-12d3-a456-42661417400", "123E4567-e89b-12d3-a456-426614174000"}},
       {"^\\+?[1-9]\\d{1,14}$", {"+14155552671", "442071838750"}, {"+0123", "+1", "12a"}},
-      {"^(\\([0-9]{3}\\))?[0-9]{3}-[0-9]{4}$", {"555-1212", "(888)555-1212"},
+      {"^(\\([0-9]{3}\\))?[0-9]{3}-[0-9]{4}$",
+       {"555-1212", "(888)555-1212"},
        {"(888)-555-1212", "555-12123"}},
       {"[\\u00C0-\\u00FF]+", {"\xC3\xA9\xC3\xA0", "\xC3\xBF"}, {"e", "\xC4\x80"}},
       {"^[^\\x00-\\x1F\"\\\\]*$", {"plain text \xC3\xA9"}, {"a\"b", "a\\b", "a\tb"}},
@@ -164,7 +171,8 @@ TEST(RegexCompilerTest, LongAlternationsAndSequencesCompileLinearly) {
     sequence += "(a|b)";
   }
   ExpectMatches({alternation, {"0", "1999", "777"}, {"2000", ""}});
-  ExpectMatches({sequence, {std::string(2000, 'a'), std::string(1000, 'a') + std::string(1000, 'b')},
+  ExpectMatches({sequence,
+                 {std::string(2000, 'a'), std::string(1000, 'a') + std::string(1000, 'b')},
                  {std::string(1999, 'a')}});
 }
 
@@ -283,7 +291,9 @@ TEST(RegexCompilerTest, RefusesUnsupportedConstructsNamingThemAndTheirOffset) {
       {"(?<a-b>x)", "group name has '-' at byte 4"},
       {"(?<a", "regex at byte 0: group name '(?<' is never closed"},
       {"(?<>a)", "regex at byte 0: empty group name"},
-      {"a\xFF" "b", "regex: text is not valid UTF-8 at byte 1"},
+      {"a\xFF"
+       "b",
+       "regex: text is not valid UTF-8 at byte 1"},
       {"ab\xC3", "regex: text is not valid UTF-8 at byte 2"},
       {"\xED\xA0\x80", "regex: text is not valid UTF-8 at byte 0"},
   };
@@ -305,12 +315,14 @@ TEST(RegexCompilerTest, RefusesPatternsPastTheLimitsNamingTheLimit) {
   const std::vector<ErrorCase> cases = {
       {"a{10001}", "regex at byte 1: repetition count 10001 is past max_repeat (10000)"},
       {"a{1,99999999999999999999}", "past max_repeat (10000)"},
-      {"(a{1000}){1000}", "regex at byte 9: the pattern would lower to more than max_elements "
-                          "(1000000)"},
+      {"(a{1000}){1000}",
+       "regex at byte 9: the pattern would lower to more than max_elements "
+       "(1000000)"},
       {"((a{100}){100}){100}", "max_elements (1000000)"},
       {"(.{10000}){10000}", "max_elements (1000000)"},
-      {"(a{10000}){50}(b{10000}){50}", "regex at byte 28: the pattern would lower to more than "
-                                       "max_elements"},
+      {"(a{10000}){50}(b{10000}){50}",
+       "regex at byte 28: the pattern would lower to more than "
+       "max_elements"},
       {deep, "regex at byte 200: groups nest deeper than max_nesting (200)"},
       {deep_repeats, "nest deeper than max_nesting (200)"},
       {std::string(kMaxRegexBytes + 1, 'a'), "regex is 65537 bytes, past the limit of 65536"},
@@ -322,6 +334,36 @@ TEST(RegexCompilerTest, RefusesPatternsPastTheLimitsNamingTheLimit) {
   }
   EXPECT_THAT(CompileRegex(std::string(kMaxRegexBytes, 'a')), IsOk());
   EXPECT_THAT(CompileRegex("a{10000}"), IsOk());
+}
+
+// The front end's estimates of the lowered size are upper bounds: whatever it accepts, the
+// builder builds within the same limits, so every refusal names the regex's offset.
+TEST(RegexCompilerTest, RefusesBeforeTheBuilderWould) {
+  const std::vector<std::string> patterns = {
+      "a{1000}",    "(a{10}){10}",       "(((a*)*)*)*",    "(a?b?c?d?e?)*",    ".{100}",
+      "(a|bc|d*)+", "(x?){3,50}",        "(?:a|b|)*c",     "[^a]*[b-z]+",      "(.*a){10}",
+      "((ab)?){5}", "(\\w+\\s*){1,100}", "((a|b)*c){2,7}", "\\S+@\\S+\\.\\S+",
+  };
+  for (const std::string& pattern : patterns) {
+    absl::StatusOr<Grammar> unlimited = CompileRegex(pattern);
+    ASSERT_THAT(unlimited, IsOk()) << pattern;
+    const int64_t elements = static_cast<int64_t>(unlimited->code.size());
+    const int32_t rules = static_cast<int32_t>(unlimited->rules.size());
+    for (int64_t max_elements = elements / 2; max_elements <= 2 * elements; ++max_elements) {
+      GrammarLimits limits;
+      limits.max_elements = max_elements;
+      absl::StatusOr<Grammar> grammar = CompileRegex(pattern, limits);
+      EXPECT_TRUE(grammar.ok() || absl::StartsWith(grammar.status().message(), "regex at byte"))
+          << pattern << " within " << max_elements << ": " << grammar.status();
+    }
+    for (int32_t max_rules = rules / 2; max_rules <= 2 * rules; ++max_rules) {
+      GrammarLimits limits;
+      limits.max_rules = max_rules;
+      absl::StatusOr<Grammar> grammar = CompileRegex(pattern, limits);
+      EXPECT_TRUE(grammar.ok() || absl::StartsWith(grammar.status().message(), "regex at byte"))
+          << pattern << " within " << max_rules << " rules: " << grammar.status();
+    }
+  }
 }
 
 TEST(RegexCompilerTest, AppliesTheCallersLimits) {

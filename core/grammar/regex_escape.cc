@@ -1,5 +1,6 @@
 #include "core/grammar/regex_escape.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,16 +26,14 @@ bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 
 bool IsHighSurrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDBFF; }
 bool IsLowSurrogate(uint32_t cp) { return cp >= 0xDC00 && cp <= 0xDFFF; }
 
-// The control-character escapes: \n \r \t \f \v.
+// The control-character escapes \n \r \t \f \v; false for any other letter.
 bool ControlEscape(char letter, uint32_t* codepoint) {
-  switch (letter) {
-    case 'n': *codepoint = '\n'; return true;
-    case 'r': *codepoint = '\r'; return true;
-    case 't': *codepoint = '\t'; return true;
-    case 'f': *codepoint = '\f'; return true;
-    case 'v': *codepoint = '\v'; return true;
-    default: return false;
-  }
+  constexpr absl::string_view kLetters = "nrtfv";
+  constexpr absl::string_view kCodes = "\n\r\t\f\v";
+  const size_t index = kLetters.find(letter);
+  if (index == absl::string_view::npos) return false;
+  *codepoint = static_cast<uint8_t>(kCodes[index]);
+  return true;
 }
 
 }  // namespace
@@ -78,65 +77,76 @@ absl::StatusOr<ClassItem> RegexEscapeReader::Read(size_t* pos, bool in_class) co
     return item;
   }
   if (ControlEscape(letter, &item.codepoint)) return item;
+  if (letter == 'b' && in_class) {
+    item.codepoint = '\b';  // [\b] is backspace
+    return item;
+  }
+  RETURN_IF_ERROR(RefuseUnsupported(offset));
+  if (letter == '0' || letter == 'x' || letter == 'u' || letter == 'c') {
+    ASSIGN_OR_RETURN(item.codepoint, ReadCode(offset, pos));
+    return item;
+  }
+  // Escaped ASCII punctuation (\. \* \- \/ ...) stands for itself; an escaped letter or a
+  // code point past ASCII that means nothing is refused rather than guessed at.
+  const uint8_t byte = static_cast<uint8_t>(letter);
+  if (byte >= 0x20 && byte < 0x7F && !IsAsciiLetter(letter) && !IsDigit(letter)) {
+    item.codepoint = byte;
+    return item;
+  }
+  return RegexError(offset,
+                    absl::StrCat("unknown escape '",
+                                 Quote(offset, 1 + utf8::CharLength(pattern_, offset + 1)), "'"));
+}
+
+// The escapes a grammar cannot express: backreferences, word boundaries, property escapes.
+absl::Status RegexEscapeReader::RefuseUnsupported(size_t offset) const {
+  const char letter = pattern_[offset + 1];
   switch (letter) {
-    case '0':
-      if (*pos < pattern_.size() && IsDigit(pattern_[*pos])) {
-        return RegexError(offset, absl::StrCat("octal escape '", Quote(offset, 3),
-                                               "' is not supported"));
-      }
-      item.codepoint = 0;
-      return item;
     case 'b':
-      if (in_class) {
-        item.codepoint = '\b';
-        return item;
-      }
-      return RegexError(offset, "word boundary '\\b' is not supported");
     case 'B':
-      return RegexError(offset, "word boundary '\\B' is not supported");
+      return RegexError(offset,
+                        absl::StrCat("word boundary '", Quote(offset, 2), "' is not supported"));
     case 'k':
       return RegexError(offset, "named backreference '\\k' is not supported");
     case 'p':
     case 'P':
       return RegexError(offset, absl::StrCat("Unicode property escape '", Quote(offset, 2),
                                              "' is not supported"));
+    default:
+      break;
+  }
+  if (letter >= '1' && letter <= '9') {
+    size_t end = offset + 2;
+    while (end < pattern_.size() && IsDigit(pattern_[end])) ++end;
+    return RegexError(
+        offset, absl::StrCat("backreference '", Quote(offset, end - offset), "' is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+// \0, \xHH, \u... or \cX at `offset`; *pos is past the letter.
+absl::StatusOr<uint32_t> RegexEscapeReader::ReadCode(size_t offset, size_t* pos) const {
+  switch (pattern_[offset + 1]) {
+    case '0':
+      if (*pos < pattern_.size() && IsDigit(pattern_[*pos])) {
+        return RegexError(offset,
+                          absl::StrCat("octal escape '", Quote(offset, 3), "' is not supported"));
+      }
+      return 0;
     case 'x': {
       const int64_t value = Hex(*pos, 2);
       if (value < 0) return RegexError(offset, "'\\x' needs two hex digits");
       *pos += 2;
-      item.codepoint = static_cast<uint32_t>(value);
-      return item;
-    }
-    case 'u': {
-      ASSIGN_OR_RETURN(item.codepoint, ReadUnicode(offset, pos));
-      return item;
+      return static_cast<uint32_t>(value);
     }
     case 'c':
       if (*pos < pattern_.size() && IsAsciiLetter(pattern_[*pos])) {
-        item.codepoint = static_cast<uint32_t>(pattern_[*pos]) % 32;
-        ++*pos;
-        return item;
+        return static_cast<uint32_t>(pattern_[(*pos)++]) % 32;
       }
       return RegexError(offset, "'\\c' needs a letter A-Z or a-z");
     default:
-      break;
+      return ReadUnicode(offset, pos);
   }
-  if (IsDigit(letter)) {
-    size_t end = *pos;
-    while (end < pattern_.size() && IsDigit(pattern_[end])) ++end;
-    return RegexError(offset, absl::StrCat("backreference '", Quote(offset, end - offset),
-                                           "' is not supported"));
-  }
-  // Escaped ASCII punctuation (\. \* \- \/ ...) stands for itself; an escaped letter or a
-  // code point past ASCII that means nothing is refused rather than guessed at.
-  const uint8_t byte = static_cast<uint8_t>(letter);
-  if (byte >= 0x20 && byte < 0x7F && !IsAsciiLetter(letter)) {
-    item.codepoint = byte;
-    return item;
-  }
-  return RegexError(offset, absl::StrCat("unknown escape '",
-                                         Quote(offset, 1 + utf8::CharLength(pattern_, offset + 1)),
-                                         "'"));
 }
 
 // \uHHHH (a high surrogate followed by \uHHHH of a low one is one code point) or \u{H...}, at
@@ -154,16 +164,16 @@ absl::StatusOr<uint32_t> RegexEscapeReader::ReadUnicode(size_t offset, size_t* p
       return RegexError(offset, "'\\u{' needs hex digits and a closing '}'");
     }
     if (value > kMaxCodepoint) {
-      return RegexError(offset, absl::StrCat("'", Quote(offset, end + 1 - offset),
-                                             "' is past U+10FFFF"));
+      return RegexError(offset,
+                        absl::StrCat("'", Quote(offset, end + 1 - offset), "' is past U+10FFFF"));
     }
     *pos = end + 1;
   } else {
     value = Hex(*pos, 4);
     if (value < 0) return RegexError(offset, "'\\u' needs four hex digits or {hex digits}");
     *pos += 4;
-    const int64_t low = absl::string_view(pattern_.substr(*pos, 2)) == "\\u" ? Hex(*pos + 2, 4)
-                                                                            : -1;
+    const int64_t low =
+        absl::string_view(pattern_.substr(*pos, 2)) == "\\u" ? Hex(*pos + 2, 4) : -1;
     if (IsHighSurrogate(value) && low >= 0 && IsLowSurrogate(low)) {
       value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00);
       *pos += 6;
@@ -183,8 +193,8 @@ absl::Status RegexEscapeReader::SkipGroupName(size_t* pos, size_t group) const {
     const char c = pattern_[*pos];
     const bool ascii_ok = IsAsciiLetter(c) || c == '_' || c == '$' || (IsDigit(c) && *pos > start);
     if (static_cast<uint8_t>(c) < 0x80 && !ascii_ok) {
-      return RegexError(group, absl::StrCat("group name has '", Quote(*pos, 1),
-                                            "' at byte ", *pos));
+      return RegexError(group,
+                        absl::StrCat("group name has '", Quote(*pos, 1), "' at byte ", *pos));
     }
     *pos += utf8::CharLength(pattern_, *pos);
   }

@@ -40,6 +40,8 @@ class RegexEscapeReader {
   absl::Status SkipGroupName(size_t* pos, size_t group) const;
 
  private:
+  absl::Status RefuseUnsupported(size_t offset) const;
+  absl::StatusOr<uint32_t> ReadCode(size_t offset, size_t* pos) const;
   absl::StatusOr<uint32_t> ReadUnicode(size_t offset, size_t* pos) const;
   // The value of `digits` hex digits at pos, or -1 if there are fewer.
   int64_t Hex(size_t pos, size_t digits) const;

@@ -1,11 +1,13 @@
 // A parsed part of a regular expression: its GrammarExpr, and an upper estimate of what
-// GrammarBuilder makes of it, so the regex compiler can refuse a pattern past a limit, naming
-// the construct's offset, before anything is lowered. Internal to regex_compiler.cc.
+// GrammarBuilder counts against its limits when it lowers it, so the regex compiler can refuse
+// a pattern past a limit, naming the construct's offset, before anything is lowered.
+// Internal to regex_compiler.cc.
 //
-// The estimates follow the builder's lowering: an item repeated {m,n} is written out m times
-// where it is used and once more in each of n - m helper rules (so nested counts multiply); a
-// star lowers its item's non-empty form again in a helper rule (for a sequence of n parts that
-// can each be empty, n suffixes: quadratic; for nested stars, doubling per level); a choice
+// The estimates follow the builder's lowering, which counts an element when it makes it and
+// again when a helper rule takes it: an item repeated {m,n} is lowered once, written out m
+// times where it is used and once more in each of n - m helper rules (so nested counts
+// multiply); a star lowers its item's non-empty form again (for a sequence of n parts that can
+// each be empty, n suffixes: quadratic; for nested stars, doubling per level); a choice
 // inside a sequence is a helper rule; a class is one reference to a rule defined once per
 // distinct class (the caller counts those definitions: ClassDefinitionCost).
 #ifndef TANDEM_CORE_GRAMMAR_REGEX_PIECE_H_
@@ -28,17 +30,18 @@ struct LoweredCost {
   LoweredCost Times(int64_t n) const;
 };
 
-// What defining the rule of a class of `ranges` code point ranges costs (once per class).
-LoweredCost ClassDefinitionCost(size_t ranges);
+// What defining the rule of a class (normalized `ranges`) costs, once per distinct class.
+LoweredCost ClassDefinitionCost(const std::vector<CodepointRange>& ranges);
 
 struct RegexPiece {
   GrammarExpr expr;
-  int64_t inline_elements = 0;  // written where the piece is used (copied by repetitions)
-  LoweredCost defined;          // helper rules, made once each time the piece is lowered
-  LoweredCost non_empty;        // inline + defined of the builder's non-empty form
-  int32_t depth = 1;            // of `expr`
-  bool nullable = true;         // may match the empty string
-  bool literal = false;         // an unquantified literal, which a next literal may extend
+  int64_t inline_elements = 0;         // written where the piece is used (copied by repetitions)
+  LoweredCost defined;                 // helper rules, made once each time the piece is lowered
+  LoweredCost non_empty;               // inline + defined of the builder's non-empty form
+  int64_t non_empty_alternatives = 0;  // the alternatives that form lowers to
+  int32_t depth = 1;                   // of `expr`
+  bool nullable = true;                // may match the empty string
+  bool literal = false;                // an unquantified literal, which a next literal may extend
 
   LoweredCost total() const { return LoweredCost{inline_elements, 0} + defined; }
 
