@@ -35,6 +35,22 @@ const std::vector<PatternSamples>& Patterns() {
   return *patterns;
 }
 
+// Patterns of finite languages (RandomSchemaOptions::bounded).
+const std::vector<PatternSamples>& BoundedPatterns() {
+  static const auto* patterns = new std::vector<PatternSamples>{
+      {"^[a-z]{3,5}$", {"abc", "hello"}},
+      {"^\\d{3}-\\d{4}$", {"555-1234", "000-0000"}},
+      {"^(yes|no)$", {"yes", "no"}},
+      {"^[A-Z][a-z]{0,4}$", {"Hello", "X"}},
+      {"^\"q\\\\\"$", {"\"q\\\""}},
+      {"^(ab|c){1,3}x?$", {"ab", "cabx", "abcab"}},
+  };
+  return *patterns;
+}
+
+// Formats of finite languages (RandomSchemaOptions::bounded).
+constexpr const char* kBoundedFormats[] = {"date", "uuid"};
+
 const std::vector<std::pair<const char*, std::vector<const char*>>>& Formats() {
   static const auto* formats = new std::vector<std::pair<const char*, std::vector<const char*>>>{
       {"date", {"2024-02-29", "1999-12-31", "2000-01-01"}},
@@ -75,11 +91,16 @@ class SchemaMaker {
       def_names_.push_back("leaf");
     }
     if (random_.Chance(30)) {
+      Object value{{"type", "integer"}};
+      if (options_.bounded) {
+        value.Set("minimum", -9);
+        value.Set("maximum", 99);
+      }
       defs.Set("tree", Object{{"type", "object"},
-                              {"properties", Object{{"value", Object{{"type", "integer"}}},
+                              {"properties", Object{{"value", std::move(value)},
                                                     {"children", Object{{"type", "array"},
                                                                         {"items", Object{{"$ref", "#/$defs/tree"}}},
-                                                                        {"maxItems", 2}}}}},
+                                                                        {"maxItems", options_.bounded ? 1 : 2}}}}},
                               {"required", Array{"value"}},
                               {"additionalProperties", false}});
       def_names_.push_back("tree");
@@ -112,7 +133,9 @@ class SchemaMaker {
       case 4: return EnumSchema();
       case 5: return Object{{"const", EnumValue()}};
       case 6: return Object{{"type", Array{"string", "null"}}, {"maxLength", random_.Int(0, 4)}};
-      case 7: return random_.Chance(50) ? Value(true) : Value(Object{});
+      case 7:
+        if (options_.bounded) return Object{{"type", random_.Chance(50) ? "boolean" : "null"}};
+        return random_.Chance(50) ? Value(true) : Value(Object{});
       case 8: return StringSchema();
       case 9:
         if (!def_names_.empty()) return Object{{"$ref", "#/$defs/" + random_.Pick(def_names_)}};
@@ -128,11 +151,13 @@ class SchemaMaker {
   Value StringSchema() {
     Object s{{"type", "string"}};
     const int variant = random_.Int(0, 3);
-    if (variant == 1) {
+    if (variant == 1 && options_.bounded) {
+      s.Set("format", kBoundedFormats[random_.Int(0, 1)]);
+    } else if (variant == 1) {
       s.Set("format", random_.Pick(Formats()).first);
     } else if (variant == 2 && options_.patterns) {
-      s.Set("pattern", random_.Pick(Patterns()).pattern);
-    } else if (variant == 3) {
+      s.Set("pattern", random_.Pick(options_.bounded ? BoundedPatterns() : Patterns()).pattern);
+    } else if (variant == 3 || options_.bounded) {
       const int lo = random_.Int(0, 3);
       if (random_.Chance(70)) s.Set("minLength", lo);
       s.Set("maxLength", lo + random_.Int(0, 4));
@@ -143,17 +168,25 @@ class SchemaMaker {
   Value IntegerSchema() {
     Object s{{"type", "integer"}};
     const int lo = random_.Int(-100, 100), hi = lo + random_.Int(2, 1000);
-    if (random_.Chance(50)) s.Set(random_.Chance(50) ? "minimum" : "exclusiveMinimum", lo);
-    if (random_.Chance(50)) s.Set(random_.Chance(50) ? "maximum" : "exclusiveMaximum", hi);
+    SetBounds(s, lo, hi);
     return s;
   }
 
   Value NumberSchema() {
     Object s{{"type", "number"}};
     const int lo = random_.Int(-20, 20), hi = lo + random_.Int(1, 50);
-    if (random_.Chance(50)) s.Set(random_.Chance(50) ? "minimum" : "exclusiveMinimum", lo);
-    if (random_.Chance(50)) s.Set(random_.Chance(50) ? "maximum" : "exclusiveMaximum", hi);
+    SetBounds(s, lo, hi);
     return s;
+  }
+
+  // Each bound with even odds (both when bounded), inclusive or exclusive with even odds.
+  void SetBounds(Object& s, int lo, int hi) {
+    if (random_.Chance(50) || options_.bounded) {
+      s.Set(random_.Chance(50) ? "minimum" : "exclusiveMinimum", lo);
+    }
+    if (random_.Chance(50) || options_.bounded) {
+      s.Set(random_.Chance(50) ? "maximum" : "exclusiveMaximum", hi);
+    }
   }
 
   Value EnumValue() {
@@ -186,7 +219,7 @@ class SchemaMaker {
     Object s{{"type", "object"}, {"properties", std::move(properties)}};
     if (!required.empty()) s.Set("required", std::move(required));
     const int additional = random_.Int(0, 9);
-    if (additional < 4) {
+    if (additional < 4 || options_.bounded) {
       s.Set("additionalProperties", false);
     } else if (additional < 5) {
       s.Set("additionalProperties", true);
@@ -205,12 +238,12 @@ class SchemaMaker {
     if (!prefix.empty()) s.Set("prefixItems", std::move(prefix));
     if (items_false) {
       s.Set("items", false);
-    } else if (random_.Chance(80)) {
+    } else if (random_.Chance(80) || options_.bounded) {
       s.Set("items", Make(depth + 1));
     }
     const int lo = random_.Int(0, items_false ? k : 3);
     if (random_.Chance(50)) s.Set("minItems", lo);
-    if (random_.Chance(50)) s.Set("maxItems", lo + random_.Int(0, 3));
+    if (random_.Chance(50) || options_.bounded) s.Set("maxItems", lo + random_.Int(0, 3));
     return s;
   }
 
@@ -301,8 +334,10 @@ class InstanceMaker {
       }
     }
     if (const Value* pattern = s.Find("pattern")) {
-      for (const PatternSamples& p : Patterns()) {
-        if (pattern->as_string() == p.pattern) return Value(random_.Pick(p.samples));
+      for (const auto* list : {&Patterns(), &BoundedPatterns()}) {
+        for (const PatternSamples& p : *list) {
+          if (pattern->as_string() == p.pattern) return Value(random_.Pick(p.samples));
+        }
       }
     }
     const int lo = s.Contains("minLength") ? static_cast<int>(s.Find("minLength")->as_int()) : 0;

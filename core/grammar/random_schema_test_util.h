@@ -24,6 +24,13 @@ namespace tandem::testing {
 struct RandomSchemaOptions {
   int max_depth = 3;       // sub-schemas nested in sub-schemas (refs aside)
   bool patterns = true;    // include `pattern` (the regex front end)
+  // Only schemas whose grammar is finite but for the recursive "tree" of $defs (whose children
+  // are then at most one): every string has a maxLength, a bounded pattern or a bounded format
+  // (date, uuid), every number and integer both bounds, every array maxItems and an `items`,
+  // every object additionalProperties false, and no `true`/{} schema. So that any model's
+  // constrained output ends (end-of-output tokens are allowed only where the grammar may end):
+  // the end-to-end validity test runs random-weight models with these.
+  bool bounded = false;
 };
 
 json::Value RandomSchema(uint32_t seed, const RandomSchemaOptions& options = {});
