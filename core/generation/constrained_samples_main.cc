@@ -12,11 +12,12 @@
 // (an output cut by --max_tokens is incomplete JSON: a failure). Sampling is at temperature 1
 // (top-p 1) for seeds 1..--seeds, and greedy too for every --greedy_every-th schema. The
 // speculation settings vary with the seed: k in {1, 4, 8}, pipelined or not, forced tokens on
-// for odd schemas. A summary per drafter goes to stderr.
+// for odd schemas. The prompt is --prompt and a valid instance of the schema (--example), which
+// gives the n-gram drafter guesses to make. A summary per drafter goes to stderr.
 //
 //   constrained_samples --model=NAME --target=T.gguf [--draft=D.gguf] [--schemas=200]
 //       [--seeds=3] [--first_schema=1] [--greedy_every=4] [--max_tokens=768] [--context=1024]
-//       [--drafters=none,model,ngram] [--prompt=TEXT]
+//       [--drafters=none,model,ngram] [--prompt=TEXT] [--bounded=1] [--example=1]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,10 @@ struct Flags {
   std::string model, target, draft, prompt = "Once upon a time";
   std::vector<std::string> drafters = {"none", "model", "ngram"};
   int schemas = 200, seeds = 3, first_schema = 1, greedy_every = 4;
+  int bounded = 1;  // 0: RandomSchema's default schemas, whose outputs need not end
+  // 1: the prompt ends with a valid instance of the schema (RandomInstance) twice, so that the
+  // n-gram drafter finds guesses in it (some the constraint cuts, some the target rejects).
+  int example = 1;
   int64_t max_tokens = 768, context = 1024;
 };
 
@@ -71,7 +76,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     std::map<std::string, int*> ints = {{"schemas", &f.schemas},
                                         {"seeds", &f.seeds},
                                         {"first_schema", &f.first_schema},
-                                        {"greedy_every", &f.greedy_every}};
+                                        {"greedy_every", &f.greedy_every},
+                                        {"bounded", &f.bounded},
+                                        {"example", &f.example}};
     std::map<std::string, int64_t*> longs = {{"max_tokens", &f.max_tokens},
                                              {"context", &f.context}};
     std::map<std::string, std::string*> strings = {
@@ -114,7 +121,14 @@ struct Output {
   absl::Status status;
   std::vector<int32_t> tokens;
   bool finished = false;
+  SpeculationStats speculation;
 };
+
+Output Failed(absl::Status status) {
+  Output out;
+  out.status = std::move(status);
+  return out;
+}
 
 class Generator {
  public:
@@ -136,17 +150,17 @@ class Generator {
     if (run.drafter == "none") {
       SessionOptions options = Options(run);
       absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(target_, pool_, options);
-      if (!session.ok()) return {session.status(), {}, false};
+      if (!session.ok()) return Failed(session.status());
       r = (*session)->Generate(prompt, flags_.max_tokens, collect, target_side.get());
     } else if (run.drafter == "model") {
-      if (draft_ == nullptr) return {absl::InvalidArgumentError("no --draft"), {}, false};
+      if (draft_ == nullptr) return Failed(absl::InvalidArgumentError("no --draft"));
       SpeculativeOptions options;
       options.session = Options(run);
       options.draft_tokens = run.k;
       options.pipelined = run.pipelined;
       absl::StatusOr<std::unique_ptr<SpeculativeSession>> session =
           SpeculativeSession::Create(target_, *draft_, pool_, options);
-      if (!session.ok()) return {session.status(), {}, false};
+      if (!session.ok()) return Failed(session.status());
       SpeculativeConstraints constraints;
       constraints.target = target_side.get();
       constraints.draft = draft_side.get();
@@ -157,6 +171,7 @@ class Generator {
     }
     out.status = r.status();
     out.finished = r.ok() && r->stop_reason == StopReason::kStopId;
+    if (r.ok()) out.speculation = r->speculation;
     return out;
   }
 
@@ -223,8 +238,19 @@ Run MakeRun(const std::string& drafter, int index, int seed) {
 
 struct Tally {
   int outputs = 0, finished = 0, errors = 0;
-  int64_t tokens = 0;
+  int64_t tokens = 0, drafted = 0, accepted = 0, forced = 0;
   double seconds = 0;
+
+  void Add(const Output& out, double elapsed) {
+    ++outputs;
+    finished += out.finished ? 1 : 0;
+    errors += out.status.ok() ? 0 : 1;
+    tokens += static_cast<int64_t>(out.tokens.size());
+    drafted += out.speculation.drafted;
+    accepted += out.speculation.accepted;
+    forced += out.speculation.forced;
+    seconds += elapsed;
+  }
 };
 
 std::string OutputLine(const json::Value& schema, const std::string& text, const Flags& flags,
@@ -254,13 +280,13 @@ absl::Status Main(const Flags& flags) {
   std::vector<int32_t> stop_ids = v.end_of_turn_ids;
   if (v.eos_id) stop_ids.push_back(*v.eos_id);
   if (stop_ids.empty()) return absl::FailedPreconditionError("the vocabulary has no EOS");
-  ASSIGN_OR_RETURN(std::vector<int32_t> prompt,
+  ASSIGN_OR_RETURN(const std::vector<int32_t> plain_prompt,
                    tokenizer.Encode(flags.prompt, {.add_special = true}));
   auto vocabulary = std::make_shared<const ConstraintVocabulary>(
       ConstraintVocabulary::FromTokenizer(tokenizer, stop_ids));
   Generator generator(flags, *target, draft.get(), stop_ids);
   testing::RandomSchemaOptions schema_options;
-  schema_options.bounded = true;
+  schema_options.bounded = flags.bounded != 0;
   std::map<std::string, Tally> tallies;
   for (int index = flags.first_schema; index < flags.first_schema + flags.schemas; ++index) {
     const json::Value schema = testing::RandomSchema(static_cast<uint32_t>(index), schema_options);
@@ -270,19 +296,25 @@ absl::Status Main(const Flags& flags) {
       return absl::Status(compiled.status().code(),
                           absl::StrCat("schema ", index, ": ", compiled.status().message()));
     }
+    std::vector<int32_t> prompt = plain_prompt;
+    if (flags.example) {
+      const std::string example =
+          testing::CompactJson(testing::RandomInstance(schema, static_cast<uint32_t>(index)));
+      // Twice, each after a newline as the output will be: the drafter's match.
+      ASSIGN_OR_RETURN(prompt, tokenizer.Encode(
+                                   absl::StrCat(flags.prompt, "\n", example, "\n", example, "\n"),
+                                   {.add_special = true}));
+      // Most of the context stays for the output.
+      if (static_cast<int64_t>(prompt.size()) > flags.context / 4) prompt = plain_prompt;
+    }
     const int first_seed = flags.greedy_every > 0 && index % flags.greedy_every == 0 ? 0 : 1;
     for (int seed = first_seed; seed <= flags.seeds; ++seed) {
       for (const std::string& drafter : flags.drafters) {
         const Run run = MakeRun(drafter, index, seed);
         const auto begin = std::chrono::steady_clock::now();
         const Output out = generator.Generate(run, prompt, *compiled);
-        Tally& tally = tallies[drafter];
-        tally.seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-        ++tally.outputs;
-        tally.finished += out.finished ? 1 : 0;
-        tally.errors += out.status.ok() ? 0 : 1;
-        tally.tokens += static_cast<int64_t>(out.tokens.size());
+        tallies[drafter].Add(
+            out, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
         ASSIGN_OR_RETURN(std::string text,
                          tokenizer.Decode(out.tokens, {.strip_leading_space = false}));
         std::printf("%s\n", OutputLine(schema, text, flags, run, seed, out).c_str());
@@ -292,10 +324,11 @@ absl::Status Main(const Flags& flags) {
   }
   for (const auto& [drafter, t] : tallies) {
     std::fprintf(stderr,
-                 "constrained_samples: %s %s: %d outputs, %d finished, %d errors, %lld tokens, "
-                 "%.1f s\n",
+                 "constrained_samples: %s %s: %d outputs, %d finished, %d errors, %lld tokens "
+                 "(%lld guesses drafted, %lld accepted, %lld forced), %.1f s\n",
                  flags.model.c_str(), drafter.c_str(), t.outputs, t.finished, t.errors,
-                 static_cast<long long>(t.tokens), t.seconds);
+                 static_cast<long long>(t.tokens), static_cast<long long>(t.drafted),
+                 static_cast<long long>(t.accepted), static_cast<long long>(t.forced), t.seconds);
   }
   return absl::OkStatus();
 }
