@@ -86,6 +86,9 @@ class GrammarMatcher {
     int32_t depth;
   };
   int32_t Push(int32_t position, int32_t parent);
+  // The stacks `top` becomes after `byte` (which its byte set holds), memoised.
+  const std::vector<int32_t>& Transition(int32_t top, uint8_t byte);
+  static constexpr size_t kMaxTransitions = 1 << 20;
   // Adds to `out` the expansions of `position` above `parent`: byte-set tops, or kEmptyStack.
   void Expand(int32_t position, int32_t parent, MatcherState* out);
 
@@ -93,8 +96,14 @@ class GrammarMatcher {
   std::vector<Node> nodes_;  // nodes_[0] is the empty stack
   absl::flat_hash_map<uint64_t, int32_t> node_ids_;  // (position, parent) -> node
   std::vector<int32_t> work_;                 // Expand's (position, parent) pairs
-  absl::flat_hash_set<uint64_t> seen_;        // pairs expanded since Start/Advance began
+  // Pairs expanded since Start/Advance began: few in seen_small_, many in seen_.
+  static constexpr size_t kSeenLinear = 32;
+  bool MarkSeen(uint64_t key);  // false if already seen
+  void ClearSeen();
+  std::vector<uint64_t> seen_small_;
+  absl::flat_hash_set<uint64_t> seen_;
   MatcherState scratch_;
+  absl::flat_hash_map<uint64_t, std::vector<int32_t>> transitions_;  // (top, byte) -> stacks
   bool overflowed_ = false;
 };
 
