@@ -11,6 +11,8 @@
 //  - steady p50/p99: all outputs again, --reps times (every state seen before);
 //  - forced: the share of positions where exactly one token was allowed.
 // A request's tokens are the Encode of a valid output text, so the walk follows real tokens.
+// With --model, it instead times greedy decoding of that model with and without the JSON
+// constraints (the "decode with a schema" figure).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -26,11 +28,19 @@
 #include "core/grammar/compiled_constraint.h"
 #include "core/grammar/constraint_grammar.h"
 #include "core/grammar/grammar_matcher.h"
+#include "core/decoder/model.h"
+#include "core/generation/session.h"
+#include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 ABSL_FLAG(std::string, shared, "", "the shared data folder (default: $TANDEM_SHARED or ../shared)");
 ABSL_FLAG(int, reps, 20, "warm requests per constraint and vocabulary");
+ABSL_FLAG(std::string, model, "",
+          "also time greedy decoding of this GGUF with and without a constraint (e.g. the "
+          "SmolLM2-360M-shape Q8_0 fixture, starcoder vocabulary)");
+ABSL_FLAG(int, n, 64, "with --model: tokens per decode");
+ABSL_FLAG(int, threads, 2, "with --model: threads for the forward pass");
 
 namespace tandem {
 namespace {
@@ -217,6 +227,61 @@ absl::Status BenchVocabulary(const std::string& label, const Tokenizer& tokenize
   return absl::OkStatus();
 }
 
+// Greedy decode of --n tokens after a short prompt, unconstrained and under each JSON
+// constraint, side by side in rounds (medians of --reps rounds); prints tokens per second and
+// the ratio to unconstrained.
+absl::Status BenchDecode(const std::string& path, int n, int threads, int reps) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadGgufModel(path));
+  ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(path));
+  std::vector<int32_t> stops;
+  if (tokenizer.vocabulary().eos_id) stops.push_back(*tokenizer.vocabulary().eos_id);
+  auto vocab = std::make_shared<const ConstraintVocabulary>(
+      ConstraintVocabulary::FromTokenizer(tokenizer, stops));
+  ThreadPool pool(threads);
+  SessionOptions options;
+  options.sampler.temperature = 0;
+  options.context_size = 512;
+  options.stop_ids = stops;
+  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, tokenizer.Encode("Reply in JSON: who was Ada?"));
+  struct Variant {
+    const char* name;
+    std::shared_ptr<const CompiledConstraint> compiled;  // null: unconstrained
+    std::vector<double> tokens_per_second;
+  };
+  std::vector<Variant> variants = {{"unconstrained", nullptr, {}}};
+  for (const BenchCase& c : Cases()) {
+    if (c.spec.kind != ConstraintSpec::Kind::kJsonSchema &&
+        c.spec.kind != ConstraintSpec::Kind::kJsonObject) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto compiled, CompileConstraint(c.spec, vocab));
+    variants.push_back({c.name, compiled, {}});
+  }
+  for (int r = 0; r <= reps; ++r) {  // round 0 warms caches and is not counted
+    for (Variant& v : variants) {
+      ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(*model, pool, options));
+      std::unique_ptr<TokenConstraint> constraint =
+          v.compiled ? NewTokenConstraint(v.compiled) : nullptr;
+      int64_t tokens = 0;
+      const Clock::time_point start = Clock::now();
+      ASSIGN_OR_RETURN(GenerationResult result,
+                       session->Generate(prompt, n, [&](int32_t) { return ++tokens, true; },
+                                         constraint.get()));
+      const double seconds = Since(start);
+      (void)result;
+      if (r > 0 && tokens > 0) v.tokens_per_second.push_back(tokens / seconds);
+    }
+  }
+  const double base = Percentile(variants[0].tokens_per_second, 0.5);
+  std::printf("decode (greedy, %d tokens, prompt %zu, %d threads) on %s:\n", n, prompt.size(),
+              threads, path.c_str());
+  for (const Variant& v : variants) {
+    const double tps = Percentile(v.tokens_per_second, 0.5);
+    std::printf("  %-28s %7.2f tokens/s  %.3fx\n", v.name, tps, base > 0 ? tps / base : 0);
+  }
+  return absl::OkStatus();
+}
+
 int Run(const std::vector<std::string>& args) {
   if (!args.empty()) {
     std::fprintf(stderr, "tandem-constraint-bench: takes no arguments (see --help)\n");
@@ -234,6 +299,15 @@ int Run(const std::vector<std::string>& args) {
       {"starcoder2 (49,152)", shared + "/models/vocab/ggml-vocab-starcoder.gguf", "gpt-2"},
       {"llama-3 (128,256)", shared + "/models/llama3-bpe-tokenizer", "llama-bpe"},
   };
+  if (const std::string model = absl::GetFlag(FLAGS_model); !model.empty()) {
+    const absl::Status status = BenchDecode(model, absl::GetFlag(FLAGS_n),
+                                            absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_reps));
+    if (!status.ok()) {
+      std::fprintf(stderr, "tandem-constraint-bench: %s\n", std::string(status.message()).c_str());
+      return 1;
+    }
+    return 0;
+  }
   for (const Vocab& v : vocabs) {
     LoadOptions options;
     options.pre_tokenizer = v.pre;
@@ -258,7 +332,8 @@ int main(int argc, char** argv) {
       argc, argv,
       {"tandem-constraint-bench", "0.1.0",
        "Times compiling constraints and computing token masks on real vocabularies.\n"
-       "usage: tandem-constraint-bench [--shared DIR] [--reps 20]",
+       "usage: tandem-constraint-bench [--shared DIR] [--reps 20]\n"
+       "       tandem-constraint-bench --model GGUF [--n 64] [--threads 2] [--reps 5]",
        "tools/bench/constraint_bench.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-constraint-bench: %s\n", std::string(args.status().message()).c_str());
