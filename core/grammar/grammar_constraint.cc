@@ -108,7 +108,7 @@ void GrammarConstraint::ComputeMask(GrammarMatcher& matcher, const MatcherState&
 
 void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
                                      const PositionTokens& sets, TokenMask* mask) {
-  walk_[0] = matcher.Single(top);
+  walk_[0] = matcher.Intern(matcher.Single(top));
   int32_t failed_at = -1;  // the byte index where the previous token failed, or -1
   for (size_t k = 0; k < sets.uncertain.size(); ++k) {
     const int32_t token = sets.uncertain[k];
@@ -118,7 +118,8 @@ void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
     const std::string& bytes = (*tables_.token_bytes)[token];
     failed_at = -1;
     for (size_t j = shared; j < bytes.size(); ++j) {
-      if (!matcher.Advance(walk_[j], static_cast<uint8_t>(bytes[j]), &walk_[j + 1])) {
+      walk_[j + 1] = matcher.Step(walk_[j], static_cast<uint8_t>(bytes[j]));
+      if (walk_[j + 1] < 0) {
         failed_at = static_cast<int32_t>(j);
         break;
       }

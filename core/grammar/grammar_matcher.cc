@@ -153,6 +153,37 @@ const std::vector<int32_t>& GrammarMatcher::Transition(int32_t top, uint8_t byte
   return transitions_.emplace(key, std::move(after)).first->second;
 }
 
+int32_t GrammarMatcher::Intern(const MatcherState& state) {
+  auto [it, added] = interned_ids_.emplace(state, static_cast<int32_t>(interned_.size()));
+  if (added) {
+    interned_.push_back(state);
+    interned_escaped_.push_back(Escaped(state));
+    if (it->second < kMaxDenseStates) {
+      dense_steps_.emplace_back();
+      dense_steps_.back().fill(-2);
+    }
+  }
+  return it->second;
+}
+
+int32_t GrammarMatcher::Step(int32_t id, uint8_t byte) {
+  if (id < kMaxDenseStates) {
+    int32_t& to = dense_steps_[id][byte];
+    if (to != -2) return to;
+    MatcherState next;
+    const int32_t stepped = Advance(interned_[id], byte, &next) ? Intern(next) : -1;
+    dense_steps_[id][byte] = stepped;  // (Intern may have grown dense_steps_: index again)
+    return stepped;
+  }
+  const uint64_t key = (static_cast<uint64_t>(id) << 8) | byte;
+  auto it = steps_.find(key);
+  if (it != steps_.end()) return it->second;
+  MatcherState next;
+  const int32_t to = Advance(interned_[id], byte, &next) ? Intern(next) : -1;
+  steps_.emplace(key, to);
+  return to;
+}
+
 bool GrammarMatcher::CanEnd(const MatcherState& state) const {
   return !state.empty() && state.front() == kEmptyStack;
 }

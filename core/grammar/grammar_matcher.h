@@ -19,6 +19,7 @@
 #ifndef TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
 #define TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -75,6 +76,13 @@ class GrammarMatcher {
   // The bytes some stack accepts next.
   ByteSet NextBytes(const MatcherState& state) const;
 
+  // The same steps over interned states: equal states get one id, and each (id, byte) step is
+  // computed once (a DFA built lazily as walks need it). Step returns -1 where Advance fails.
+  int32_t Intern(const MatcherState& state);
+  const MatcherState& StateOf(int32_t id) const { return interned_[id]; }
+  int32_t Step(int32_t id, uint8_t byte);
+  bool Escaped(int32_t id) const { return interned_escaped_[id]; }
+
   bool overflowed() const { return overflowed_; }
   const Grammar& grammar() const { return grammar_; }
   int64_t node_count() const { return static_cast<int64_t>(nodes_.size()); }
@@ -104,6 +112,14 @@ class GrammarMatcher {
   absl::flat_hash_set<uint64_t> seen_;
   MatcherState scratch_;
   absl::flat_hash_map<uint64_t, std::vector<int32_t>> transitions_;  // (top, byte) -> stacks
+  std::vector<MatcherState> interned_;
+  std::vector<bool> interned_escaped_;
+  absl::flat_hash_map<MatcherState, int32_t> interned_ids_;
+  absl::flat_hash_map<uint64_t, int32_t> steps_;  // (id, byte) -> id or -1
+  // The first kMaxDenseStates interned states keep their steps in a table of 256 (-2: not yet
+  // computed), the hot path of trie walks; later ones use steps_.
+  static constexpr int32_t kMaxDenseStates = 4096;
+  std::vector<std::array<int32_t, 256>> dense_steps_;
   bool overflowed_ = false;
 };
 
