@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/generation/sampler.h"
-#include "core/grammar/constraint_spec.h"
 #include "core/generation/token_logprobs.h"
+#include "core/grammar/constraint_spec.h"
 #include "tandem/v1/common.pb.h"
 #include "tandem/v1/generator.pb.h"
 
