@@ -26,6 +26,7 @@
 #include "core/generation/session.h"
 #include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_session.h"
+#include "core/grammar/constraint_spec.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
 
@@ -46,6 +47,8 @@ struct ChatOptions {
   int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   bool pipelined = false;  // pipelined rounds (round_driver.h)
+  // What every reply must match (--json-schema, --grammar, --regex); kNone: nothing.
+  ConstraintSpec constraint;
 };
 
 struct TurnResult {
