@@ -64,14 +64,18 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
                 jinja_test sampler_fuzzer make_sampler_seeds generate_fuzzer attach_fuzzer
                 make_random_seeds npy_fuzzer make_npy_seeds openai_request_fuzzer
                 http_request_fuzzer"
+  fuzz_targets="$fuzz_targets gbnf_fuzzer make_gbnf_seeds gbnf_parser_test token_mask_fuzzer
+                grammar_builder_test grammar_matcher_test grammar_constraint_test"
   if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
          -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
      cmake --build "$fuzz_build" -j "$(nproc)" --target $fuzz_targets >/dev/null; then
     fuzz_log=$(mktemp)
     fuzz_tests="gguf|safetensors|tokenizer|jinja|sampler|generate|attach|npy|openai_request|http_request"
+    fuzz_tests="$fuzz_tests|gbnf|token_mask"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
+    unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.
     sanitized_unit_tests="^(${unit_tests})\\."
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \

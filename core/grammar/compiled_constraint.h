@@ -25,6 +25,8 @@
 namespace tandem {
 
 class Tokenizer;
+class TokenTrie;
+struct Grammar;
 
 // The vocabulary as the matcher sees it: each token's bytes, and which tokens end the output.
 struct ConstraintVocabulary {
@@ -37,8 +39,11 @@ struct ConstraintVocabulary {
   std::vector<int32_t> end_ids;
   // A digest of the above, part of ConstraintCache's key.
   std::string fingerprint;
+  // The tokens' bytes as a trie (token_trie.h), built once per vocabulary.
+  std::shared_ptr<const TokenTrie> trie;
 
-  // Bytes from Tokenizer::TokenBytes for normal, byte and user-defined tokens.
+  // Bytes from Tokenizer::TokenBytes for normal, byte and user-defined tokens. End ids outside
+  // the vocabulary are dropped.
   static ConstraintVocabulary FromTokenizer(const Tokenizer& tokenizer,
                                             absl::Span<const int32_t> end_ids);
   // From explicit bytes (tests, benchmarks).
@@ -51,6 +56,10 @@ class CompiledConstraint;
 // kInvalidArgument naming the culprit for a bad schema, grammar or regex, or one past a limit.
 absl::StatusOr<std::shared_ptr<const CompiledConstraint>> CompileConstraint(
     const ConstraintSpec& spec, std::shared_ptr<const ConstraintVocabulary> vocabulary);
+
+// The same for a grammar already built (tests, benchmarks, tool-call grammars).
+absl::StatusOr<std::shared_ptr<const CompiledConstraint>> CompileGrammarConstraint(
+    Grammar grammar, std::shared_ptr<const ConstraintVocabulary> vocabulary);
 
 // A fresh state (nothing generated yet) for one request.
 std::unique_ptr<TokenConstraint> NewTokenConstraint(

@@ -24,13 +24,15 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "core/grammar/grammar.h"
 
 namespace tandem {
 
 // A matcher state: the ids of its stacks' top nodes, sorted, without repeats. kEmptyStack (0)
-// stands for a stack that matched the whole root.
+// stands for a stack that matched the whole root; kEscaped (1), in a state begun by StartAt,
+// for a path that finished the alternative it started in (what follows is not known).
 using MatcherState = std::vector<int32_t>;
 
 class GrammarMatcher {
@@ -38,17 +40,29 @@ class GrammarMatcher {
   static constexpr int32_t kMaxStacks = 4096;
   static constexpr int32_t kMaxDepth = 2048;
   static constexpr int32_t kEmptyStack = 0;
+  static constexpr int32_t kEscaped = 1;
 
   // `grammar` must outlive the matcher.
   explicit GrammarMatcher(const Grammar& grammar);
 
   // The state before any byte.
   MatcherState Start();
+  // The state of a stack whose top is byte-set `position`, with nothing known below it: paths
+  // that finish its alternative end in kEscaped (see PositionTokenSets).
+  MatcherState StartAt(int32_t position);
+  // The state of the single stack whose top node is `top` (an element of some state).
+  MatcherState Single(int32_t top) const { return MatcherState{top}; }
+  // The grammar position of stack top `top` (not kEmptyStack or kEscaped).
+  int32_t TopPosition(int32_t top) const { return nodes_[top].position; }
   // The state after `byte`; false (and `next` unspecified) if no stack accepts it. `next` may
   // be `state`.
   bool Advance(const MatcherState& state, uint8_t byte, MatcherState* next);
   // Whether the input so far is a complete sentence of the grammar.
   bool CanEnd(const MatcherState& state) const;
+  // Whether some path of a StartAt state finished its alternative.
+  bool Escaped(const MatcherState& state) const;
+  // Whether some stack can take more bytes (neither kEmptyStack nor kEscaped).
+  bool HasStacks(const MatcherState& state) const;
   // Whether some byte may follow (false: the grammar is complete and nothing can follow).
   bool CanContinue(const MatcherState& state) const;
   // The bytes some stack accepts next.
@@ -71,7 +85,9 @@ class GrammarMatcher {
   const Grammar& grammar_;
   std::vector<Node> nodes_;  // nodes_[0] is the empty stack
   absl::flat_hash_map<uint64_t, int32_t> node_ids_;  // (position, parent) -> node
-  std::vector<int32_t> work_;
+  std::vector<int32_t> work_;                 // Expand's (position, parent) pairs
+  absl::flat_hash_set<uint64_t> seen_;        // pairs expanded since Start/Advance began
+  MatcherState scratch_;
   bool overflowed_ = false;
 };
 

@@ -1,0 +1,122 @@
+#include "core/grammar/grammar_constraint.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace tandem {
+
+// The state after an end token: no stacks at all.
+static const MatcherState kEndedState = {};
+
+GrammarConstraint::GrammarConstraint(std::shared_ptr<const void> owner,
+                                     const GrammarTables& tables)
+    : owner_(std::move(owner)), tables_(tables), matcher_(*tables.grammar) {
+  states_.push_back(matcher_.Start());
+  walk_.resize(tables_.trie->max_depth() + 1);
+}
+
+int64_t GrammarConstraint::vocab_size() const {
+  return static_cast<int64_t>(tables_.token_bytes->size());
+}
+
+bool GrammarConstraint::IsEnd(int32_t token) const {
+  const std::vector<int32_t>& ends = *tables_.end_ids;
+  return std::find(ends.begin(), ends.end(), token) != ends.end();
+}
+
+bool GrammarConstraint::Accept(int32_t token, MatcherState* next) {
+  const MatcherState& state = states_.back();
+  if (token < 0 || token >= vocab_size()) return false;
+  if (IsEnd(token)) {
+    if (!ended_ && !matcher_.CanEnd(state)) return false;
+    *next = kEndedState;
+    return true;
+  }
+  if (ended_) return false;
+  const std::string& bytes = (*tables_.token_bytes)[token];
+  if (bytes.empty()) return false;
+  *next = state;
+  for (char c : bytes) {
+    if (!matcher_.Advance(*next, static_cast<uint8_t>(c), next)) return false;
+  }
+  return true;
+}
+
+absl::Status GrammarConstraint::Sync(absl::Span<const int32_t> tokens) {
+  size_t keep = 0;
+  while (keep < tokens_.size() && keep < tokens.size() && tokens_[keep] == tokens[keep]) ++keep;
+  if (keep < tokens_.size()) {
+    tokens_.resize(keep);
+    states_.resize(keep + 1);
+    ended_ = false;
+    for (int32_t t : tokens_) ended_ = ended_ || IsEnd(t);
+  }
+  MatcherState next;
+  for (size_t i = keep; i < tokens.size(); ++i) {
+    if (!Accept(tokens[i], &next)) {
+      return absl::InvalidArgumentError(absl::StrCat("token ", tokens[i], " at output index ", i,
+                                                     " is not allowed by the constraint"));
+    }
+    tokens_.push_back(tokens[i]);
+    states_.push_back(std::move(next));
+    ended_ = ended_ || IsEnd(tokens[i]);
+  }
+  return absl::OkStatus();
+}
+
+void GrammarConstraint::FillMask(TokenMask* mask) {
+  if (ended_) {
+    mask->Resize(vocab_size());
+    for (int32_t t : *tables_.end_ids) mask->Allow(t);
+    return;
+  }
+  const MatcherState& state = states_.back();
+  auto it = masks_.find(state);
+  if (it == masks_.end()) {
+    if (masks_.size() >= kMaxCachedMasks) masks_.clear();
+    it = masks_.emplace(state, TokenMask()).first;
+    ComputeMask(state, &it->second);
+  }
+  *mask = it->second;
+}
+
+void GrammarConstraint::ComputeMask(const MatcherState& state, TokenMask* mask) {
+  mask->Resize(vocab_size());
+  for (int32_t top : state) {
+    if (top == GrammarMatcher::kEmptyStack) {
+      for (int32_t t : *tables_.end_ids) {
+        if (t >= 0 && t < vocab_size()) mask->Allow(t);
+      }
+      continue;
+    }
+    const PositionTokens& sets = tables_.positions->Get(matcher_.TopPosition(top));
+    if (!sets.accepted_bits.empty()) {
+      for (size_t w = 0; w < mask->words.size(); ++w) mask->words[w] |= sets.accepted_bits[w];
+    }
+    for (int32_t t : sets.accepted_ids) mask->Allow(t);
+    AddUncertain(top, sets, mask);
+  }
+}
+
+void GrammarConstraint::AddUncertain(int32_t top, const PositionTokens& sets, TokenMask* mask) {
+  walk_[0] = matcher_.Single(top);
+  int32_t failed_at = -1;  // the byte index where the previous token failed, or -1
+  for (size_t k = 0; k < sets.uncertain.size(); ++k) {
+    const int32_t token = sets.uncertain[k];
+    const int32_t shared = k == 0 ? 0 : sets.uncertain_shared[k];
+    // A token sharing the prefix that just failed fails too.
+    if (failed_at >= 0 && shared > failed_at) continue;
+    const std::string& bytes = (*tables_.token_bytes)[token];
+    failed_at = -1;
+    for (size_t j = shared; j < bytes.size(); ++j) {
+      if (!matcher_.Advance(walk_[j], static_cast<uint8_t>(bytes[j]), &walk_[j + 1])) {
+        failed_at = static_cast<int32_t>(j);
+        break;
+      }
+    }
+    if (failed_at < 0) mask->Allow(token);
+  }
+}
+
+}  // namespace tandem

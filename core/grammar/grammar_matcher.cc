@@ -1,0 +1,156 @@
+#include "core/grammar/grammar_matcher.h"
+
+#include <algorithm>
+
+namespace tandem {
+namespace {
+
+uint64_t NodeKey(int32_t position, int32_t parent) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(position)) << 32) |
+         static_cast<uint32_t>(parent);
+}
+
+}  // namespace
+
+GrammarMatcher::GrammarMatcher(const Grammar& grammar) : grammar_(grammar) {
+  nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // kEmptyStack
+  nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // kEscaped
+}
+
+int32_t GrammarMatcher::Push(int32_t position, int32_t parent) {
+  auto [it, added] = node_ids_.emplace(NodeKey(position, parent), 0);
+  if (added) {
+    it->second = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back({position, parent, nodes_[parent].depth + 1});
+  }
+  return it->second;
+}
+
+// Follows `position` above `parent` until every path stands on a byte set (a stack top) or
+// has popped everything (the empty stack). Rule references at the end of an alternative are
+// tail calls: they push no frame, so right recursion keeps stacks flat. Terminates because the
+// builder refused left recursion; `seen_` keeps ambiguous grammars from repeating work.
+void GrammarMatcher::Expand(int32_t position, int32_t parent, MatcherState* out) {
+  const std::vector<int32_t>& code = grammar_.code;
+  work_.clear();
+  work_.push_back(position);
+  work_.push_back(parent);
+  while (!work_.empty()) {
+    const int32_t at_parent = work_.back();
+    work_.pop_back();
+    const int32_t at = work_.back();
+    work_.pop_back();
+    if (!seen_.insert(NodeKey(at, at_parent)).second) continue;
+    const int32_t element = code[at];
+    if (element == kEndOfAlternative) {
+      if (at_parent == kEmptyStack || at_parent == kEscaped) {
+        out->push_back(at_parent);
+      } else {
+        work_.push_back(nodes_[at_parent].position);
+        work_.push_back(nodes_[at_parent].parent);
+      }
+    } else if (IsByteSet(element)) {
+      if (nodes_[at_parent].depth >= kMaxDepth) {
+        overflowed_ = true;
+        continue;
+      }
+      out->push_back(Push(at, at_parent));
+    } else {
+      int32_t continuation = at_parent;
+      if (code[at + 1] != kEndOfAlternative) {
+        if (nodes_[at_parent].depth >= kMaxDepth) {
+          overflowed_ = true;
+          continue;
+        }
+        continuation = Push(at + 1, at_parent);
+      }
+      for (int32_t start : grammar_.rules[element]) {
+        work_.push_back(start);
+        work_.push_back(continuation);
+      }
+    }
+  }
+}
+
+namespace {
+
+// Sorts and deduplicates; false if over the stack limit.
+bool Finish(MatcherState* state, bool* overflowed) {
+  std::sort(state->begin(), state->end());
+  state->erase(std::unique(state->begin(), state->end()), state->end());
+  if (static_cast<int32_t>(state->size()) > GrammarMatcher::kMaxStacks) {
+    *overflowed = true;
+    state->clear();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+MatcherState GrammarMatcher::Start() {
+  MatcherState state;
+  seen_.clear();
+  for (int32_t start : grammar_.rules[grammar_.root]) Expand(start, kEmptyStack, &state);
+  Finish(&state, &overflowed_);
+  return state;
+}
+
+MatcherState GrammarMatcher::StartAt(int32_t position) {
+  MatcherState state;
+  seen_.clear();
+  Expand(position, kEscaped, &state);
+  Finish(&state, &overflowed_);
+  return state;
+}
+
+bool GrammarMatcher::Advance(const MatcherState& state, uint8_t byte, MatcherState* next) {
+  scratch_.clear();
+  seen_.clear();
+  for (int32_t top : state) {
+    if (top == kEmptyStack || top == kEscaped) continue;
+    const Node& node = nodes_[top];
+    if (!grammar_.byte_sets[ByteSetIndex(grammar_.code[node.position])].Contains(byte)) continue;
+    Expand(node.position + 1, node.parent, &scratch_);
+  }
+  if (!Finish(&scratch_, &overflowed_)) return false;
+  next->swap(scratch_);
+  return !next->empty();
+}
+
+bool GrammarMatcher::CanEnd(const MatcherState& state) const {
+  return !state.empty() && state.front() == kEmptyStack;
+}
+
+bool GrammarMatcher::CanContinue(const MatcherState& state) const {
+  return HasStacks(state);
+}
+
+bool GrammarMatcher::Escaped(const MatcherState& state) const {
+  return std::binary_search(state.begin(), state.end(), kEscaped);
+}
+
+bool GrammarMatcher::HasStacks(const MatcherState& state) const {
+  return !state.empty() && state.back() > kEscaped;
+}
+
+ByteSet GrammarMatcher::NextBytes(const MatcherState& state) const {
+  ByteSet bytes;
+  for (int32_t top : state) {
+    if (top == kEmptyStack || top == kEscaped) continue;
+    const ByteSet& set = grammar_.byte_sets[ByteSetIndex(grammar_.code[nodes_[top].position])];
+    for (int w = 0; w < 4; ++w) bytes.words[w] |= set.words[w];
+  }
+  return bytes;
+}
+
+bool GrammarMatches(const Grammar& grammar, absl::string_view text) {
+  GrammarMatcher matcher(grammar);
+  MatcherState state = matcher.Start();
+  for (char c : text) {
+    if (!matcher.Advance(state, static_cast<uint8_t>(c), &state)) return false;
+  }
+  return matcher.CanEnd(state);
+}
+
+}  // namespace tandem

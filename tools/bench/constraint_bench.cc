@@ -1,0 +1,225 @@
+// tandem-constraint-bench [--shared DIR] [--reps 20]
+// Times the constrained-output engine on real vocabularies: the 49,152-token starcoder2
+// vocabulary and the 128,256-token Llama-3 one. For each benchmark constraint (a 20-property
+// JSON Schema, json_object, a GBNF grammar, a regex) it prints
+//  - compile: the median time to compile the constraint (the grammar, not yet any mask);
+//  - first request: the mask times of the first request on a fresh compile (every position's
+//    token sets are computed on first use), their total and maximum;
+//  - mask p50/p99: per generated token, over --reps later requests that share the compile
+//    (what a server with the compile cached sees), each request a fresh TokenConstraint;
+//  - forced: the share of positions where exactly one token was allowed.
+// A request's tokens are the Encode of a valid output text, so the walk follows real tokens.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "core/base/command_line.h"
+#include "core/base/status_macros.h"
+#include "core/grammar/compiled_constraint.h"
+#include "core/grammar/constraint_grammar.h"
+#include "core/tokenizer/tokenizer.h"
+#include "core/tokenizer/tokenizer_loader.h"
+
+ABSL_FLAG(std::string, shared, "", "the shared data folder (default: $TANDEM_SHARED or ../shared)");
+ABSL_FLAG(int, reps, 20, "warm requests per constraint and vocabulary");
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct BenchCase {
+  const char* name;
+  ConstraintSpec spec;
+  std::vector<std::string> outputs;  // valid outputs, walked token by token
+};
+
+const char kPersonSchema[] = R"({
+  "type": "object",
+  "properties": {
+    "id": {"type": "integer", "minimum": 1},
+    "name": {"type": "string", "maxLength": 64},
+    "email": {"type": "string", "format": "email"},
+    "age": {"type": "integer", "minimum": 0, "maximum": 150},
+    "active": {"type": "boolean"},
+    "score": {"type": "number"},
+    "role": {"enum": ["admin", "editor", "viewer"]},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+    "created": {"type": "string", "format": "date"},
+    "uuid": {"type": "string", "format": "uuid"},
+    "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
+    "city": {"type": "string"},
+    "street": {"type": "string"},
+    "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+    "phone": {"type": ["string", "null"]},
+    "manager": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+    "level": {"const": "senior"},
+    "notes": {"type": "string", "minLength": 0, "maxLength": 200},
+    "address": {"type": "object", "properties": {"line": {"type": "string"},
+                "floor": {"type": "integer"}}, "required": ["line", "floor"],
+                "additionalProperties": false},
+    "history": {"type": "array", "items": {"type": "object", "properties": {
+                "year": {"type": "integer"}, "title": {"type": "string"}},
+                "required": ["year", "title"], "additionalProperties": false}}
+  },
+  "required": ["id", "name", "email", "age", "active", "score", "role", "tags", "created",
+               "uuid", "country", "city", "street", "zip", "phone", "manager", "level",
+               "notes", "address", "history"],
+  "additionalProperties": false
+})";
+
+std::vector<BenchCase> Cases() {
+  return {
+      {"json_schema (20 properties)",
+       {ConstraintSpec::Kind::kJsonSchema, kPersonSchema},
+       {R"({"id":42,"name":"Ada Lovelace","email":"ada@example.com","age":36,"active":true,)"
+        R"("score":97.5,"role":"admin","tags":["math","engines"],"created":"1843-07-01",)"
+        R"("uuid":"123e4567-e89b-12d3-a456-426614174000","country":"GB","city":"London",)"
+        R"("street":"St James's Square","zip":"12345","phone":null,"manager":null,)"
+        R"("level":"senior","notes":"Wrote the first published program for the )"
+        R"(Analytical Engine.","address":{"line":"12 St James's Square","floor":2},)"
+        R"("history":[{"year":1833,"title":"Met Babbage"},{"year":1843,"title":"Notes"}]})"}},
+      {"json_object",
+       {ConstraintSpec::Kind::kJsonObject, ""},
+       {R"({"city": "Paris", "population": 2148000, "landmarks": ["Eiffel Tower", "Louvre"],)"
+        R"( "river": {"name": "Seine", "length_km": 777}, "capital": true})"}},
+      {"grammar (GBNF)",
+       {ConstraintSpec::Kind::kGrammar,
+        "root ::= item (\"\\n\" item)*\n"
+        "item ::= \"- \" [A-Za-z ,.']+ \" (\" [0-9]+ \")\"\n"},
+       {"- Buy milk (2)\n- Call the plumber about the kitchen sink (1)\n- Read, think, write (3)"}},
+      {"regex",
+       {ConstraintSpec::Kind::kRegex, R"([A-Z][a-z]+ [A-Z][a-z]+, \d{4}-\d{2}-\d{2}, [a-z]+@[a-z]+\.(com|org))"},
+       {"Grace Hopper, 1906-12-09, grace@navy.org"}},
+  };
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+// Walks `tokens` on a fresh constraint, timing FillMask before each token; counts the
+// positions with one allowed token in *forced.
+absl::Status Walk(std::shared_ptr<const CompiledConstraint> compiled,
+                  const std::vector<int32_t>& tokens, std::vector<double>* seconds,
+                  int64_t* forced) {
+  std::unique_ptr<TokenConstraint> constraint = NewTokenConstraint(compiled);
+  TokenMask mask;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const Clock::time_point start = Clock::now();
+    constraint->FillMask(&mask);
+    seconds->push_back(Since(start));
+    if (forced != nullptr && mask.Count() == 1) ++*forced;
+    if (!mask.Allowed(tokens[i])) {
+      return absl::InternalError(absl::StrFormat("token %d at %d is not in the mask", tokens[i], i));
+    }
+    RETURN_IF_ERROR(constraint->Sync(absl::MakeConstSpan(tokens).first(i + 1)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BenchVocabulary(const std::string& label, const Tokenizer& tokenizer, int reps) {
+  std::vector<int32_t> ends;
+  if (tokenizer.vocabulary().eos_id) ends.push_back(*tokenizer.vocabulary().eos_id);
+  Clock::time_point start = Clock::now();
+  auto vocab = std::make_shared<const ConstraintVocabulary>(
+      ConstraintVocabulary::FromTokenizer(tokenizer, ends));
+  std::printf("%s: %d tokens; vocabulary tables (trie) %.1f ms, once per process\n",
+              label.c_str(), tokenizer.vocab_size(), 1e3 * Since(start));
+  for (const BenchCase& c : Cases()) {
+    if (absl::Status s = CompileConstraint(c.spec, vocab).status(); !s.ok()) {
+      std::printf("  %-28s not run: %s\n", c.name, std::string(s.message()).c_str());
+      continue;
+    }
+    std::vector<double> compile_seconds;
+    for (int i = 0; i < 5; ++i) {
+      start = Clock::now();
+      ASSIGN_OR_RETURN(auto compiled, CompileConstraint(c.spec, vocab));
+      compile_seconds.push_back(Since(start));
+    }
+    ASSIGN_OR_RETURN(auto compiled, CompileConstraint(c.spec, vocab));
+    std::vector<std::vector<int32_t>> walks;
+    for (const std::string& text : c.outputs) {
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(text));
+      walks.push_back(std::move(ids));
+    }
+    std::vector<double> cold, warm;
+    int64_t forced = 0, positions = 0;
+    for (const auto& w : walks) RETURN_IF_ERROR(Walk(compiled, w, &cold, &forced));
+    for (int r = 0; r < reps; ++r) {
+      for (const auto& w : walks) RETURN_IF_ERROR(Walk(compiled, w, &warm, nullptr));
+    }
+    for (const auto& w : walks) positions += static_cast<int64_t>(w.size());
+    double cold_total = 0;
+    for (double s : cold) cold_total += s;
+    std::printf(
+        "  %-28s compile %7.2f ms | first request %7.2f ms (max %6.2f ms/token) | "
+        "mask p50 %6.2f us p99 %6.2f us over %zu tokens | forced %.0f%%\n",
+        c.name, 1e3 * Percentile(compile_seconds, 0.5), 1e3 * cold_total,
+        1e3 * Percentile(cold, 1.0), 1e6 * Percentile(warm, 0.5), 1e6 * Percentile(warm, 0.99),
+        warm.size(), 100.0 * forced / std::max<int64_t>(positions, 1));
+  }
+  return absl::OkStatus();
+}
+
+int Run(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::fprintf(stderr, "tandem-constraint-bench: takes no arguments (see --help)\n");
+    return 2;
+  }
+  std::string shared = absl::GetFlag(FLAGS_shared);
+  if (shared.empty()) {
+    const char* env = std::getenv("TANDEM_SHARED");
+    shared = env != nullptr ? env : "../shared";
+  }
+  struct Vocab {
+    std::string label, path, pre;
+  };
+  const std::vector<Vocab> vocabs = {
+      {"starcoder2 (49,152)", shared + "/models/vocab/ggml-vocab-starcoder.gguf", "gpt-2"},
+      {"llama-3 (128,256)", shared + "/models/llama3-bpe-tokenizer", "llama-bpe"},
+  };
+  for (const Vocab& v : vocabs) {
+    LoadOptions options;
+    options.pre_tokenizer = v.pre;
+    absl::StatusOr<Tokenizer> tokenizer = LoadTokenizer(v.path, options);
+    absl::Status status =
+        tokenizer.ok() ? BenchVocabulary(v.label, *tokenizer, absl::GetFlag(FLAGS_reps))
+                       : tokenizer.status();
+    if (!status.ok()) {
+      std::fprintf(stderr, "tandem-constraint-bench: %s: %s\n", v.label.c_str(),
+                   std::string(status.message()).c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tandem
+
+int main(int argc, char** argv) {
+  absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
+      argc, argv,
+      {"tandem-constraint-bench", "0.1.0",
+       "Times compiling constraints and computing token masks on real vocabularies.\n"
+       "usage: tandem-constraint-bench [--shared DIR] [--reps 20]",
+       "tools/bench/constraint_bench.cc"});
+  if (!args.ok()) {
+    std::fprintf(stderr, "tandem-constraint-bench: %s\n", std::string(args.status().message()).c_str());
+    return 2;
+  }
+  return tandem::Run(*args);
+}
