@@ -34,6 +34,10 @@ struct RoundReport {
   // stand-in for it (the guess at position `drafted`), and whether the two were equal.
   bool standin_tested = false;
   bool standin_kept = false;
+  // Forced tokens (round_driver.h): guesses the output's constraint forced, tested before the
+  // draft's (and not counted in drafted and accepted), and of those, kept.
+  int32_t forced = 0;
+  int32_t forced_accepted = 0;
 };
 
 class DraftLengthPolicy {

@@ -39,8 +39,12 @@ struct GenerationStats {
 // Speculative rounds of one call.
 struct SpeculationStats {
   int64_t rounds = 0;
-  int64_t drafted = 0;       // guesses the draft made
-  int64_t accepted = 0;      // guesses the target kept
+  int64_t drafted = 0;   // guesses the draft made
+  int64_t accepted = 0;  // guesses the target kept
+  // Forced tokens (round_driver.h): free guesses where the output's constraint allowed one
+  // token, and of those, kept. Not counted in drafted and accepted.
+  int64_t forced = 0;
+  int64_t forced_accepted = 0;
   int64_t round_tokens = 0;  // tokens the rounds yielded (kept guesses + one per round)
   // Index i: rounds with a guess i + 1, and how many of those kept it.
   std::vector<int64_t> drafted_per_position;

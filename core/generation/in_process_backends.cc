@@ -27,8 +27,8 @@ std::future<absl::Status> InProcessDraft::Prefill(absl::Span<const int32_t> sequ
 std::future<absl::Status> InProcessDraft::Draft(absl::Span<const int32_t> sequence, int32_t k,
                                                 Proposal* out) {
   const double start = timed_ ? Now() : 0;
-  absl::Status drafted =
-      DraftGuesses(decoder_, state_, sampler_, sequence, k, seed_, &out->tokens, &out->q);
+  absl::Status drafted = DraftGuesses(decoder_, state_, sampler_, sequence, k, seed_, &out->tokens,
+                                      &out->q, constrained_);
   out->compute_seconds = timed_ ? Now() - start : 0;
   return ReadyFuture(std::move(drafted));
 }
@@ -44,8 +44,9 @@ std::future<absl::Status> InProcessTarget::Prefill(absl::Span<const int32_t> seq
 std::future<absl::Status> InProcessTarget::Verify(const VerifyCall& call, Verdict* out) {
   Proposal& proposal = *call.proposal;
   const double start = timed_ ? Now() : 0;
-  absl::StatusOr<AcceptanceResult> verdict = VerifyGuesses(
-      decoder_, state_, sampler_, call.sequence, &proposal.tokens, proposal.q, seed_, scratch_);
+  absl::StatusOr<AcceptanceResult> verdict =
+      VerifyGuesses(decoder_, state_, sampler_, call.sequence, &proposal.tokens, proposal.q, seed_,
+                    scratch_, constrained_);
   out->continued.clear();
   absl::Status status = verdict.status();
   if (verdict.ok()) {
@@ -56,7 +57,7 @@ std::future<absl::Status> InProcessTarget::Verify(const VerifyCall& call, Verdic
                              : 0;
     if (more > 0) {
       status = ContinueAlone(decoder_, state_, sampler_, verdict->next_token, more, seed_, scratch_,
-                             &out->continued);
+                             &out->continued, constrained_);
     }
   }
   out->compute_seconds = timed_ ? Now() - start : 0;

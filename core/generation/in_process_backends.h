@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/decoder/decoder.h"
+#include "core/generation/output_constraint.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/sampler.h"
 #include "core/generation/speculation_defaults.h"
@@ -23,9 +24,15 @@ namespace tandem {
 class InProcessDraft : public DraftBackend {
  public:
   // Draws keyed by `seed`. Target ids outside the draft's vocabulary run as kDraftStandIn.
+  // `constrained`: the draft's own constraint object (DraftGuesses).
   InProcessDraft(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed,
-                 bool timed = false)
-      : decoder_(decoder), state_(state), sampler_(sampler), seed_(seed), timed_(timed) {}
+                 bool timed = false, const OutputConstraint& constrained = {})
+      : decoder_(decoder),
+        state_(state),
+        sampler_(sampler),
+        seed_(seed),
+        timed_(timed),
+        constrained_(constrained) {}
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end) override;
   std::future<absl::Status> Draft(absl::Span<const int32_t> sequence, int32_t k,
@@ -37,20 +44,24 @@ class InProcessDraft : public DraftBackend {
   Sampler& sampler_;
   uint64_t seed_;
   bool timed_;
+  OutputConstraint constrained_;
   std::vector<int32_t> input_;  // the prefill in the draft's vocabulary
 };
 
 class InProcessTarget : public TargetBackend {
  public:
-  // Draws keyed by `seed`; `scratch` holds the verify pass's buffers.
+  // Draws keyed by `seed`; `scratch` holds the verify pass's buffers. `constrained`: the
+  // target's own constraint object (VerifyGuesses, ContinueAlone).
   InProcessTarget(ForwardRunner& decoder, ModelState& state, Sampler& sampler, uint64_t seed,
-                  VerifyScratch* scratch, bool timed = false)
+                  VerifyScratch* scratch, bool timed = false,
+                  const OutputConstraint& constrained = {})
       : decoder_(decoder),
         state_(state),
         sampler_(sampler),
         seed_(seed),
         scratch_(scratch),
-        timed_(timed) {}
+        timed_(timed),
+        constrained_(constrained) {}
 
   std::future<absl::Status> Prefill(absl::Span<const int32_t> sequence, int64_t end,
                                     int64_t* reused) override;
@@ -66,6 +77,7 @@ class InProcessTarget : public TargetBackend {
   uint64_t seed_;
   VerifyScratch* scratch_;
   bool timed_;
+  OutputConstraint constrained_;
 };
 
 }  // namespace tandem

@@ -16,6 +16,10 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+bool IsStopId(absl::Span<const int32_t> stop_ids, int32_t token) {
+  return std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end();
+}
+
 }  // namespace
 
 RoundDriver::RoundDriver(TargetBackend& target, DraftBackend* draft, DraftBackend* fallback,
@@ -67,37 +71,84 @@ absl::Status RoundDriver::Verify(absl::Span<const int32_t> sequence, int32_t con
   return target_.Verify(call, &verdict_).get();
 }
 
-absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
-                                  RoundReport& report, GenerationResult& result, int32_t* standin) {
+absl::Status RoundDriver::Force(std::vector<int32_t>& sequence, int32_t limit,
+                                absl::Span<const int32_t> stop_ids, std::vector<int32_t>* forced) {
+  forced->clear();
+  if (!constrained_.active()) return absl::OkStatus();
+  while (static_cast<int32_t>(forced->size()) < limit) {
+    absl::Status status = MaskAt(constrained_, sequence, &forced_mask_);
+    if (!status.ok()) return forced->empty() ? status : absl::OkStatus();
+    const int32_t token = OnlyAllowedToken(forced_mask_);
+    if (token < 0) break;
+    forced->push_back(token);
+    sequence.push_back(token);
+    if (IsStopId(stop_ids, token)) break;  // nothing follows it
+  }
+  return absl::OkStatus();
+}
+
+void RoundDriver::PrependForced() {
+  const size_t forced = forced_.size();
+  if (forced == 0) return;
+  std::vector<int32_t>& tokens = proposal_.tokens;
+  std::vector<SparseDistribution>& q = proposal_.q;
+  const size_t drafted = tokens.size();
+  // The spare q entries after the draft's (their buffers reused) move to the front.
+  if (q.size() < drafted + forced) q.resize(drafted + forced);
+  std::rotate(q.begin(), q.begin() + drafted, q.begin() + drafted + forced);
+  tokens.insert(tokens.begin(), forced_.begin(), forced_.end());
+  for (size_t i = 0; i < forced; ++i) {
+    q[i].ids.assign(1, forced_[i]);
+    q[i].probabilities.assign(1, 1.0f);
+  }
+}
+
+absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
+                                  const RoundLimits& limits, RoundReport& report,
+                                  GenerationResult& result, int32_t* standin) {
   *standin = -1;
   proposal_.tokens.clear();
   proposal_.compute_seconds = 0;
   proposal_.wall_seconds = 0;
+  forced_.clear();
   const bool predrafted = predrafted_;
   predrafted_ = false;
-  if (draft_ == nullptr || k == 0) return absl::OkStatus();
-  int32_t asked = k + (options_.pipelined ? 1 : 0);
+  if (k == 0) return absl::OkStatus();
+  int32_t asked = 0;  // what the draft call was asked for
   if (predrafted) {
     std::swap(proposal_, ahead_);
+    std::swap(forced_, ahead_forced_);
     asked = ahead_asked_;
     report.draft_seconds = ahead_seconds_;
     ++result.speculation.predrafted_rounds;
   } else {
-    const auto start = Clock::now();
-    const absl::Status drafted = draft_->Draft(sequence, asked, &proposal_).get();
-    report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
+    const size_t length = sequence.size();
+    RETURN_IF_ERROR(Force(sequence, k, limits.stop_ids, &forced_));
+    absl::Status drafted;
+    const int32_t forced = static_cast<int32_t>(forced_.size());
+    const bool stopped = forced > 0 && IsStopId(limits.stop_ids, forced_.back());
+    if (draft_ != nullptr && forced < k && !stopped) {
+      asked = k - forced + (options_.pipelined ? 1 : 0);
+      const auto start = Clock::now();
+      drafted = draft_->Draft(sequence, asked, &proposal_).get();
+      report.draft_seconds = std::max(SecondsSince(start), proposal_.wall_seconds);
+    }
+    sequence.resize(length);
     if (!drafted.ok()) {
       proposal_.tokens.clear();
-      return DropDraft(drafted, result);  // this round goes on without guesses
+      RETURN_IF_ERROR(DropDraft(drafted, result));  // the round goes on without the draft's
     }
   }
+  // A pre-drafted round whose k shrank keeps the forced tokens it still has room for.
+  if (static_cast<int32_t>(forced_.size()) > k) forced_.resize(k);
+  const size_t room = static_cast<size_t>(k) - forced_.size();  // for the draft's guesses
   // The call's compute and wall time for the guesses the round tests: the stand-in's share of
   // the compute comes off both (the cost model adds it back for pipelined rounds).
   // More guesses than asked go to the target as they are, which refuses them (a draft not to
   // be trusted).
   const size_t produced = proposal_.tokens.size();
   const size_t used =
-      produced > static_cast<size_t>(asked) ? produced : std::min<size_t>(k, produced);
+      produced > static_cast<size_t>(asked) ? produced : std::min<size_t>(room, produced);
   if (options_.pipelined && produced > used) *standin = proposal_.tokens[used];
   proposal_.tokens.resize(used);
   const double extra =
@@ -105,6 +156,7 @@ absl::Status RoundDriver::Guesses(absl::Span<const int32_t> sequence, int32_t k,
                    : 0;
   report.draft_compute_seconds = proposal_.compute_seconds - extra;
   report.draft_seconds = std::max(0.0, report.draft_seconds - extra);
+  PrependForced();
   return absl::OkStatus();
 }
 
@@ -113,17 +165,26 @@ void RoundDriver::StartAhead(std::vector<int32_t>& sequence, int32_t standin, in
   if (draft_ == nullptr || standin < 0) return;
   // The next round's k as the loop will clamp it if every guess is kept and s is right.
   const int32_t used = static_cast<int32_t>(proposal_.tokens.size());
-  const int64_t next_length = static_cast<int64_t>(sequence.size()) + used + 1;
+  const size_t length = sequence.size();
+  const int64_t next_length = static_cast<int64_t>(length) + used + 1;
   const int64_t k = std::min<int64_t>(
       {policy_.Next(), limits.context_size - next_length, static_cast<int64_t>(room) - used - 1});
   if (k < 1) return;
   sequence.insert(sequence.end(), proposal_.tokens.begin(), proposal_.tokens.end());
   sequence.push_back(standin);
+  // The next round's forced tokens, as its Guesses would find them; a round they fill (or end)
+  // needs no draft call, so none runs ahead for it.
+  if (!Force(sequence, static_cast<int32_t>(k), limits.stop_ids, &ahead_forced_).ok() ||
+      static_cast<int64_t>(ahead_forced_.size()) == k ||
+      (!ahead_forced_.empty() && IsStopId(limits.stop_ids, ahead_forced_.back()))) {
+    sequence.resize(length);
+    return;
+  }
   ahead_.tokens.clear();
   ahead_.compute_seconds = 0;
   ahead_.wall_seconds = 0;
   const auto start = Clock::now();
-  ahead_asked_ = static_cast<int32_t>(k) + 1;
+  ahead_asked_ = static_cast<int32_t>(k - static_cast<int64_t>(ahead_forced_.size())) + 1;
   ahead_call_ = draft_->Draft(sequence, ahead_asked_, &ahead_);
   ahead_seconds_ = SecondsSince(start);  // all of it for a synchronous backend
   ++result.speculation.ahead_drafts;
@@ -144,7 +205,7 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
   report.asked = k;
   const size_t length = sequence.size();
   int32_t standin = -1;
-  RETURN_IF_ERROR(Guesses(sequence, k, report, result, &standin));
+  RETURN_IF_ERROR(Guesses(sequence, k, limits, report, result, &standin));
   DraftBackend* const drafted_by = draft_;
   const int32_t guessed = static_cast<int32_t>(proposal_.tokens.size());
   if (options_.pipelined) StartAhead(sequence, standin, room, limits, result);
@@ -154,8 +215,9 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
   // No call stays in flight past this point.
   const absl::Status ahead = WaitAhead(sequence, length);
   const absl::Span<const int32_t> current(sequence.data(), length);
-  if (verified.code() == absl::StatusCode::kInvalidArgument && !proposal_.tokens.empty() &&
-      draft_ != nullptr && draft_ == drafted_by && options_.survive_draft_failure) {
+  if (verified.code() == absl::StatusCode::kInvalidArgument &&
+      proposal_.tokens.size() > forced_.size() && draft_ != nullptr && draft_ == drafted_by &&
+      options_.survive_draft_failure) {
     // The target refused the guesses (too many, or a q that could not have drawn its guess):
     // the draft is not to be trusted, and the round goes on without guesses.
     RETURN_IF_ERROR(DropDraft(verified, result));
@@ -166,29 +228,33 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
   RETURN_IF_ERROR(verified);
   if (!ahead.ok() && draft_ == drafted_by) RETURN_IF_ERROR(DropDraft(ahead, result));
   report.verify_compute_seconds = verdict_.compute_seconds;
-  const int32_t drafted = static_cast<int32_t>(proposal_.tokens.size());
-  if (verdict_.accepted < 0 || verdict_.accepted > drafted) {
+  // The guesses tested (the target may cut them), the forced ones first.
+  const int32_t tested = static_cast<int32_t>(proposal_.tokens.size());
+  const int32_t accepted = verdict_.accepted;
+  if (accepted < 0 || accepted > tested) {
     return absl::InternalError(
-        absl::StrCat("target accepted ", verdict_.accepted, " of ", drafted, " guesses"));
+        absl::StrCat("target accepted ", accepted, " of ", tested, " guesses"));
   }
   const int32_t continued = static_cast<int32_t>(verdict_.continued.size());
-  if (continued > (drafted == 0 ? room : 0)) {
+  if (continued > (tested == 0 ? room : 0)) {
     return absl::InternalError(absl::StrCat("target continued ", continued, " tokens unasked"));
   }
   // The pre-drafted guesses are the next round's when the draft foresaw this round's tokens.
-  predrafted_ = ahead.ok() && draft_ == drafted_by && standin >= 0 && drafted == guessed &&
-                verdict_.accepted == drafted && verdict_.next_token == standin &&
-                !ahead_.tokens.empty();
-  report.drafted = drafted;
-  report.accepted = verdict_.accepted;
-  report.standin_tested = standin >= 0 && drafted == guessed && verdict_.accepted == drafted;
+  predrafted_ = ahead.ok() && draft_ == drafted_by && standin >= 0 && tested == guessed &&
+                accepted == tested && verdict_.next_token == standin && !ahead_.tokens.empty();
+  report.forced = std::min(static_cast<int32_t>(forced_.size()), tested);
+  report.forced_accepted = std::min(accepted, report.forced);
+  report.drafted = tested - report.forced;
+  report.accepted = accepted - report.forced_accepted;
+  report.standin_tested = standin >= 0 && tested == guessed && accepted == tested;
   report.standin_kept = report.standin_tested && verdict_.next_token == standin;
-  report.yielded = verdict_.accepted + 1 + continued;
+  report.yielded = accepted + 1 + continued;
   const auto end = Clock::now();
   report.round_seconds = std::chrono::duration<double>(end - last_round_end_).count();
   last_round_end_ = end;
   Record(report, result.speculation);
-  policy_.Observe(report);
+  // A round of forced guesses alone says nothing of the draft, nor of the target alone.
+  if (report.forced == 0 || report.drafted > 0) policy_.Observe(report);
   if (events_.round_done) events_.round_done(report);
   return absl::OkStatus();
 }
@@ -197,7 +263,9 @@ void RoundDriver::Record(const RoundReport& round, SpeculationStats& stats) {
   ++stats.rounds;
   stats.drafted += round.drafted;
   stats.accepted += round.accepted;
-  stats.round_tokens += round.accepted + 1;
+  stats.forced += round.forced;
+  stats.forced_accepted += round.forced_accepted;
+  stats.round_tokens += round.forced_accepted + round.accepted + 1;
   if (static_cast<int32_t>(stats.drafted_per_position.size()) < round.drafted) {
     stats.drafted_per_position.resize(round.drafted);
     stats.accepted_per_position.resize(round.drafted);
@@ -213,6 +281,7 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
   GenerationResult result;
   result.speculation.pipelined = options_.pipelined && draft_ != nullptr;
   predrafted_ = false;
+  constrained_ = {options_.forced_tokens, static_cast<int64_t>(sequence.size())};
   RETURN_IF_ERROR(Prefill(sequence, result));
   const auto decode_start = Clock::now();
   last_round_end_ = decode_start;

@@ -18,6 +18,21 @@
 // those a draft call for that sequence returns, so for a fixed k the output is token for token
 // the sequential output (any coupling, any seed).
 //
+// Forced tokens (RoundDriverOptions::forced_tokens, the output's constraint): before drafting,
+// while the constraint allows exactly one token after the sequence and the tokens forced so
+// far, that token is a guess with q = {token: 1}, up to the round's k (a stop id ends them);
+// the draft proposes the rest of the round's guesses after them (asked k minus the forced), and
+// no draft call is made for a round they fill. They are verified with the others in the same
+// target pass: under the standard rule p(token) = 1 keeps them, under Gumbel coupling the pick
+// over a one-token support is the token, so they change no output and cost no draft pass
+// (jump-forward decoding as speculation). Pipelined, the next round's forced tokens are found
+// before its guesses are drafted ahead, so a pre-drafted round is still exactly a sequential
+// one. SpeculationStats::forced and forced_accepted count them; RoundReport::drafted and
+// accepted (and so the policy of k and the per-position statistics) count only the draft's
+// guesses, and a round of forced guesses alone teaches the policy nothing. A dead end right
+// after the sequence ends the call with its DeadEndError (output_constraint.h) before any
+// guess; the target would report the same.
+//
 // A draft that fails, or whose guesses the target refuses (kInvalidArgument), is abandoned
 // when RoundDriverOptions::survive_draft_failure says so: the call goes on with the fallback
 // drafter (the n-gram one) or the target alone, and SpeculationStats::draft_failed is set.
@@ -37,6 +52,7 @@
 #include "absl/types/span.h"
 #include "core/generation/draft_length_policy.h"
 #include "core/generation/generation_result.h"
+#include "core/generation/output_constraint.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/stop_rules.h"
 
@@ -51,6 +67,10 @@ struct RoundLimits {
 struct RoundDriverOptions {
   bool survive_draft_failure = false;
   bool pipelined = false;  // draft the next round while the target verifies (above)
+  // The output's constraint, this driver's own object (or one used only on its thread, e.g.
+  // the n-gram drafter's), or null: where it allows exactly one token, that token is a free
+  // guess (above). The output begins after the sequence Generate is given.
+  TokenConstraint* forced_tokens = nullptr;
 };
 
 // Hooks for logs and metrics (each may be empty).
@@ -80,12 +100,20 @@ class RoundDriver {
   // tokens after the round's next one the limit can use.
   absl::Status Round(std::vector<int32_t>& sequence, int32_t k, int32_t room,
                      const RoundLimits& limits, GenerationResult& result);
-  // The round's guesses into proposal_: the pre-drafted ones or a draft call's; `standin`
-  // receives the draft's guess after them (pipelined), or -1.
-  absl::Status Guesses(absl::Span<const int32_t> sequence, int32_t k, RoundReport& report,
-                       GenerationResult& result, int32_t* standin);
-  // Pipelined: starts drafting the next round after sequence + proposal_ + standin (appended
-  // to `sequence` until WaitAhead).
+  // The round's guesses into proposal_: the forced tokens (forced_), then the pre-drafted
+  // guesses or a draft call's; `standin` receives the draft's guess after them (pipelined), or
+  // -1. `sequence` is restored before returning.
+  absl::Status Guesses(std::vector<int32_t>& sequence, int32_t k, const RoundLimits& limits,
+                       RoundReport& report, GenerationResult& result, int32_t* standin);
+  // The tokens the constraint forces after `sequence`, at most `limit`, into `forced` and
+  // appended to `sequence`; a stop id ends them. The error of a dead end (or a refused token)
+  // right after the sequence; later ones just end the forced tokens.
+  absl::Status Force(std::vector<int32_t>& sequence, int32_t limit,
+                     absl::Span<const int32_t> stop_ids, std::vector<int32_t>* forced);
+  // Puts forced_ before the draft's guesses in proposal_, each with q = {token: 1}.
+  void PrependForced();
+  // Pipelined: starts drafting the next round after sequence + proposal_ + standin + its
+  // forced tokens (appended to `sequence` until WaitAhead).
   void StartAhead(std::vector<int32_t>& sequence, int32_t standin, int32_t room,
                   const RoundLimits& limits, GenerationResult& result);
   // Waits for the call StartAhead made, if any, and cuts `sequence` back to `length`.
@@ -104,13 +132,18 @@ class RoundDriver {
   RoundEvents events_;
   // Pipelined: the next round's guesses, the call drafting them, and its seconds.
   Proposal ahead_;
+  std::vector<int32_t> ahead_forced_;  // the next round's forced tokens, before ahead_'s
   std::future<absl::Status> ahead_call_;
   double ahead_seconds_ = 0;
   int32_t ahead_asked_ = 0;  // the guesses that call asked for
   bool predrafted_ = false;  // ahead_ holds the guesses for the current sequence
   // When the previous round ended (RoundReport::round_seconds), or the decode began.
   std::chrono::steady_clock::time_point last_round_end_;
+  // The output's constraint for forced tokens (options_.forced_tokens from Generate's start).
+  OutputConstraint constrained_;
+  TokenMask forced_mask_;
   // Per-round buffers, reused.
+  std::vector<int32_t> forced_;  // the round's forced tokens, the first of proposal_'s
   Proposal proposal_;
   Verdict verdict_;
   std::vector<int32_t> round_tokens_;

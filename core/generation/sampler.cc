@@ -67,27 +67,27 @@ Sampler::Sampler(const SamplerConfig& config, int64_t vocab_size)
       order_(vocab_size) {}
 
 int32_t Sampler::Sample(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                        int64_t position, RandomPurpose purpose) {
-  return SampleWithUniform(logits, context, CounterUniform(config_.seed, position, purpose));
+                        int64_t position, RandomPurpose purpose, const TokenMask* mask) {
+  return SampleWithUniform(logits, context, CounterUniform(config_.seed, position, purpose), mask);
 }
 
 int32_t Sampler::SampleWithUniform(absl::Span<const float> logits,
-                                   absl::Span<const int32_t> context, double uniform) {
-  Filter(logits, context);
-  // Filter leaves the best candidate with weight exactly 1, so Draw always finds an index;
-  // the fallback to id 0 only keeps the contract of returning an id if that ever changed.
-  const int64_t index = Draw(weights_, uniform);
-  return static_cast<int32_t>(index >= 0 ? index : 0);
+                                   absl::Span<const int32_t> context, double uniform,
+                                   const TokenMask* mask) {
+  Filter(logits, context, mask);
+  // Filter leaves the best candidate with weight exactly 1, so Draw finds an index unless the
+  // mask allowed no token (every weight 0): then -1.
+  return static_cast<int32_t>(Draw(weights_, uniform));
 }
 
 void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                           absl::Span<float> probabilities) {
+                           absl::Span<float> probabilities, const TokenMask* mask) {
   // Programmer invariant: the caller sizes the buffer from vocab_size().
   TANDEM_CHECK(static_cast<int64_t>(probabilities.size()) == vocab_size_);
-  const double total = Filter(logits, context);
-  if (one_hot_ >= 0) {  // the same values as the division below: 1 / 1 and 0 / 1
+  const double total = Filter(logits, context, mask);
+  if (one_hot_ >= 0 || total == 0) {  // the same values as the division below: 1 / 1, 0 / 1
     std::fill(probabilities.begin(), probabilities.end(), 0.0f);
-    probabilities[one_hot_] = 1.0f;
+    if (one_hot_ >= 0) probabilities[one_hot_] = 1.0f;
     return;
   }
   for (int64_t i = 0; i < vocab_size_; ++i) {
@@ -96,8 +96,8 @@ void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int3
 }
 
 void Sampler::Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                           SparseDistribution* out) {
-  const double total = Filter(logits, context);
+                           SparseDistribution* out, const TokenMask* mask) {
+  const double total = Filter(logits, context, mask);  // 0: no weight is positive
   out->ids.clear();
   out->probabilities.clear();
   for (int64_t i = 0; i < vocab_size_; ++i) {
@@ -139,17 +139,36 @@ void Sampler::ApplyPenalty(absl::Span<const float> logits, absl::Span<const int3
   }
 }
 
-double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t> context) {
+int64_t Sampler::ApplyMask(const TokenMask& mask) {
+  int64_t lowest = -1;
+  for (int64_t i = 0; i < vocab_size_; ++i) {
+    if (!mask.Allowed(static_cast<int32_t>(i))) {
+      logits_[i] = -kInfinity;
+    } else if (lowest < 0) {
+      lowest = i;
+    }
+  }
+  return lowest;
+}
+
+double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                       const TokenMask* mask) {
   // Programmer invariant: the logits come from the model whose vocabulary Create was given.
   TANDEM_CHECK(static_cast<int64_t>(logits.size()) == vocab_size_);
   for (int64_t i = 0; i < vocab_size_; ++i) logits_[i] = SanitisedLogit(logits[i]);
   ApplyPenalty(logits, context);
-
-  int64_t best = 0;
-  for (int64_t i = 1; i < vocab_size_; ++i) {
+  // After the penalty, which maps -inf to -inf: the same as masking first.
+  int64_t best = mask != nullptr ? ApplyMask(*mask) : 0;
+  if (best < 0) {  // the mask allows nothing: no candidate
+    std::fill(weights_.begin(), weights_.end(), 0.0f);
+    one_hot_ = -1;
+    return 0;
+  }
+  // Starting from an allowed id, a refused one (-inf) never wins the strict comparison.
+  for (int64_t i = best + 1; i < vocab_size_; ++i) {
     if (logits_[i] > logits_[best]) best = i;  // strict: ties keep the lower id
   }
-  // Greedy, or nothing finite to weigh (best is then id 0): all mass on `best`.
+  // Greedy, or nothing finite to weigh (best is then the lowest allowed id): all mass on it.
   if (greedy() || logits_[best] == -kInfinity) {
     std::fill(weights_.begin(), weights_.end(), 0.0f);
     weights_[best] = 1.0f;

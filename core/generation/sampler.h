@@ -5,6 +5,11 @@
 //   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab_size));
 //   int32_t token = sampler.Sample(logits, context, position);
 //
+// A mask of allowed tokens (a constrained output: output_constraint.h) may be given to each
+// call. It applies before the first step: a token it does not allow reads as logit -inf, so it
+// is never kept, and the steps rank, weigh and draw among the allowed tokens exactly as over a
+// vocabulary of only those (greedy: the arg max of the allowed tokens).
+//
 // Probabilities stay unnormalised relative to the best candidate, which gets exactly 1:
 // w = exp((logit - best) / T). Min-p is then a plain comparison with `min_p`, and a draw needs
 // only the running total. Ranking (top-k, top-p) compares logits and breaks ties by the lower
@@ -14,6 +19,12 @@
 // any logits and any settings Create accepts (sampler_reference_test models them one by one):
 //  - Non-finite logits: NaN reads as -inf, +inf as the largest float. A -inf logit is never
 //    kept; if no logit is finite, all mass goes to id 0 (greedy on the lowest id).
+//  - Mask: a token the mask does not allow (ids beyond its words included) reads as -inf after
+//    the penalty (which keeps -inf, so this is the mask applied first). If no allowed logit is
+//    finite, all mass goes to the lowest allowed id. A mask that allows no id of the
+//    vocabulary (a dead end) leaves no candidate: the distribution is all zeros (sparse:
+//    empty) and Sample() returns -1. The callers report a dead end before sampling
+//    (output_constraint.h); nothing puts mass on a token the mask refuses.
 //  - Penalty: logit / penalty (logit > 0) or logit * penalty (otherwise), computed in double,
 //    clamped to [-FLT_MAX, FLT_MAX] and rounded to float (-inf stays -inf). So 1e-38 and 1e38
 //    are computable: the result saturates instead of becoming inf (and inf - inf = NaN).
@@ -27,7 +38,8 @@
 //    exactly reached counts as reached); if rounding leaves every prefix below, keep all.
 //  - Min-p: keep w >= min_p * w_best = min_p (a weight exactly at the threshold is kept).
 //  - The best candidate survives every step (rank 1, weight 1 >= any min_p < 1), so the
-//    kept set is never empty and Sample() always returns an id in [0, vocab).
+//    kept set is never empty and Sample() always returns an id in [0, vocab) (a masked id
+//    the mask allows), unless the mask allows none.
 //  - Probabilities: float(w / total), total the double sum of the kept weights.
 //
 // For speculation, Distribution() gives the filtered, normalised probabilities densely over
@@ -45,6 +57,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/generation/random.h"
+#include "core/grammar/token_constraint.h"
 
 namespace tandem {
 
@@ -94,21 +107,26 @@ class Sampler {
   // Keys later draws by `seed` (a new request on the same conversation).
   void set_seed(uint64_t seed) { config_.seed = seed; }
 
+  // Every call takes an optional `mask` of the allowed tokens (null: all allowed; the rules
+  // above).
+
   // The token for `logits` [vocab] given the tokens before this position (`context`, for the
-  // repetition penalty), drawn with CounterUniform(config().seed, position, purpose).
+  // repetition penalty), drawn with CounterUniform(config().seed, position, purpose). -1 only
+  // if the mask allows no token of the vocabulary.
   int32_t Sample(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                 int64_t position, RandomPurpose purpose = RandomPurpose::kSample);
+                 int64_t position, RandomPurpose purpose = RandomPurpose::kSample,
+                 const TokenMask* mask = nullptr);
   // The same with an explicit uniform number in [0, 1).
   int32_t SampleWithUniform(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                            double uniform);
+                            double uniform, const TokenMask* mask = nullptr);
 
   // The filtered, normalised distribution, densely into `probabilities` [vocab] (zero for
   // every filtered token; all mass on the arg max when greedy).
   void Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                    absl::Span<float> probabilities);
+                    absl::Span<float> probabilities, const TokenMask* mask = nullptr);
   // The same in sparse form; reuses `out`'s capacity.
   void Distribution(absl::Span<const float> logits, absl::Span<const int32_t> context,
-                    SparseDistribution* out);
+                    SparseDistribution* out, const TokenMask* mask = nullptr);
 
   // The index drawn from non-negative `weights` (any scale) with `uniform` in [0, 1): the
   // first i whose running total exceeds uniform * total. Weights that are not > 0 (NaN
@@ -118,11 +136,16 @@ class Sampler {
  private:
   Sampler(const SamplerConfig& config, int64_t vocab_size);
 
-  // Runs the five steps, leaving the unnormalised weights in weights_ (0 for filtered
-  // tokens, exactly 1 for the best); returns their total (>= 1).
-  double Filter(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // Runs the mask and the five steps, leaving the unnormalised weights in weights_ (0 for
+  // filtered tokens, exactly 1 for the best); returns their total (>= 1), or 0 if the mask
+  // allows no token (every weight 0).
+  double Filter(absl::Span<const float> logits, absl::Span<const int32_t> context,
+                const TokenMask* mask);
   // logits_ = the sanitised, penalised copy of `logits`.
   void ApplyPenalty(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // logits_ = -inf for every token `mask` does not allow; returns the lowest allowed id of
+  // the vocabulary, or -1 if none.
+  int64_t ApplyMask(const TokenMask& mask);
   // weights_ = exp((logits_ - logits_[best]) / T), floored at kMinSamplerWeight.
   void Weigh(int64_t best);
   // Top-k: the k best candidates first in order_, the others' weights zeroed; returns k.

@@ -43,5 +43,25 @@ TEST(SamplerAllocationTest, SampleAllocatesNothing) {
   }
 }
 
+TEST(SamplerAllocationTest, MaskedSampleAllocatesNothing) {
+  constexpr int64_t kVocab = 32000;
+  std::vector<float> logits(kVocab);
+  for (int64_t i = 0; i < kVocab; ++i) logits[i] = std::sin(0.01f * i) * 8.0f;
+  TokenMask mask;
+  mask.Resize(kVocab);
+  for (int32_t id = 0; id < kVocab; id += 3) mask.Allow(id);
+  for (const SamplerConfig& config :
+       {Config(0, 0, 1, 0, 1), Config(0.7f, 40, 0.95f, 0.05f, 1.1f)}) {
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, kVocab));
+    const int64_t before = testing::AllocationCount();
+    int64_t checksum = 0;
+    for (int64_t position = 0; position < 20; ++position) {
+      checksum += sampler.Sample(logits, {}, position, RandomPurpose::kSample, &mask);
+    }
+    EXPECT_EQ(testing::AllocationCount() - before, 0) << "temperature " << config.temperature;
+    EXPECT_EQ(checksum % 3, 0);  // every token drawn is allowed
+  }
+}
+
 }  // namespace
 }  // namespace tandem

@@ -9,6 +9,10 @@
 // The rules both sides follow (sampler.h states them for the Sampler):
 //  - A logit that is NaN reads as -inf, +inf as FLT_MAX; -inf is never kept. With no finite
 //    logit all mass goes to id 0. Temperature 0 is greedy: the arg max, lowest id on ties.
+//  - Mask (a third of the cases, of every shape: sparse, dense, one id, none, all): the steps
+//    run over the allowed ids alone, as if the vocabulary held only those; with no finite
+//    allowed logit all mass goes to the lowest allowed id; with none allowed nothing is kept
+//    and a draw gives -1.
 //  - Penalty, once per distinct id among the last `penalty_window` context ids in the
 //    vocabulary: logit / penalty if logit > 0, else logit * penalty, in double, clamped to
 //    [-FLT_MAX, FLT_MAX], rounded to float. (The Sampler clamps deliberately: unclamped,
@@ -86,16 +90,22 @@ struct Reference {
   std::vector<double> p;
 };
 
+// `allowed`: the mask's ids (empty: no mask).
 Reference ReferenceDistribution(const SamplerConfig& c, const std::vector<float>& logits,
-                                const std::vector<int32_t>& context) {
+                                const std::vector<int32_t>& context,
+                                const std::vector<bool>& allowed = {}) {
   const int64_t vocab = static_cast<int64_t>(logits.size());
   const std::vector<float> l = ReferenceLogits(c, logits, context);
-  std::vector<int32_t> rank(vocab);
-  std::iota(rank.begin(), rank.end(), 0);
+  // The candidates: the allowed ids, ranked; the rest of the vocabulary does not exist.
+  std::vector<int32_t> rank;
+  for (int32_t id = 0; id < vocab; ++id) {
+    if (allowed.empty() || allowed[id]) rank.push_back(id);
+  }
   std::sort(rank.begin(), rank.end(),
             [&](int32_t a, int32_t b) { return l[a] != l[b] ? l[a] > l[b] : a < b; });
-  const int32_t best = rank[0];
   Reference out{std::vector<double>(vocab, 0.0), std::vector<double>(vocab, 0.0)};
+  if (rank.empty()) return out;
+  const int32_t best = rank[0];
   if (c.temperature == 0.0f || l[best] == -kInf) {
     out.weights[best] = out.p[best] = 1.0;
     return out;
@@ -106,7 +116,8 @@ Reference ReferenceDistribution(const SamplerConfig& c, const std::vector<float>
     if (w[i] < 0x1p-64) w[i] = 0;
   }
   std::vector<bool> keep(vocab, false);
-  const int64_t k = c.top_k == 0 || c.top_k >= vocab ? vocab : c.top_k;
+  const int64_t candidates = static_cast<int64_t>(rank.size());
+  const int64_t k = c.top_k == 0 || c.top_k >= candidates ? candidates : c.top_k;
   for (int64_t j = 0; j < k; ++j) keep[rank[j]] = true;
   if (c.top_p < 1.0f) {
     double mass = 0;
@@ -164,15 +175,23 @@ std::string Describe(const SamplerConfig& c, const std::vector<float>& logits,
 
 // Compares the Sampler with the reference on one case: the kept set exactly, the
 // probabilities within kRelativeTolerance, the sparse form, and draws at `uniforms`.
+// `allowed`: the mask's ids (empty: no mask).
 ::testing::AssertionResult AgreesWithReference(const SamplerConfig& config,
                                                const std::vector<float>& logits,
                                                const std::vector<int32_t>& context,
-                                               const std::vector<double>& uniforms) {
+                                               const std::vector<double>& uniforms,
+                                               const std::vector<bool>& allowed = {}) {
   absl::StatusOr<Sampler> sampler = Sampler::Create(config, logits.size());
   if (!sampler.ok()) return ::testing::AssertionFailure() << sampler.status();
-  const Reference ref = ReferenceDistribution(config, logits, context);
+  const Reference ref = ReferenceDistribution(config, logits, context, allowed);
+  TokenMask mask;
+  mask.Resize(static_cast<int64_t>(allowed.size()));
+  for (size_t id = 0; id < allowed.size(); ++id) {
+    if (allowed[id]) mask.Allow(static_cast<int32_t>(id));
+  }
+  const TokenMask* masked = allowed.empty() ? nullptr : &mask;
   std::vector<float> dense(logits.size());
-  sampler->Distribution(logits, context, absl::MakeSpan(dense));
+  sampler->Distribution(logits, context, absl::MakeSpan(dense), masked);
   std::vector<int32_t> kept;
   for (size_t i = 0; i < logits.size(); ++i) {
     if ((dense[i] > 0) != (ref.p[i] > 0)) {
@@ -188,7 +207,7 @@ std::string Describe(const SamplerConfig& c, const std::vector<float>& logits,
     if (dense[i] > 0) kept.push_back(static_cast<int32_t>(i));
   }
   SparseDistribution sparse;
-  sampler->Distribution(logits, context, &sparse);
+  sampler->Distribution(logits, context, &sparse, masked);
   if (sparse.ids != kept) {
     return ::testing::AssertionFailure()
            << "sparse ids differ from the dense support; " << Describe(config, logits, context);
@@ -201,7 +220,7 @@ std::string Describe(const SamplerConfig& c, const std::vector<float>& logits,
     }
   }
   for (double u : uniforms) {
-    const int32_t token = sampler->SampleWithUniform(logits, context, u);
+    const int32_t token = sampler->SampleWithUniform(logits, context, u, masked);
     const int32_t expected = ReferenceDraw(ref.weights, u);
     if (token != expected) {
       return ::testing::AssertionFailure() << "u " << u << " draws " << token << ", reference "
@@ -233,6 +252,7 @@ class CaseGenerator {
   std::vector<float> Logits(int64_t vocab);
   SamplerConfig Config(int64_t vocab);
   std::vector<int32_t> Context(int64_t vocab);
+  std::vector<bool> Mask(int64_t vocab);  // empty: no mask
 
  private:
   std::mt19937_64 engine_;
@@ -297,6 +317,34 @@ std::vector<int32_t> CaseGenerator::Context(int64_t vocab) {
   return context;
 }
 
+std::vector<bool> CaseGenerator::Mask(int64_t vocab) {
+  if (Below(3) != 0) return {};
+  const int kind = static_cast<int>(Below(5));
+  const double density = Pick<double>({0.05, 0.3, 0.9});
+  const int64_t one = Below(vocab);
+  std::vector<bool> allowed(vocab);
+  for (int64_t id = 0; id < vocab; ++id) {
+    switch (kind) {
+      case 0:  // a random subset
+        allowed[id] = Uniform() < density;
+        break;
+      case 1:  // one token (a forced one)
+        allowed[id] = id == one;
+        break;
+      case 2:  // none: a dead end
+        allowed[id] = false;
+        break;
+      case 3:  // all
+        allowed[id] = true;
+        break;
+      default:  // a run of ids
+        allowed[id] = id >= one && id < one + 1 + vocab / 4;
+        break;
+    }
+  }
+  return allowed;
+}
+
 TEST(SamplerReferenceTest, RandomLogitsAndSettingsAgreeWithTheBruteForceReference) {
   CaseGenerator gen(20261201);
   const std::vector<int64_t> vocabs = {1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 97, 256, 257, 1000};
@@ -307,10 +355,11 @@ TEST(SamplerReferenceTest, RandomLogitsAndSettingsAgreeWithTheBruteForceReferenc
     const std::vector<float> logits = gen.Logits(vocab);
     const SamplerConfig config = gen.Config(vocab);
     const std::vector<int32_t> context = gen.Context(vocab);
+    const std::vector<bool> allowed = gen.Mask(vocab);
     const std::vector<double> uniforms = {0.0, gen.Uniform(), gen.Uniform(),
                                           std::nextafter(1.0, 0.0)};
     const ::testing::AssertionResult agrees =
-        AgreesWithReference(config, logits, context, uniforms);
+        AgreesWithReference(config, logits, context, uniforms, allowed);
     EXPECT_TRUE(agrees) << "case " << i;
     failures += !agrees;
   }

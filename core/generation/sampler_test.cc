@@ -453,6 +453,155 @@ TEST(SamplerTest, NonFiniteLogitsGiveADeterministicValidDistribution) {
   }
 }
 
+// --- The mask of allowed tokens ---------------------------------------------------------------
+
+TokenMask MaskOf(int64_t vocab, const std::vector<int32_t>& allowed) {
+  TokenMask mask;
+  mask.Resize(vocab);
+  for (int32_t id : allowed) mask.Allow(id);
+  return mask;
+}
+
+struct MaskCase {
+  std::string name;
+  SamplerConfig config;
+  std::vector<float> logits;
+  std::vector<int32_t> context;
+  std::vector<int32_t> allowed;
+  std::vector<float> expected;
+};
+
+TEST(SamplerMaskTest, RefusedTokensGetNoMassAndTheStepsRunOverTheAllowedOnes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float l1 = 0, l04 = std::log(0.4f), l08 = std::log(0.8f), l10 = std::log(10.0f);
+  const std::vector<MaskCase> cases = {
+      {"renormalised over the allowed",
+       Config(1, 0, 1, 0),
+       {1, 2, 3, 4},
+       {},
+       {0, 2},
+       Kept(4, {0, 2}, {1, 3})},
+      {"greedy: the arg max of the allowed",
+       Config(0, 0, 1, 0),
+       {1, 2, 3, 4},
+       {},
+       {0, 1},
+       {0, 1, 0, 0}},
+      {"greedy ties: the lower allowed id",
+       Config(0, 0, 1, 0),
+       {5, 1, 1, 5},
+       {},
+       {1, 2},
+       {0, 1, 0, 0}},
+      {"top-k ranks the allowed only", Config(1, 1, 1, 0), {1, 2, 3, 4}, {}, {0, 2}, {0, 0, 1, 0}},
+      {"top-p measures the allowed mass",
+       Config(1, 0, 0.5f, 0),
+       {l08, l1, l04, l10},
+       {},
+       {0, 1, 2},
+       Kept(4, {0, 1}, {l08, l1})},
+      {"min-p is relative to the best allowed",
+       Config(1, 0, 1, 0.5f),
+       {l1, l04, l08, l10},
+       {},
+       {0, 1, 2},
+       Kept(4, {0, 2}, {l1, l08})},
+      {"no finite allowed logit: the lowest allowed id",
+       Config(1, 0, 1, 0),
+       {1, nan, -inf, 2},
+       {},
+       {1, 2},
+       {0, 1, 0, 0}},
+      {"the penalty cannot revive a refused token",
+       Config(1, 0, 1, 0, 2.0f),
+       {-1, 5, 2},
+       {0, 2},
+       {1, 2},
+       Kept(3, {1, 2}, {5, 1})},
+  };
+  for (const MaskCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t vocab = static_cast<int64_t>(c.logits.size());
+    const TokenMask mask = MaskOf(vocab, c.allowed);
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(c.config, vocab));
+    std::vector<float> p(vocab);
+    sampler.Distribution(c.logits, c.context, absl::MakeSpan(p), &mask);
+    ExpectNear(p, c.expected);
+    SparseDistribution sparse;
+    sampler.Distribution(c.logits, c.context, &sparse, &mask);
+    std::vector<int32_t> support;
+    for (int32_t id = 0; id < vocab; ++id) {
+      if (p[id] > 0) support.push_back(id);
+    }
+    EXPECT_EQ(sparse.ids, support);
+    for (double u : {0.0, 0.3, 0.7, std::nextafter(1.0, 0.0)}) {
+      const int32_t token = sampler.SampleWithUniform(c.logits, c.context, u, &mask);
+      ASSERT_GE(token, 0);
+      EXPECT_TRUE(mask.Allowed(token)) << "u " << u << " drew " << token;
+      EXPECT_GT(c.expected[token], 0.0f) << "u " << u;
+    }
+  }
+}
+
+TEST(SamplerMaskTest, IdsBeyondTheMasksWordsAreRefused) {
+  std::vector<float> logits(70, 0.0f);
+  logits[69] = 50;  // the best, but the mask's one word ends at id 63
+  const TokenMask mask = MaskOf(64, {3, 5});
+  for (const SamplerConfig& config : {Config(0, 0, 1, 0), Config(1, 0, 1, 0)}) {
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 70));
+    SparseDistribution sparse;
+    sampler.Distribution(logits, {}, &sparse, &mask);
+    const std::vector<int32_t> expected =
+        config.temperature == 0 ? std::vector<int32_t>{3} : std::vector<int32_t>{3, 5};
+    EXPECT_EQ(sparse.ids, expected);
+  }
+}
+
+TEST(SamplerMaskTest, AMaskAllowingEverythingChangesNoValueAndNoDraw) {
+  std::vector<float> logits(300);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = 3 * std::sin(0.37f * i);
+  const std::vector<int32_t> context = {5, 9, 200, 5};
+  TokenMask all;
+  all.Resize(300);
+  for (int32_t id = 0; id < 300; ++id) all.Allow(id);
+  for (const SamplerConfig& config :
+       {Config(0, 0, 1, 0), Config(1, 0, 1, 0), Config(0.7f, 40, 0.9f, 0.05f, 1.3f)}) {
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 300));
+    std::vector<float> plain(300), masked(300);
+    sampler.Distribution(logits, context, absl::MakeSpan(plain));
+    sampler.Distribution(logits, context, absl::MakeSpan(masked), &all);
+    EXPECT_EQ(plain, masked);
+    for (int64_t position = 0; position < 50; ++position) {
+      EXPECT_EQ(sampler.Sample(logits, context, position),
+                sampler.Sample(logits, context, position, RandomPurpose::kSample, &all));
+    }
+  }
+}
+
+// A dead end: nothing to draw from, and nothing drawn (the callers report it before sampling).
+TEST(SamplerMaskTest, AMaskAllowingNoTokenOfTheVocabularyLeavesNoCandidate) {
+  const std::vector<float> logits = {1, 2, 3, 4};
+  const TokenMask none = MaskOf(4, {});
+  TokenMask beyond;  // allows only ids the vocabulary lacks (a draft's smaller vocabulary)
+  beyond.Resize(70);
+  beyond.Allow(66);
+  for (const TokenMask* mask : std::vector<const TokenMask*>{&none, &beyond}) {
+    for (const SamplerConfig& config : {Config(0, 0, 1, 0), Config(1, 0, 0.9f, 0.1f)}) {
+      ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 4));
+      std::vector<float> p(4, 7.0f);
+      sampler.Distribution(logits, {}, absl::MakeSpan(p), mask);
+      EXPECT_THAT(p, ElementsAre(0, 0, 0, 0));
+      SparseDistribution sparse;
+      sampler.Distribution(logits, {}, &sparse, mask);
+      EXPECT_TRUE(sparse.ids.empty());
+      EXPECT_TRUE(sparse.probabilities.empty());
+      EXPECT_EQ(sampler.SampleWithUniform(logits, {}, 0.5, mask), -1);
+      EXPECT_EQ(sampler.Sample(logits, {}, 3, RandomPurpose::kSample, mask), -1);
+    }
+  }
+}
+
 struct DrawCase {
   std::vector<float> weights;
   double uniform;

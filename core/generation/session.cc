@@ -38,8 +38,10 @@ Session::Session(const Model& model, ThreadPool& pool, const SessionOptions& opt
     : options_(options), decoder_(model, pool), sampler_(std::move(sampler)) {}
 
 absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> context,
-                                                   int64_t max_tokens, TokenCallback on_token) {
+                                                   int64_t max_tokens, TokenCallback on_token,
+                                                   TokenConstraint* constraint) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
+  const OutputConstraint constrained{constraint, static_cast<int64_t>(context.size())};
   GenerationResult result;
   // (A cache whose sliding-window layers dropped the positions needed restarts from 0.)
   const int64_t reused = cache_->ResumePoint(
@@ -58,7 +60,9 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
   StopRules rules(options_.stop_ids, max_tokens, context_size(), on_token);
   for (;;) {
     const int64_t position = static_cast<int64_t>(cached_.size());
-    sampler_.Distribution(logits, cached_, absl::MakeSpan(p_));
+    if (constrained.active()) RETURN_IF_ERROR(MaskAt(constrained, cached_, &mask_));
+    sampler_.Distribution(logits, cached_, absl::MakeSpan(p_),
+                          constrained.active() ? &mask_ : nullptr);
     const int32_t token = PickTargetToken(DistributionView::Dense(p_), sampler_.config().coupling,
                                           sampler_.config().seed, position);
     if (token < 0) {

@@ -17,6 +17,11 @@
 // as a target worker draws it in a verify without guesses, so seeded output is the same
 // in-process and through a coordinator without a draft.
 //
+// A constrained call (a TokenConstraint, output_constraint.h) masks every generated token's
+// distribution before the sampler's first step; the first generated token is the first
+// constrained one (the context is not). A dead end ends the call with DeadEndError after the
+// tokens before it were reported.
+//
 // Stop rules and errors: see stop_rules.h. A failed forward pass is returned as is and leaves
 // the session usable.
 //
@@ -35,6 +40,7 @@
 #include "core/decoder/kv_cache.h"
 #include "core/decoder/model.h"
 #include "core/generation/generation_result.h"
+#include "core/generation/output_constraint.h"
 #include "core/generation/sampler.h"
 #include "core/generation/stop_rules.h"
 #include "core/kernels/thread_pool.h"
@@ -55,11 +61,15 @@ class Session {
   static absl::StatusOr<std::unique_ptr<Session>> Create(const Model& model, ThreadPool& pool,
                                                          const SessionOptions& options);
 
-  // Generates up to `max_tokens` tokens after `context`, reporting each to `on_token`.
+  // Generates up to `max_tokens` tokens after `context`, reporting each to `on_token`,
+  // constrained by `constraint` if not null (synced to the output for each token; it must not
+  // be used elsewhere during the call).
   // kInvalidArgument for an empty context or a non-positive limit, kOutOfRange for a context
-  // longer than the cache; forward-pass errors (e.g. an id outside the vocabulary) as is.
+  // longer than the cache; forward-pass errors (e.g. an id outside the vocabulary) as is;
+  // kInvalidArgument for a dead end of the constraint (DeadEndError).
   absl::StatusOr<GenerationResult> Generate(absl::Span<const int32_t> context, int64_t max_tokens,
-                                            TokenCallback on_token);
+                                            TokenCallback on_token,
+                                            TokenConstraint* constraint = nullptr);
 
   // Forgets the cached conversation.
   void Reset() { cached_.clear(); }
@@ -83,6 +93,7 @@ class Session {
   std::unique_ptr<KvCache> cache_;
   std::vector<int32_t> cached_;  // the tokens in cache_, cache_->length() of them
   std::vector<float> p_;         // [vocab] the filtered distribution of the next token
+  TokenMask mask_;               // constrained: the tokens allowed next
 };
 
 }  // namespace tandem

@@ -1,6 +1,7 @@
 #include "core/generation/speculative_round.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
@@ -47,11 +48,28 @@ int32_t DraftPick(const SparseDistribution& q, Coupling coupling, uint64_t seed,
   return drawn < 0 ? -1 : q.ids[drawn];
 }
 
+// The standard rule over the drafted q (AcceptGuesses) for the guesses tested.
+absl::StatusOr<AcceptanceResult> AcceptDrawn(absl::Span<const int32_t> guesses,
+                                             absl::Span<const SparseDistribution> q,
+                                             absl::Span<const DistributionView> p, uint64_t seed,
+                                             int64_t first_position) {
+  std::vector<DistributionView> q_views;
+  for (size_t i = 0; i < guesses.size(); ++i) q_views.push_back(DistributionView::Sparse(q[i]));
+  AcceptanceInput input;
+  input.guesses = guesses;
+  input.draft = q_views;
+  input.target = p;
+  input.seed = seed;
+  input.first_position = first_position;
+  return AcceptGuesses(input);
+}
+
 }  // namespace
 
 absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
-                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q) {
+                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q,
+                          const OutputConstraint& constrained) {
   guesses->clear();
   if (k <= 0) return absl::OkStatus();
   if (static_cast<int32_t>(q->size()) < k) q->resize(k);
@@ -61,17 +79,24 @@ absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sa
   ASSIGN_OR_RETURN(RunOutput run,
                    RunTokens(decoder, state, draft_sequence, pending_position, LogitsMode::kLast));
   absl::Span<const float> logits = run.logits;
+  // Constrained: the sequence and the guesses so far in target ids, and the next one's mask.
+  std::vector<int32_t> walked;
+  TokenMask mask;
+  if (constrained.active()) walked.assign(sequence.begin(), sequence.end());
   for (int32_t i = 0; i < k; ++i) {
     const int64_t position = pending_position + 1 + i;
+    if (constrained.active() && !MaskAt(constrained, walked, &mask).ok()) break;
     // The cache holds exactly this position's history: the sequence, then earlier guesses.
-    sampler.Distribution(logits, state.cached, &(*q)[i]);
+    sampler.Distribution(logits, state.cached, &(*q)[i], constrained.active() ? &mask : nullptr);
     const int32_t guess = DraftPick((*q)[i], sampler.config().coupling, seed, position);
+    if (guess < 0 && constrained.active()) break;  // it allows only ids the draft lacks
     // The sampler's distributions always give the best candidate a positive probability.
     if (guess < 0) {
       return absl::InternalError(absl::StrCat("draft distribution at position ", position,
                                               " has no positive probability"));
     }
     guesses->push_back(guess);
+    if (constrained.active()) walked.push_back(guess);
     if (i + 1 == k) break;  // the last guess is verified, never run by the draft
     ASSIGN_OR_RETURN(logits, decoder.Forward(*state.cache, absl::MakeConstSpan(&guess, 1), position,
                                              LogitsMode::kLast));
@@ -80,11 +105,44 @@ absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sa
   return absl::OkStatus();
 }
 
+namespace {
+
+// Constrained verify: the masks of rows 0..*runnable into scratch->masks, walking the
+// constraint through the guesses in scratch->batch (the sequence, then the runnable guesses).
+// Lowers *runnable to the first guess the constraint refuses (tested, not run). A dead end
+// right after the sequence is returned; one after guess j - 1 cuts the guesses to j (rows 0..j
+// run, row j unmasked) and goes to *dead_end, for the round that keeps them all.
+absl::Status MaskRows(const OutputConstraint& constrained, int64_t sequence_length,
+                      std::vector<int32_t>* guesses, int64_t* runnable, VerifyScratch* scratch,
+                      absl::Status* dead_end) {
+  const absl::Span<const int32_t> batch = scratch->batch;
+  for (int64_t i = 0;; ++i) {
+    if (static_cast<int64_t>(scratch->masks.size()) <= i) scratch->masks.emplace_back();
+    TokenMask& mask = scratch->masks[i];
+    absl::Status status = MaskAt(constrained, batch.first(sequence_length + i), &mask);
+    if (!status.ok()) {
+      if (i == 0) return status;
+      *dead_end = std::move(status);
+      guesses->resize(i);
+      *runnable = i;
+      return absl::OkStatus();
+    }
+    if (i == *runnable) return absl::OkStatus();
+    if (!mask.Allowed((*guesses)[i])) {
+      *runnable = i;
+      return absl::OkStatus();
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelState& state,
                                                Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
-                                               uint64_t seed, VerifyScratch* scratch) {
+                                               uint64_t seed, VerifyScratch* scratch,
+                                               const OutputConstraint& constrained) {
   const bool gumbel = sampler.config().coupling == Coupling::kGumbel;  // q is not read
   if (!gumbel && q.size() < guesses->size()) {
     return absl::InvalidArgumentError(
@@ -99,11 +157,16 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
          (*guesses)[runnable] < vocab) {
     ++runnable;
   }
-  const int64_t tested = std::min<int64_t>(runnable + 1, guesses->size());
-  guesses->resize(tested);
   std::vector<int32_t>& batch = scratch->batch;
   batch.assign(sequence.begin(), sequence.end());
   batch.insert(batch.end(), guesses->begin(), guesses->begin() + runnable);
+  absl::Status dead_end;  // constrained: a dead end after the last guess tested
+  if (constrained.active()) {
+    RETURN_IF_ERROR(MaskRows(constrained, sequence.size(), guesses, &runnable, scratch, &dead_end));
+    batch.resize(sequence.size() + runnable);
+  }
+  const int64_t tested = std::min<int64_t>(runnable + 1, guesses->size());
+  guesses->resize(tested);
   ASSIGN_OR_RETURN(RunOutput run,
                    RunTokens(decoder, state, batch, pending_position, LogitsMode::kAll));
   const int64_t first_row = pending_position - run.reused;  // the pending token's row
@@ -111,35 +174,34 @@ absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelStat
   const int64_t rows = runnable + 1;
   scratch->rows = run.logits.subspan(first_row * vocab, rows * vocab);
   if (static_cast<int64_t>(scratch->p.size()) < rows * vocab) scratch->p.resize(rows * vocab);
+  // A dead end's row is never drawn from: the round that keeps every guess fails below.
+  const int64_t masked_rows = dead_end.ok() ? rows : rows - 1;
   std::vector<DistributionView> p_views;
-  std::vector<DistributionView> q_views;
-  for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = 0; i < masked_rows; ++i) {
     // Row i predicts position pending + 1 + i from the history batch[0, pending + 1 + i).
     absl::Span<float> p = absl::MakeSpan(scratch->p).subspan(i * vocab, vocab);
     sampler.Distribution(run.logits.subspan((first_row + i) * vocab, vocab),
-                         absl::MakeConstSpan(batch).first(pending_position + 1 + i), p);
+                         absl::MakeConstSpan(batch).first(pending_position + 1 + i), p,
+                         constrained.active() ? &scratch->masks[i] : nullptr);
     p_views.push_back(DistributionView::Dense(p));
   }
-  // After an out-of-vocabulary guess the bonus row is never read: repeat the last row.
-  if (tested > runnable) p_views.push_back(p_views.back());
-  if (gumbel) return AcceptGuessesGumbel(*guesses, p_views, seed, pending_position + 1);
-  for (int64_t i = 0; i < tested; ++i) q_views.push_back(DistributionView::Sparse(q[i]));
-
-  AcceptanceInput input;
-  input.guesses = *guesses;
-  input.draft = q_views;
-  input.target = p_views;
-  input.seed = seed;
-  input.first_position = pending_position + 1;
-  return AcceptGuesses(input);
+  // After an out-of-vocabulary or refused guess, or before a dead end, the bonus row is never
+  // read: repeat the last row.
+  if (tested > runnable || !dead_end.ok()) p_views.push_back(p_views.back());
+  absl::StatusOr<AcceptanceResult> result =
+      gumbel ? AcceptGuessesGumbel(*guesses, p_views, seed, pending_position + 1)
+             : AcceptDrawn(*guesses, q, p_views, seed, pending_position + 1);
+  if (result.ok() && !dead_end.ok() && result->accepted == tested) return dead_end;
+  return result;
 }
 
 absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                            int32_t first, int32_t steps, uint64_t seed, VerifyScratch* scratch,
-                           std::vector<int32_t>* tokens) {
+                           std::vector<int32_t>* tokens, const OutputConstraint& constrained) {
   tokens->clear();
   const int64_t vocab = sampler.vocab_size();
   if (static_cast<int64_t>(scratch->p.size()) < vocab) scratch->p.resize(vocab);
+  if (scratch->masks.empty()) scratch->masks.emplace_back();
   const absl::Span<float> p = absl::MakeSpan(scratch->p).first(vocab);
   int32_t token = first;
   for (int32_t i = 0; i < steps; ++i) {
@@ -149,7 +211,10 @@ absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& s
         absl::Span<const float> logits,
         decoder.Forward(*state.cache, absl::MakeConstSpan(&token, 1), position, LogitsMode::kLast));
     state.cached.push_back(token);
-    sampler.Distribution(logits, state.cached, p);
+    // A dead end (or a refused token) stops here: the next verify reports it.
+    if (constrained.active() && !MaskAt(constrained, state.cached, &scratch->masks[0]).ok()) break;
+    sampler.Distribution(logits, state.cached, p,
+                         constrained.active() ? &scratch->masks[0] : nullptr);
     token =
         PickTargetToken(DistributionView::Dense(p), sampler.config().coupling, seed, position + 1);
     if (token < 0) {

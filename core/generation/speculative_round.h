@@ -7,8 +7,11 @@
 // target) last. Caches sync by position: each call first reuses the longest prefix of
 // `sequence` the cache holds and runs the rest, so rolled-back guesses are simply overwritten.
 //
+// Each half takes the request's output constraint (output_constraint.h; none by default), the
+// target's and the draft's being separate objects: every position it samples is masked.
+//
 // Not thread-safe: call from the thread that owns the runner (a Decoder, or a worker
-// session's handle on the batch scheduler).
+// session's handle on the batch scheduler) and the constraint.
 #ifndef TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
 #define TANDEM_CORE_GENERATION_SPECULATIVE_ROUND_H_
 
@@ -21,6 +24,7 @@
 #include "core/decoder/decoder.h"
 #include "core/decoder/kv_cache.h"
 #include "core/generation/acceptance.h"
+#include "core/generation/output_constraint.h"
 #include "core/generation/sampler.h"
 
 namespace tandem {
@@ -54,14 +58,19 @@ absl::StatusOr<RunOutput> RunTokens(ForwardRunner& decoder, ModelState& state,
 // sits at absolute position sequence.size() + i and is drawn with
 // Sampler::Draw(q.probabilities, CounterUniform(seed, position, kDraftDraw)), or under
 // Coupling::kGumbel (sampler.config().coupling) is GumbelPick(q, seed, position).
+// Constrained, each q is masked by the draft's constraint walked through the sequence and the
+// earlier guesses; the guesses end where it allows no token of the draft's vocabulary (or
+// fails): the draft only proposes, and the target reports what it must.
 absl::Status DraftGuesses(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                           absl::Span<const int32_t> sequence, int32_t k, uint64_t seed,
-                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q);
+                          std::vector<int32_t>* guesses, std::vector<SparseDistribution>* q,
+                          const OutputConstraint& constrained = {});
 
 // Reusable buffers of the target half.
 struct VerifyScratch {
   std::vector<int32_t> batch;
   std::vector<float> p;
+  std::vector<TokenMask> masks;  // constrained: one per row
   // After VerifyGuesses: the raw logits rows of the pending token and the guesses run after
   // it ([rows, vocab]; row i predicted guess i, row `accepted` the next token), valid until
   // the runner's next forward pass.
@@ -72,21 +81,28 @@ struct VerifyScratch {
 // filters each row with `sampler` into p and applies AcceptGuesses (Coupling::kGumbel:
 // AcceptGuessesGumbel, which reads no q; `q` may then be empty). `guesses` is cut to the
 // guesses tested (those up to and including the first outside the vocabulary).
+// Constrained, every row is masked, the bonus row included, walking the constraint through
+// the guesses. A guess it refuses is treated as one outside the vocabulary: tested (p = 0
+// rejects it for certain) and the last run. A guess after which it allows nothing ends the
+// guesses tested: DeadEndError if the round keeps it (the next token has nowhere to go), so
+// does a dead end right after the sequence.
 absl::StatusOr<AcceptanceResult> VerifyGuesses(ForwardRunner& decoder, ModelState& state,
                                                Sampler& sampler, absl::Span<const int32_t> sequence,
                                                std::vector<int32_t>* guesses,
                                                absl::Span<const SparseDistribution> q,
-                                               uint64_t seed, VerifyScratch* scratch);
+                                               uint64_t seed, VerifyScratch* scratch,
+                                               const OutputConstraint& constrained = {});
 
 // Target half without a draft, several tokens in one call: `first` was just drawn for position
 // state.cached.size(); runs it, draws the next token, and so on, `steps` more tokens into
 // `tokens` (fewer at the end of the cache). Each is drawn exactly as a verify of its
 // predecessor with no guesses draws it (the sampler over the cache's history, PickTargetToken
 // at its position), so the tokens equal those of `steps` one-token rounds. The last token is
-// not run: it is the next round's pending token.
+// not run: it is the next round's pending token. Constrained, each is masked as a verify row;
+// the tokens stop before a dead end, which the next verify then reports.
 absl::Status ContinueAlone(ForwardRunner& decoder, ModelState& state, Sampler& sampler,
                            int32_t first, int32_t steps, uint64_t seed, VerifyScratch* scratch,
-                           std::vector<int32_t>* tokens);
+                           std::vector<int32_t>* tokens, const OutputConstraint& constrained = {});
 
 }  // namespace tandem
 

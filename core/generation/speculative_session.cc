@@ -74,18 +74,22 @@ void SpeculativeSession::set_seed(uint64_t seed) {
   draft_.sampler.set_seed(seed);
 }
 
-absl::StatusOr<GenerationResult> SpeculativeSession::Generate(absl::Span<const int32_t> context,
-                                                              int64_t max_tokens,
-                                                              TokenCallback on_token) {
+absl::StatusOr<GenerationResult> SpeculativeSession::Generate(
+    absl::Span<const int32_t> context, int64_t max_tokens, TokenCallback on_token,
+    const SpeculativeConstraints& constraints) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
   const uint64_t seed = options_.session.sampler.seed;
   // Only the cost model reads the calls' times.
   const bool timed = options_.adaptive;
+  // The output begins after the context.
+  const int64_t start = static_cast<int64_t>(context.size());
   InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_,
-                         timed);
-  InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed, timed);
+                         timed, OutputConstraint{constraints.target, start});
+  InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed, timed,
+                       OutputConstraint{constraints.draft, start});
   RoundDriverOptions driver_options;
   driver_options.pipelined = options_.pipelined;
+  driver_options.forced_tokens = constraints.forced_tokens;
   RoundDriver driver(target, &draft, /*fallback=*/nullptr, *k_policy_, driver_options);
   RoundLimits limits;
   limits.stop_ids = options_.session.stop_ids;

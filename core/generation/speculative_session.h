@@ -17,6 +17,11 @@
 // round included) and keyed random numbers, so greedy output equals the target's alone token
 // for token and sampled output is distributed exactly as the target's (lossless).
 //
+// A constrained call (SpeculativeConstraints, output_constraint.h) masks the target's every
+// verify row and the draft's every guess, so greedy output is the constrained target's alone
+// token for token and sampled output is distributed as it (with Gumbel coupling, equal to it
+// for a seed); forced tokens are free guesses (round_driver.h).
+//
 // The rounds are RoundDriver's (round_driver.h) over in-process backends
 // (in_process_backends.h), the loop the coordinator runs over its workers. Prefix reuse, stop
 // rules, errors and GenerationStats are as in Session; SpeculationStats count the rounds.
@@ -48,7 +53,7 @@
 namespace tandem {
 
 struct SpeculativeOptions {
-  SessionOptions session;    // sampler, context size, stop ids, KV type (both models)
+  SessionOptions session;  // sampler, context size, stop ids, KV type (both models)
   // k: guesses per round, in [1, max_draft_tokens].
   int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   // Choose k each round with a DraftCostModel (draft_cost_model.h) for the most tokens per
@@ -63,6 +68,17 @@ struct SpeculativeOptions {
   bool pipelined = false;
 };
 
+// The constraint objects of one constrained Generate call; null leaves that side alone. Each
+// is synced to the output by content before every use, and in-process every call runs on this
+// thread in turn, so one object may serve all three (the coordinator and its workers each hold
+// their own).
+struct SpeculativeConstraints {
+  TokenConstraint* target = nullptr;  // masks the target's distributions: the output's constraint
+  TokenConstraint* draft = nullptr;   // masks the draft's guesses (q): better guesses
+  // Proposes the tokens the constraint forces as free guesses (RoundDriverOptions).
+  TokenConstraint* forced_tokens = nullptr;
+};
+
 class SpeculativeSession {
  public:
   // kFailedPrecondition if the vocabularies differ (vocab_compatibility.h); kInvalidArgument
@@ -70,9 +86,11 @@ class SpeculativeSession {
   static absl::StatusOr<std::unique_ptr<SpeculativeSession>> Create(
       const Model& target, const Model& draft, ThreadPool& pool, const SpeculativeOptions& options);
 
-  // As Session::Generate.
+  // As Session::Generate, constrained by `constraints` (the output is the target's
+  // constraint's; none by default).
   absl::StatusOr<GenerationResult> Generate(absl::Span<const int32_t> context, int64_t max_tokens,
-                                            TokenCallback on_token);
+                                            TokenCallback on_token,
+                                            const SpeculativeConstraints& constraints = {});
 
   // Forgets the cached conversation (both caches).
   void Reset();
