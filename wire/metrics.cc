@@ -136,6 +136,12 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                                .Name("tandem_accepted_tokens_by_position_total")
                                .Help("Rounds in which the guess at this position was accepted")
                                .Register(registry)),
+      constrained_requests(prometheus::BuildCounter()
+                               .Name("tandem_constrained_requests_total")
+                               .Help("Requests with an output constraint, by kind")
+                               .Register(registry)),
+      forced_tokens(NewCounter(registry, "tandem_forced_tokens_total",
+                               "Guesses an output constraint forced, proposed without a drafter")),
       draft_calls(prometheus::BuildCounter()
                       .Name("tandem_draft_calls_total")
                       .Help("Calls to draft workers by outcome (ok, slow, failed)")
@@ -178,6 +184,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
 
 prometheus::Counter& CoordinatorMetrics::Requests(const std::string& outcome) {
   return requests.Add({{"outcome", outcome}});
+}
+
+prometheus::Counter& CoordinatorMetrics::ConstrainedRequests(const std::string& kind) {
+  return constrained_requests.Add({{"kind", kind}});
 }
 
 prometheus::Counter& CoordinatorMetrics::DraftCalls(const std::string& outcome) {
