@@ -113,16 +113,21 @@ def test_constrained_greedy_output_is_the_same_for_every_drafter():
         outputs = {}
         for name, speculation in DRAFTERS:
             text, ids, final = generate(request(kind, speculation))
-            assert final.finish_reason == STUBS.generator_pb2.FINISH_REASON_STOP, (kind, name, final)
+            assert final.finish_reason == STUBS.generator_pb2.FINISH_REASON_STOP_TOKEN, (kind, name, final)
             outputs[name] = ids
             check_valid(kind, text)
+            spec = final.speculation
+            if name.startswith("draft"):  # the draft really guessed, under the constraint
+                assert spec.drafted_tokens > 0 and spec.accepted_tokens > 0, (kind, name, spec)
+            if kind == "json_schema" and name != "target alone":  # the keys are forced
+                assert spec.forced_tokens > 0, (kind, name, spec)
         alone = outputs["target alone"]
         for name, ids in outputs.items():
             assert ids == alone, (kind, name, ids, alone)
 
 
 def test_seeded_gumbel_output_is_the_same_for_every_drafter():
-    gumbel = STUBS.generator_pb2.COUPLING_GUMBEL
+    gumbel = STUBS.common_pb2.COUPLING_GUMBEL
     for kind in CONSTRAINTS:
         for seed in (1, 2):
             outputs = {}
@@ -141,7 +146,7 @@ def test_seeded_sampled_outputs_are_valid_with_and_without_speculation():
         for name, speculation in DRAFTERS:
             text, _, final = generate(request("json_schema", speculation, temperature=1.0,
                                               seed=seed))
-            assert final.finish_reason == STUBS.generator_pb2.FINISH_REASON_STOP, (seed, name)
+            assert final.finish_reason == STUBS.generator_pb2.FINISH_REASON_STOP_TOKEN, (seed, name)
             lines.append({"schema": PERSON, "text": text})
     judge(lines)
 
