@@ -75,7 +75,10 @@ void SetSpeculation(const v1::Speculation& s, const GenerateSettings& settings, 
 
 std::vector<int32_t> StopIds(const v1::GenerateRequest& request, const GenerateSettings& settings) {
   std::vector<int32_t> ids(request.stop_token_ids().begin(), request.stop_token_ids().end());
-  if (!request.ignore_eos()) {
+  // A constrained output ends where its constraint ends, at an end-of-turn id, ignore_eos or
+  // not (the grammar allows nothing else there).
+  const bool constrained = request.constraint().kind_case() != v1::Constraint::KIND_NOT_SET;
+  if (!request.ignore_eos() || constrained) {
     ids.insert(ids.end(), settings.end_of_turn_ids.begin(), settings.end_of_turn_ids.end());
   }
   return ids;

@@ -267,6 +267,15 @@ TEST(ValidateGenerateRequestTest, IgnoreEosKeepsOnlyTheRequestsStopIds) {
   EXPECT_THAT(valid.rounds.stop_ids, ElementsAre(7));
 }
 
+TEST(ValidateGenerateRequestTest, AConstrainedOutputStopsAtTheEndOfTurnEvenWithIgnoreEos) {
+  v1::GenerateRequest request = Valid();
+  request.set_ignore_eos(true);
+  request.add_stop_token_ids(7);
+  request.mutable_constraint()->set_regex("a+");
+  ASSERT_OK_AND_ASSIGN(ValidatedRequest valid, Validate(request));
+  EXPECT_THAT(valid.rounds.stop_ids, ElementsAre(7, 2, 3));
+}
+
 TEST(ValidateGenerateRequestTest, AdaptiveDraftSettingAppliesToEveryRequest) {
   GenerateSettings settings = Settings();
   settings.adaptive_draft = true;
