@@ -88,6 +88,15 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
                                  "guesses (VerifyRequest.continue_tokens)")
                            .Register(registry)
                            .Add({{"role", role}})),
+      constraint_mask_seconds(
+          prometheus::BuildHistogram()
+              .Name("tandem_worker_constraint_mask_seconds")
+              .Help("Time to compute the allowed tokens of one position under an output "
+                    "constraint (core/grammar)")
+              .Register(registry)
+              .Add({{"role", role}},
+                   prometheus::Histogram::BucketBoundaries{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5,
+                                                           1e-4, 2.5e-4, 1e-3, 1e-2, 0.1})),
       role(role) {}
 
 prometheus::Histogram& WorkerMetrics::StepRows(const std::string& kind) {

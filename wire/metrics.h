@@ -48,6 +48,7 @@ struct WorkerMetrics {
   prometheus::Counter& preemptions;           // idle sessions whose blocks were reclaimed
   prometheus::Counter& prefix_cached_tokens;  // prompt positions served from shared blocks
   prometheus::Counter& continued_tokens;      // tokens a busy target drew alone after a verify's
+  prometheus::Histogram& constraint_mask_seconds;  // one token mask of an output constraint
   const std::string role;
 };
 

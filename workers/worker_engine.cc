@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/grammar/observed_constraint.h"
 #include "core/chat/model_chat_template.h"
 #include "core/decoder/kv_cache.h"
 #include "core/generation/speculation_defaults.h"
@@ -277,6 +278,10 @@ absl::Status WorkerEngine::Constrain(int64_t id, const ConstraintSpec& spec, int
     constraint = absl::InvalidArgumentError(absl::StrCat("start_position ", start, " < 0"));
   } else if (!spec.empty()) {
     constraint = constraints_->New(spec, end_ids);
+    if (constraint.ok() && options_.mask_observer) {
+      constraint = std::make_unique<ObservedConstraint>(*std::move(constraint),
+                                                        options_.mask_observer);
+    }
   }
   ASSIGN_OR_RETURN(std::shared_ptr<SessionState> session, CheckOut(id));
   // No forward pass: the cache and the history stay as they are.

@@ -54,6 +54,8 @@ struct WorkerOptions {
   BatchScheduler::StepObserver step_observer;  // called after every scheduler step; may be null
   std::function<void()> on_preemption;    // an idle session's blocks were reclaimed; may be null
   ConstraintCompilerOptions constraints;  // compiled constraints and vocabularies kept
+  // Called with the seconds of each token mask a constraint computes; may be null.
+  std::function<void(double seconds)> mask_observer;
 };
 
 // Time a request spent, for SessionResponse.

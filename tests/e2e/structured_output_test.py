@@ -124,6 +124,9 @@ def test_constrained_greedy_output_is_the_same_for_every_drafter():
         alone = outputs["target alone"]
         for name, ids in outputs.items():
             assert ids == alone, (kind, name, ids, alone)
+    # Both workers masked, and said how long it took.
+    for worker in (STACK.targets[0], STACK.draft):
+        assert stacklib.metric(worker.metrics, "tandem_worker_constraint_mask_seconds_count") > 0
 
 
 def test_seeded_gumbel_output_is_the_same_for_every_drafter():
