@@ -14,6 +14,8 @@ NPM_PACKAGES+=(kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.
 # JSON Schema validation (2020-12 dialect and formats) independent of the grammar engine, the
 # judge of the structured-output tests (tools/validate_json_schema.mjs, issue 27).
 NPM_PACKAGES+=(ajv@8.20.0 ajv-formats@3.0.1)
+# zod, for the openai client's structured-output helpers (tests/e2e/structured_output_test.py).
+NPM_PACKAGES+=(zod@4.1.12)
 NPM_DIR=${TANDEM_NPM_DIR:-$HOME/.cache/tandem-npm}
 
 install_npm_packages() {

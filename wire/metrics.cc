@@ -88,6 +88,15 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry, const std::string& 
                                  "guesses (VerifyRequest.continue_tokens)")
                            .Register(registry)
                            .Add({{"role", role}})),
+      constraint_mask_seconds(
+          prometheus::BuildHistogram()
+              .Name("tandem_worker_constraint_mask_seconds")
+              .Help("Time to compute the allowed tokens of one position under an output "
+                    "constraint (core/grammar)")
+              .Register(registry)
+              .Add({{"role", role}},
+                   prometheus::Histogram::BucketBoundaries{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5,
+                                                           1e-4, 2.5e-4, 1e-3, 1e-2, 0.1})),
       role(role) {}
 
 prometheus::Histogram& WorkerMetrics::StepRows(const std::string& kind) {
@@ -136,6 +145,12 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                                .Name("tandem_accepted_tokens_by_position_total")
                                .Help("Rounds in which the guess at this position was accepted")
                                .Register(registry)),
+      constrained_requests(prometheus::BuildCounter()
+                               .Name("tandem_constrained_requests_total")
+                               .Help("Requests with an output constraint, by kind")
+                               .Register(registry)),
+      forced_tokens(NewCounter(registry, "tandem_forced_tokens_total",
+                               "Guesses an output constraint forced, proposed without a drafter")),
       draft_calls(prometheus::BuildCounter()
                       .Name("tandem_draft_calls_total")
                       .Help("Calls to draft workers by outcome (ok, slow, failed)")
@@ -178,6 +193,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
 
 prometheus::Counter& CoordinatorMetrics::Requests(const std::string& outcome) {
   return requests.Add({{"outcome", outcome}});
+}
+
+prometheus::Counter& CoordinatorMetrics::ConstrainedRequests(const std::string& kind) {
+  return constrained_requests.Add({{"kind", kind}});
 }
 
 prometheus::Counter& CoordinatorMetrics::DraftCalls(const std::string& outcome) {

@@ -48,6 +48,7 @@ struct WorkerMetrics {
   prometheus::Counter& preemptions;           // idle sessions whose blocks were reclaimed
   prometheus::Counter& prefix_cached_tokens;  // prompt positions served from shared blocks
   prometheus::Counter& continued_tokens;      // tokens a busy target drew alone after a verify's
+  prometheus::Histogram& constraint_mask_seconds;  // one token mask of an output constraint
   const std::string role;
 };
 
@@ -65,8 +66,14 @@ struct CoordinatorMetrics {
   // still used) or "failed" (an error, or no answer within the liveness bound).
   prometheus::Counter& DraftCalls(const std::string& outcome);
 
+  // Requests with an output constraint, by kind ("json_object", "json_schema", "grammar",
+  // "regex").
+  prometheus::Counter& ConstrainedRequests(const std::string& kind);
+
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Counter>& accepted_by_position;
+  prometheus::Family<prometheus::Counter>& constrained_requests;
+  prometheus::Counter& forced_tokens;  // guesses a constraint forced (no drafter)
   prometheus::Family<prometheus::Counter>& draft_calls;
   prometheus::Counter& drafts;                // draft calls (rounds with a draft)
   prometheus::Counter& draft_tokens;          // guesses proposed

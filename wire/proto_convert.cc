@@ -50,6 +50,44 @@ void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* pro
   proto->mutable_probabilities()->Assign(sparse.probabilities.begin(), sparse.probabilities.end());
 }
 
+ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
+  using Kind = ConstraintSpec::Kind;
+  switch (proto.kind_case()) {
+    case v1::Constraint::kJsonObject:
+      return {Kind::kJsonObject, ""};
+    case v1::Constraint::kJsonSchema:
+      return {Kind::kJsonSchema, proto.json_schema().schema()};
+    case v1::Constraint::kGrammar:
+      return {Kind::kGrammar, proto.grammar()};
+    case v1::Constraint::kRegex:
+      return {Kind::kRegex, proto.regex()};
+    case v1::Constraint::KIND_NOT_SET:
+      break;
+  }
+  return {};
+}
+
+void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto) {
+  using Kind = ConstraintSpec::Kind;
+  switch (spec.kind) {
+    case Kind::kJsonObject:
+      proto->mutable_json_object();
+      return;
+    case Kind::kJsonSchema:
+      proto->mutable_json_schema()->set_schema(spec.text);
+      return;
+    case Kind::kGrammar:
+      proto->set_grammar(spec.text);
+      return;
+    case Kind::kRegex:
+      proto->set_regex(spec.text);
+      return;
+    case Kind::kNone:
+      break;
+  }
+  proto->Clear();
+}
+
 void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto) {
   proto->mutable_token()->set_token_id(logprobs.chosen.token);
   proto->mutable_token()->set_logprob(logprobs.chosen.logprob);

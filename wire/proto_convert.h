@@ -8,6 +8,7 @@
 
 #include "core/generation/sampler.h"
 #include "core/generation/token_logprobs.h"
+#include "core/grammar/constraint_spec.h"
 #include "tandem/v1/common.pb.h"
 #include "tandem/v1/generator.pb.h"
 
@@ -29,6 +30,14 @@ v1::Coupling CouplingToProto(Coupling coupling);
 
 SparseDistribution SparseFromProto(const v1::SparseDistribution& proto);
 void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* proto);
+
+// A request's output constraint: the oneof's case is the kind and its text the spec's
+// (json_schema.schema for a schema; nothing for json_object). None set is kNone, so an unset
+// or empty Constraint is no constraint. Fields of the Constraint this build does not know are
+// not looked at here (ValidateGenerateRequest refuses them).
+ConstraintSpec ConstraintFromProto(const v1::Constraint& proto);
+// kNone clears `proto`.
+void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto);
 
 // A worker's logprobs on the wire (token bytes are the coordinator's to add).
 void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto);

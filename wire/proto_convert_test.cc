@@ -18,6 +18,7 @@
 #include "core/generation/sampler.h"
 #include "core/generation/sampling_defaults.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -195,6 +196,59 @@ TEST(TokenLogprobsToProtoTest, CarriesTheTokenAndTheAlternativesInOrder) {
   EXPECT_EQ(proto.top(0).token_id(), 3);
   EXPECT_EQ(proto.top(0).logprob(), -0.125f);
   EXPECT_EQ(proto.top(1).token_id(), 7);
+}
+
+struct ConstraintCase {
+  const char* name;
+  const char* proto_text;  // the v1::Constraint, in text format
+  ConstraintSpec spec;
+};
+
+using Kind = ConstraintSpec::Kind;
+
+const ConstraintCase kConstraintCases[] = {
+    {"none", "", {Kind::kNone, ""}},
+    {"json_object", "json_object {}", {Kind::kJsonObject, ""}},
+    {"json_schema",
+     R"(json_schema { schema: "{\"type\": \"integer\"}" })",
+     {Kind::kJsonSchema, R"({"type": "integer"})"}},
+    {"empty_json_schema", "json_schema {}", {Kind::kJsonSchema, ""}},
+    {"grammar",
+     R"(grammar: "root ::= \"yes\" | \"no\"")",
+     {Kind::kGrammar, R"(root ::= "yes" | "no")"}},
+    {"regex", R"(regex: "[0-9]+")", {Kind::kRegex, "[0-9]+"}},
+    {"empty_regex", R"(regex: "")", {Kind::kRegex, ""}},
+};
+
+class ConstraintProtoTest : public ::testing::TestWithParam<ConstraintCase> {};
+
+TEST_P(ConstraintProtoTest, TheOneofCaseIsTheKindAndItsTextTheSpecs) {
+  const ConstraintCase& c = GetParam();
+  v1::Constraint proto;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(c.proto_text, &proto));
+  EXPECT_EQ(ConstraintFromProto(proto), c.spec);
+}
+
+TEST_P(ConstraintProtoTest, RoundTripsThroughTheProto) {
+  const ConstraintCase& c = GetParam();
+  v1::Constraint proto;
+  proto.set_regex("left over from before");  // ToProto replaces whatever was there
+  ConstraintToProto(c.spec, &proto);
+  v1::Constraint expected;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(c.proto_text, &expected));
+  EXPECT_EQ(proto.SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(ConstraintFromProto(proto), c.spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, ConstraintProtoTest, ::testing::ValuesIn(kConstraintCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ConstraintProtoTest, AJsonObjectIgnoresAnyText) {
+  EXPECT_EQ(ConstraintFromProto(v1::Constraint()), ConstraintSpec());
+  v1::Constraint proto;
+  ConstraintToProto({Kind::kJsonObject, "ignored"}, &proto);
+  EXPECT_TRUE(proto.has_json_object());
+  EXPECT_EQ(ConstraintFromProto(proto), (ConstraintSpec{Kind::kJsonObject, ""}));
 }
 
 }  // namespace

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "core/base/status_matchers.h"
 #include "core/base/shared_data_test_util.h"
+#include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
-#include "workers/worker_service.h"
 #include "workers/worker_server_test_util.h"
+#include "workers/worker_service.h"
 
 namespace tandem {
 namespace {
@@ -100,6 +100,15 @@ v1::SessionRequest Verify(int32_t position, const std::vector<int32_t>& tokens, 
 }
 
 std::vector<int32_t> Tokens(int n) { return std::vector<int32_t>(n, 403); }
+
+v1::SessionRequest Constrain(const std::string& grammar, int32_t start,
+                             const std::vector<int32_t>& end_ids = {2}) {
+  v1::SessionRequest r;
+  r.mutable_constrain()->mutable_constraint()->set_grammar(grammar);
+  r.mutable_constrain()->set_start_position(start);
+  for (int32_t id : end_ids) r.mutable_constrain()->add_end_ids(id);
+  return r;
+}
 
 struct Case {
   std::string name;
@@ -247,15 +256,24 @@ std::vector<Case> Cases() {
        }},
       {"verify sampling top_p 2", Verify(3, {}, 5, {}, [](auto* s) { s->set_top_p(2); }),
        C::kInvalidArgument, "top_p"},
+      {"constrain a grammar that does not parse", Constrain("root ::= (", 3), C::kInvalidArgument,
+       "GBNF"},
+      {"constrain a negative start", Constrain("root ::= \"a\"", -1), C::kInvalidArgument,
+       "start_position -1 < 0"},
+      {"constrain end ids outside the vocabulary are ignored",
+       Constrain("root ::= \"a\"", 3, {-1, kVocab, kIntMax}), C::kOk, "",
+       [](const v1::SessionResponse& r) { EXPECT_TRUE(r.has_constrained()); }},
+      {"constrain a start past the context", Constrain("root ::= \"a\"", kIntMax), C::kOk, "",
+       [](const v1::SessionResponse& r) { EXPECT_TRUE(r.has_constrained()); }},
       {"request with nothing set", v1::SessionRequest(), C::kInvalidArgument,
-       "expected sync, draft, verify or close"},
+       "expected sync, constrain, draft, verify or close"},
       {"a second open",
        [] {
          v1::SessionRequest r;
          r.mutable_open()->set_context_size(-5);
          return r;
        }(),
-       C::kInvalidArgument, "expected sync, draft, verify or close"},
+       C::kInvalidArgument, "expected sync, constrain, draft, verify or close"},
   };
 }
 
@@ -285,6 +303,28 @@ TEST_F(HostileSessionRequestTest, EachHostileRequestGetsItsCodeAndTheSessionStil
     stream->WritesDone();
     EXPECT_TRUE(stream->Finish().ok());
   }
+}
+
+// Tokens the constraint refuses where they stand (here the pending token, the first
+// constrained one) are an INVALID_ARGUMENT naming it; the session serves on.
+TEST_F(HostileSessionRequestTest, AVerifyOfTokensTheConstraintRefusesIsInvalidArgument) {
+  grpc::ClientContext context;
+  auto stream = worker_.stub->Attach(&context);
+  v1::SessionRequest open;
+  open.mutable_open();
+  ASSERT_TRUE(Call(*stream, open).has_opened());
+  ASSERT_TRUE(Call(*stream, Constrain("root ::= \"zz\"", 3)).has_constrained());
+  v1::SessionResponse response =
+      Call(*stream, Verify(0, {1, 403, 407}, 5, {}, [](auto* s) { s->set_temperature(0); }));
+  ASSERT_TRUE(response.has_error());
+  EXPECT_EQ(response.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(response.error().message(),
+            "token 5 at output index 0 is not allowed by the constraint");
+  response = Call(*stream, Draft(0, {1, 403, 407, 5}, 4));
+  ASSERT_TRUE(response.has_draft()) << response.error().message();
+  EXPECT_EQ(response.draft().guesses_size(), 0);  // a draft only proposes: none after a refusal
+  const v1::SessionResponse after = Call(*stream, Sync(2, {407, 261}));
+  EXPECT_EQ(after.sync().cached_tokens(), 4);
 }
 
 TEST_F(HostileSessionRequestTest, ADraftBeforeAnySyncDraftsFromThePendingToken) {

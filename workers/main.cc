@@ -44,6 +44,9 @@ int Fail(int code, const std::string& message) {
 tandem::WorkerOptions Observed(tandem::WorkerOptions options, tandem::WorkerMetrics& metrics) {
   metrics.kv_cache_capacity_bytes.Set(static_cast<double>(options.kv_budget_bytes));
   options.on_preemption = [&metrics] { metrics.preemptions.Increment(); };
+  options.mask_observer = [&metrics](double seconds) {
+    metrics.constraint_mask_seconds.Observe(seconds);
+  };
   options.step_observer = [&metrics](const tandem::StepStats& step) {
     metrics.step_seconds.Observe(step.seconds);
     metrics.step_sessions.Observe(static_cast<double>(step.sessions));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/grammar/observed_constraint.h"
 #include "core/chat/model_chat_template.h"
 #include "core/decoder/kv_cache.h"
 #include "core/generation/speculation_defaults.h"
@@ -80,6 +81,8 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
   ASSIGN_OR_RETURN(engine->chat_template_, chat::ModelChatTemplate(options.model_path));
   engine->tokenizer_fingerprint_ =
       TokenizerFingerprint(engine->tokenizer_->vocabulary(), engine->chat_template_);
+  engine->constraints_ = std::make_unique<ConstraintCompiler>(
+      ConstraintCompiler::TokenBytes(*engine->tokenizer_), options.constraints);
   const int64_t model_context = engine->model_->config().context_length;
   engine->context_size_ =
       options.context_size == 0 ? model_context : std::min(options.context_size, model_context);
@@ -224,28 +227,35 @@ absl::StatusOr<std::vector<int32_t>> WorkerEngine::Sequence(
   return sequence;
 }
 
+absl::StatusOr<std::shared_ptr<WorkerEngine::SessionState>> WorkerEngine::CheckOut(int64_t id) {
+  absl::MutexLock lock(&mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() && evicted_.contains(id)) {
+    return absl::UnavailableError(
+        absl::StrCat("session ", id,
+                     " was evicted (least recently used) to make room for another; "
+                     "attach again and re-sync from position 0"));
+  }
+  if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session ", id));
+  if (it->second->busy) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("session ", id, " already has a request in flight"));
+  }
+  it->second->busy = true;
+  it->second->last_use = ++use_clock_;
+  return it->second;
+}
+
+void WorkerEngine::CheckIn(SessionState& session) {
+  absl::MutexLock lock(&mutex_);
+  session.busy = false;
+  session.last_use = ++use_clock_;
+}
+
 absl::Status WorkerEngine::RunOnSession(
     int64_t id, const std::function<absl::Status(SessionState&, ForwardRunner&)>& work,
     WorkTiming* timing) {
-  std::shared_ptr<SessionState> session;
-  {
-    absl::MutexLock lock(&mutex_);
-    auto it = sessions_.find(id);
-    if (it == sessions_.end() && evicted_.contains(id)) {
-      return absl::UnavailableError(
-          absl::StrCat("session ", id,
-                       " was evicted (least recently used) to make room for another; "
-                       "attach again and re-sync from position 0"));
-    }
-    if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session ", id));
-    if (it->second->busy) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("session ", id, " already has a request in flight"));
-    }
-    session = it->second;
-    session->busy = true;
-    session->last_use = ++use_clock_;
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<SessionState> session, CheckOut(id));
   const auto start = std::chrono::steady_clock::now();
   ScheduledRunner runner(*scheduler_, session->state.cached, session->logits);
   absl::Status status = work(*session, runner);
@@ -256,10 +266,29 @@ absl::Status WorkerEngine::RunOnSession(
     timing->compute_seconds = std::max(0.0, SecondsSince(start) - runner.queue_seconds());
     timing->shared_prefix_tokens = runner.adopted();
   }
-  absl::MutexLock lock(&mutex_);
-  session->busy = false;
-  session->last_use = ++use_clock_;
+  CheckIn(*session);
   return status;
+}
+
+absl::Status WorkerEngine::Constrain(int64_t id, const ConstraintSpec& spec, int64_t start,
+                                     absl::Span<const int32_t> end_ids) {
+  // Compiled before the session is checked out (compiled constraints are cached by content).
+  absl::StatusOr<std::unique_ptr<TokenConstraint>> constraint = nullptr;  // kNone: cleared
+  if (start < 0) {
+    constraint = absl::InvalidArgumentError(absl::StrCat("start_position ", start, " < 0"));
+  } else if (!spec.empty()) {
+    constraint = constraints_->New(spec, end_ids);
+    if (constraint.ok() && options_.mask_observer) {
+      constraint = std::make_unique<ObservedConstraint>(*std::move(constraint),
+                                                        options_.mask_observer);
+    }
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<SessionState> session, CheckOut(id));
+  // No forward pass: the cache and the history stay as they are.
+  session->constraint = constraint.ok() ? *std::move(constraint) : nullptr;
+  session->constraint_start = start;
+  CheckIn(*session);
+  return constraint.status();
 }
 
 absl::StatusOr<int64_t> WorkerEngine::Sync(int64_t session, int64_t position,
@@ -306,7 +335,7 @@ absl::StatusOr<DraftOutput> WorkerEngine::Draft(int64_t session, int64_t positio
         const int32_t guesses = static_cast<int32_t>(std::min<int64_t>(k, room));
         if (guesses <= 0) return absl::OkStatus();
         return DraftGuesses(runner, s.state, sampler, sequence, guesses, config.seed, &out.guesses,
-                            &out.q);
+                            &out.q, s.constrained());
       },
       timing));
   out.q.resize(out.guesses.size());
@@ -360,8 +389,9 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
         const int64_t room =
             s.state.cache->shape().context_size - static_cast<int64_t>(sequence.size());
         if (static_cast<int64_t>(guesses.size()) > room) guesses.resize(std::max<int64_t>(room, 0));
-        ASSIGN_OR_RETURN(result, VerifyGuesses(runner, s.state, sampler, sequence, &guesses,
-                                               draft_q, config.seed, &s.verify_scratch));
+        ASSIGN_OR_RETURN(result,
+                         VerifyGuesses(runner, s.state, sampler, sequence, &guesses, draft_q,
+                                       config.seed, &s.verify_scratch, s.constrained()));
         if (logprobs != nullptr && logprobs->wanted) {
           logprobs->out.clear();
           for (int32_t i = 0; i <= result.accepted; ++i) {
@@ -372,7 +402,7 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
         }
         if (more == 0) return absl::OkStatus();
         return ContinueAlone(runner, s.state, sampler, result.next_token, more, config.seed,
-                             &s.verify_scratch, continued);
+                             &s.verify_scratch, continued, s.constrained());
       },
       timing));
   return result;

@@ -27,11 +27,14 @@
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "core/generation/acceptance.h"
+#include "core/generation/output_constraint.h"
 #include "core/generation/sampler.h"
 #include "core/generation/speculative_round.h"
 #include "core/generation/token_logprobs.h"
+#include "core/grammar/constraint_spec.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
+#include "wire/constraint_compiler.h"
 #include "workers/batch_scheduler.h"
 
 namespace tandem {
@@ -49,7 +52,10 @@ struct WorkerOptions {
   int64_t kv_budget_bytes = 0;  // all sessions' caches together; 0: no limit
   SchedulerOptions scheduler;
   BatchScheduler::StepObserver step_observer;  // called after every scheduler step; may be null
-  std::function<void()> on_preemption;  // an idle session's blocks were reclaimed; may be null
+  std::function<void()> on_preemption;    // an idle session's blocks were reclaimed; may be null
+  ConstraintCompilerOptions constraints;  // compiled constraints and vocabularies kept
+  // Called with the seconds of each token mask a constraint computes; may be null.
+  std::function<void(double seconds)> mask_observer;
 };
 
 // Time a request spent, for SessionResponse.
@@ -140,6 +146,15 @@ class WorkerEngine {
       int32_t continue_tokens = 0, std::vector<int32_t>* continued = nullptr);
   static constexpr int64_t kSessionsPerContinuedToken = 4;
 
+  // Sets the session's output constraint (ConstrainRequest): from now on every token its
+  // drafts and verifies draw at an absolute position >= `start` is masked by `spec`, compiled
+  // over this worker's tokenizer with `end_ids` as the tokens that end the output (ids outside
+  // the vocabulary are dropped: a draft's may be smaller). kNone clears it. kInvalidArgument
+  // naming the culprit when it does not compile, or for a negative start: the session then has
+  // no constraint. kUnavailable, kNotFound, kFailedPrecondition as a draft or verify.
+  absl::Status Constrain(int64_t session, const ConstraintSpec& spec, int64_t start,
+                         absl::Span<const int32_t> end_ids);
+
  private:
   struct SessionState {
     ModelState state;
@@ -150,6 +165,10 @@ class WorkerEngine {
     std::vector<float> logits;  // the rows of the session's last forward pass
     bool busy = false;          // a request of this session is queued or running
     uint64_t last_use = 0;      // use_clock_ when a request last started or ended
+    // The output's constraint (Constrain; null: none) and its first position.
+    std::unique_ptr<TokenConstraint> constraint;
+    int64_t constraint_start = 0;
+    OutputConstraint constrained() const { return {constraint.get(), constraint_start}; }
   };
 
   WorkerEngine() = default;
@@ -161,6 +180,10 @@ class WorkerEngine {
   absl::Status RunOnSession(int64_t session,
                             const std::function<absl::Status(SessionState&, ForwardRunner&)>& work,
                             WorkTiming* timing);
+  // Marks the session busy for one request: kUnavailable (evicted), kNotFound, or
+  // kFailedPrecondition (a request already in flight). CheckIn ends it.
+  absl::StatusOr<std::shared_ptr<SessionState>> CheckOut(int64_t session);
+  void CheckIn(SessionState& session);
   // Evicts least recently used idle sessions until one more session fits.
   absl::Status MakeRoomLocked(std::vector<int64_t>* evicted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The scheduler's Reclaim: frees least recently used idle sessions' blocks until `blocks`
@@ -174,9 +197,10 @@ class WorkerEngine {
   std::optional<std::string> chat_template_;
   std::string tokenizer_fingerprint_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<KvMemory> kv_memory_;        // before the sessions: outlives their caches
-  std::unique_ptr<Decoder> decoder_;           // the scheduler's thread only
-  std::unique_ptr<BatchScheduler> scheduler_;  // after decoder_: goes first
+  std::unique_ptr<KvMemory> kv_memory_;              // before the sessions: outlives their caches
+  std::unique_ptr<Decoder> decoder_;                 // the scheduler's thread only
+  std::unique_ptr<BatchScheduler> scheduler_;        // after decoder_: goes first
+  std::unique_ptr<ConstraintCompiler> constraints_;  // over tokenizer_
 
   mutable absl::Mutex mutex_;
   int64_t next_session_ ABSL_GUARDED_BY(mutex_) = 1;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/shared_data_test_util.h"
 #include "core/base/status_matchers.h"
 #include "core/generation/draft_length_policy.h"
@@ -19,6 +20,7 @@
 #include "core/generation/speculative_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "wire/constraint_compiler.h"
 #include "workers/engine_test_util.h"
 
 namespace tandem {
@@ -506,6 +508,135 @@ TEST(WorkerEngineTest, ABusyTargetContinuesAloneWithTheTokensOfOneTokenRounds) {
   std::vector<int32_t> out;
   EXPECT_THAT(target->Verify(lone, 0, {1}, 403, {}, {}, samplers[0], nullptr, nullptr, 65, &out),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue_tokens 65")));
+}
+
+// Constrained (Constrain, as the coordinator sends it once per request): every sentence the
+// model may say is one of the grammar's.
+const ConstraintSpec kSentence{ConstraintSpec::Kind::kGrammar,
+                               R"(root ::= name " was " mood "."
+name ::= "Tim" | "Lily" | "Sue"
+mood ::= "happy" | "sad")"};
+
+bool IsSentence(const std::string& text) {
+  for (const char* name : {"Tim", "Lily", "Sue"}) {
+    for (const char* mood : {"happy", "sad"}) {
+      if (text == absl::StrCat(name, " was ", mood, ".")) return true;
+    }
+  }
+  return false;
+}
+
+// The output of constrained rounds through the engines (each with its own constraint) with
+// the coordinator's forced tokens, and of in-process constrained speculation, for one seed.
+struct ConstrainedRun {
+  std::vector<int32_t> distributed;
+  std::vector<int32_t> in_process;
+};
+
+ConstrainedRun RunConstrained(WorkerEngine& draft, WorkerEngine& target,
+                              const std::vector<int32_t>& prompt, int32_t k,
+                              const SamplerConfig& sampler) {
+  ConstrainedRun run;
+  const std::vector<int32_t> stop_ids = {kEos};
+  absl::StatusOr<int64_t> d = draft.OpenSession(0), t = target.OpenSession(0);
+  EXPECT_OK(d.status());
+  EXPECT_OK(t.status());
+  if (!d.ok() || !t.ok()) return run;
+  const int64_t start = static_cast<int64_t>(prompt.size());
+  EXPECT_OK(draft.Constrain(*d, kSentence, start, stop_ids));
+  EXPECT_OK(target.Constrain(*t, kSentence, start, stop_ids));
+  ConstraintCompiler compiler(ConstraintCompiler::TokenBytes(target.tokenizer()));
+  absl::StatusOr<std::unique_ptr<TokenConstraint>> forced = compiler.New(kSentence, stop_ids);
+  EXPECT_OK(forced.status());
+  if (!forced.ok()) return run;
+  EngineDraft draft_backend(draft, *d, sampler);
+  EngineTarget target_backend(target, *t, sampler);
+  FixedDraftLength policy(k);
+  RoundDriverOptions options;
+  options.forced_tokens = forced->get();
+  RoundDriver driver(target_backend, &draft_backend, nullptr, policy, options);
+  RoundLimits limits;
+  limits.stop_ids = stop_ids;
+  limits.max_tokens = 40;
+  limits.context_size = target.context_size();
+  std::vector<int32_t> sequence = prompt;
+  EXPECT_OK(driver
+                .Generate(sequence, limits,
+                          [&](std::vector<int32_t>& tokens) {
+                            run.distributed.insert(run.distributed.end(), tokens.begin(),
+                                                   tokens.end());
+                            return true;
+                          })
+                .status());
+
+  ThreadPool pool(1);
+  SpeculativeOptions in_process;
+  in_process.session.sampler = sampler;
+  in_process.session.context_size = 256;
+  in_process.session.stop_ids = stop_ids;
+  in_process.draft_tokens = k;
+  absl::StatusOr<std::unique_ptr<SpeculativeSession>> session =
+      SpeculativeSession::Create(target.model(), draft.model(), pool, in_process);
+  absl::StatusOr<std::unique_ptr<TokenConstraint>> own = compiler.New(kSentence, stop_ids);
+  EXPECT_OK(session.status());
+  EXPECT_OK(own.status());
+  if (!session.ok() || !own.ok()) return run;
+  EXPECT_OK((*session)
+                ->Generate(prompt, 40,
+                           [&](int32_t token) {
+                             run.in_process.push_back(token);
+                             return true;
+                           },
+                           {own->get(), own->get(), own->get()})
+                .status());
+  return run;
+}
+
+TEST(WorkerEngineTest, ConstrainedRoundsMatchTheGrammarAndEqualInProcessSpeculation) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  auto draft =
+      Engine(WorkerRole::kDraft, "models/stories260K/derived/stories-draft-distilled.gguf");
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(draft, nullptr);
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};  // "Once upon a time"
+  for (float temperature : {0.0f, 1.0f}) {
+    for (uint64_t seed : {3ull, 41ull}) {
+      SamplerConfig sampler;
+      sampler.temperature = temperature;
+      sampler.seed = seed;
+      const ConstrainedRun run = RunConstrained(*draft, *target, prompt, 4, sampler);
+      EXPECT_EQ(run.distributed, run.in_process) << "temperature " << temperature;
+      // The EOS that ended it is not reported: the text is a whole sentence of the grammar.
+      ASSERT_OK_AND_ASSIGN(std::string text, target->tokenizer().Decode(
+                                                 run.distributed, {.strip_leading_space = false}));
+      EXPECT_TRUE(IsSentence(text)) << "'" << text << "'";
+    }
+  }
+}
+
+TEST(WorkerEngineTest, ABadConstraintIsInvalidArgumentAndTheSessionGoesOnUnconstrained) {
+  auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf");
+  ASSERT_NE(target, nullptr);
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+  ASSERT_OK_AND_ASSIGN(int64_t s, target->OpenSession(0));
+  ASSERT_OK(target->Sync(s, 0, absl::MakeConstSpan(prompt).first(4), nullptr).status());
+  ASSERT_OK_AND_ASSIGN(const int32_t free_token, NextAfter(*target, s, prompt, 4));
+
+  ASSERT_OK(target->Constrain(s, kSentence, 5, {kEos}));
+  ASSERT_OK_AND_ASSIGN(const int32_t constrained, NextAfter(*target, s, prompt, 4));
+  ASSERT_OK_AND_ASSIGN(absl::string_view first, target->tokenizer().TokenBytes(constrained));
+  EXPECT_TRUE(absl::string_view("TimLilySue").find(first) != absl::string_view::npos) << first;
+
+  EXPECT_THAT(target->Constrain(s, {ConstraintSpec::Kind::kGrammar, "root ::= nothing"}, 5, {kEos}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nothing")));
+  EXPECT_THAT(NextAfter(*target, s, prompt, 4), tandem::testing::IsOkAndHolds(free_token));
+  EXPECT_THAT(target->Constrain(s, kSentence, -1, {kEos}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "start_position -1 < 0"));
+  EXPECT_THAT(target->Constrain(99, kSentence, 5, {kEos}), StatusIs(absl::StatusCode::kNotFound));
+
+  ASSERT_OK(target->Constrain(s, kSentence, 5, {kEos}));
+  ASSERT_OK(target->Constrain(s, ConstraintSpec(), 0, {}));  // kNone clears it
+  EXPECT_THAT(NextAfter(*target, s, prompt, 4), tandem::testing::IsOkAndHolds(free_token));
 }
 
 }  // namespace

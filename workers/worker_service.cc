@@ -1,11 +1,13 @@
 #include "workers/worker_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8_repair.h"
+#include "core/grammar/constraint_spec.h"
 #include "core/kernels/vector_ops.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
@@ -313,10 +315,23 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
       }
       break;
     }
+    case v1::SessionRequest::kConstrain: {
+      kind = "constrain";
+      const v1::ConstrainRequest& constrain = request.constrain();
+      const ConstraintSpec spec = ConstraintFromProto(constrain.constraint());
+      const auto start = std::chrono::steady_clock::now();
+      status = engine.Constrain(session, spec, constrain.start_position(), constrain.end_ids());
+      timing.compute_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (status.ok()) response->mutable_constrained();
+      VLOG(1) << "session " << session << ": constraint " << ConstraintKindName(spec.kind)
+              << " from position " << constrain.start_position();
+      break;
+    }
     default:
       kind = "other";
-      status =
-          absl::InvalidArgumentError("attach: expected sync, draft, verify or close after open");
+      status = absl::InvalidArgumentError(
+          "attach: expected sync, constrain, draft, verify or close after open");
   }
   response->set_compute_seconds(timing.compute_seconds);
   response->set_queue_seconds(timing.queue_seconds);

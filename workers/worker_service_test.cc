@@ -6,12 +6,14 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "wire/constraint_compiler.h"
 #include "workers/worker_server_test_util.h"
 
 namespace tandem {
@@ -69,6 +71,9 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
   ASSERT_EQ(response.vocabulary().token_bytes_size(), 512);
   EXPECT_EQ(response.vocabulary().token_bytes(3 + 'A'), "A");  // byte token <0x41>
   EXPECT_EQ(response.vocabulary().token_bytes(1), "");         // BOS decodes to nothing
+  // The coordinator compiles constraints over these bytes: the same a worker compiles over.
+  EXPECT_EQ(ConstraintCompiler::TokenBytes(response.vocabulary()),
+            ConstraintCompiler::TokenBytes(worker_.engine->tokenizer()));
 }
 
 TEST_F(WorkerServiceTest, DescribeCarriesTheWholeTokenizerOnlyWhenAsked) {
@@ -164,6 +169,59 @@ TEST_F(WorkerServiceTest, AttachRunsSyncVerifyAndKeepsTheSessionAfterABadRequest
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_EQ(worker_.engine->active_sessions(), 0);
+}
+
+// A constrain request, then greedy verifies without guesses: each next token is the grammar's.
+TEST_F(WorkerServiceTest, ConstrainSetsTheSessionsConstraintAndABadOneIsARequestError) {
+  worker_.service->SetEngine(worker_.engine.get());
+  grpc::ClientContext context;
+  auto stream = worker_.stub->Attach(&context);
+  v1::SessionRequest request;
+  request.set_request_id(1);
+  request.mutable_open();
+  ASSERT_TRUE(Call(*stream, request).has_opened());
+
+  request.set_request_id(2);
+  v1::ConstrainRequest* constrain = request.mutable_constrain();
+  constrain->mutable_constraint()->set_grammar("root ::= \"x\" undefined");
+  constrain->set_start_position(5);
+  constrain->add_end_ids(2);
+  v1::SessionResponse response = Call(*stream, request);
+  ASSERT_TRUE(response.has_error());
+  EXPECT_EQ(response.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(response.error().message(), HasSubstr("undefined"));
+
+  request.set_request_id(3);
+  constrain->mutable_constraint()->set_grammar("root ::= [0-9]+ \"!\"");
+  response = Call(*stream, request);
+  ASSERT_TRUE(response.has_constrained()) << response.error().message();
+
+  // "Once upon a time" then digits: the prompt's 5 tokens are not constrained, the output is.
+  std::vector<int32_t> sequence = {1, 403, 407, 261, 378};
+  for (int i = 0; i < 3; ++i) {
+    request.set_request_id(4 + i);
+    v1::VerifyRequest* verify = request.mutable_verify();
+    verify->set_position(0);
+    verify->mutable_tokens()->Assign(sequence.begin(), sequence.end() - 1);
+    verify->set_pending_token(sequence.back());
+    verify->mutable_sampling()->set_temperature(0);
+    response = Call(*stream, request);
+    ASSERT_TRUE(response.has_verify()) << response.error().message();
+    const int32_t next = response.verify().next_token();
+    ASSERT_OK_AND_ASSIGN(absl::string_view bytes, worker_.engine->tokenizer().TokenBytes(next));
+    ASSERT_FALSE(bytes.empty());
+    for (char c : bytes) EXPECT_TRUE(c >= '0' && c <= '9') << "token " << next << ": " << bytes;
+    sequence.push_back(next);
+  }
+
+  request.set_request_id(7);
+  request.mutable_constrain()->Clear();  // no constraint: cleared
+  EXPECT_TRUE(Call(*stream, request).has_constrained());
+  request.set_request_id(8);
+  request.mutable_constrain()->set_start_position(-3);
+  response = Call(*stream, request);
+  EXPECT_EQ(response.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(response.error().message(), "start_position -3 < 0");
 }
 
 TEST_F(WorkerServiceTest, FirstRequestMustOpenAndAFullWorkerEvictsItsLeastRecentlyUsedStream) {

@@ -31,6 +31,13 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
       std::min<int64_t>(options.context_size, engine->model_->config().context_length);
   session.kv_type = options.kv_type;
   if (!options.ignore_eos) session.stop_ids = EndOfTurnIds(*engine->tokenizer_);
+  if (!options.constraint.empty()) {
+    engine->constraints_ =
+        std::make_unique<ConstraintCompiler>(ConstraintCompiler::TokenBytes(*engine->tokenizer_));
+    engine->stop_ids_ = session.stop_ids;
+    // Compiled now, so a bad schema, grammar or regex is refused before the first turn.
+    RETURN_IF_ERROR(engine->constraints_->New(options.constraint, session.stop_ids).status());
+  }
   if (options.draft_path.empty()) {
     ASSIGN_OR_RETURN(engine->session_, Session::Create(*engine->model_, *engine->pool_, session));
   } else {
@@ -99,9 +106,22 @@ absl::StatusOr<TurnResult> ChatEngine::Turn(absl::string_view user_text,
     if (!text->empty()) on_text(*text);
     return true;
   };
+  // Every reply matches the constraint: a fresh state per turn (cached compiled).
+  std::unique_ptr<TokenConstraint> constraint;
+  if (constraints_ != nullptr) {
+    absl::StatusOr<std::unique_ptr<TokenConstraint>> fresh =
+        constraints_->New(options_.constraint, stop_ids_);
+    if (!fresh.ok()) {
+      conversation_.pop_back();
+      return fresh.status();
+    }
+    constraint = *std::move(fresh);
+  }
+  // In process every call runs on this thread: one state serves target, draft and forced.
+  TokenConstraint* c = constraint.get();
   absl::StatusOr<GenerationResult> result =
-      speculative_ ? speculative_->Generate(*context, options_.max_tokens, on_token)
-                   : session_->Generate(*context, options_.max_tokens, on_token);
+      speculative_ ? speculative_->Generate(*context, options_.max_tokens, on_token, {c, c, c})
+                   : session_->Generate(*context, options_.max_tokens, on_token, c);
   if (!result.ok() || !stream_status.ok()) {
     conversation_.pop_back();
     return result.ok() ? stream_status : result.status();

@@ -26,8 +26,10 @@
 #include "core/generation/session.h"
 #include "core/generation/speculation_defaults.h"
 #include "core/generation/speculative_session.h"
+#include "core/grammar/constraint_spec.h"
 #include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
+#include "wire/constraint_compiler.h"
 
 namespace tandem {
 
@@ -46,6 +48,8 @@ struct ChatOptions {
   int32_t draft_tokens = SpeculationDefaults::kDraftTokens;
   bool adaptive_draft = false;
   bool pipelined = false;  // pipelined rounds (round_driver.h)
+  // What every reply must match (--json-schema, --grammar, --regex); kNone: nothing.
+  ConstraintSpec constraint;
 };
 
 struct TurnResult {
@@ -58,7 +62,7 @@ class ChatEngine {
  public:
   // kNotFound for a missing model file; the loaders' codes for broken files;
   // kFailedPrecondition for a draft whose vocabulary differs; kInvalidArgument for bad
-  // sampler values or an unknown format.
+  // sampler values, an unknown format or a constraint that does not compile.
   static absl::StatusOr<std::unique_ptr<ChatEngine>> Create(const ChatOptions& options);
 
   // Adds a user turn, generates the reply (calling on_text with each piece of text as it
@@ -90,6 +94,10 @@ class ChatEngine {
   std::optional<chat::PromptRenderer> renderer_;  // set by Create
   std::unique_ptr<Session> session_;
   std::unique_ptr<SpeculativeSession> speculative_;
+  // With options.constraint: compiled once over the tokenizer (kInvalidArgument from Create
+  // naming the culprit); each turn gets a fresh state of it.
+  std::unique_ptr<ConstraintCompiler> constraints_;
+  std::vector<int32_t> stop_ids_;  // the constraint's end ids
   std::vector<chat::ChatMessage> conversation_;
   std::vector<std::string> notices_;
 };

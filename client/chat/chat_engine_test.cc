@@ -3,8 +3,8 @@
 #include <limits>
 #include <string>
 
-#include "core/base/status_matchers.h"
 #include "core/base/shared_data_test_util.h"
+#include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -39,6 +39,37 @@ TEST(ChatEngineTest, RawFormatContinuesThePromptLikeTheGoldenOutput) {
   EXPECT_THAT(turn.reply, StartsWith(", there was a little girl named Lily."));
   EXPECT_EQ(turn.generation.stats.generated_tokens, 32);
   EXPECT_FALSE(engine->speculative());
+}
+
+// --grammar and friends, in process: every reply matches, with and without a draft.
+TEST(ChatEngineTest, EveryReplyMatchesTheConstraint) {
+  for (bool draft : {false, true}) {
+    ChatOptions options = Greedy("models/stories260K/stories260K.gguf");
+    options.format = "raw";
+    if (draft) {
+      absl::StatusOr<std::string> path =
+          testing::SharedFile("models/stories260K/derived/stories-draft-distilled.gguf");
+      ASSERT_OK(path.status());
+      options.draft_path = *path;
+    }
+    options.constraint = {ConstraintSpec::Kind::kGrammar,
+                          R"(root ::= " and " ("Tim" | "Lily") " went home.")"};
+    ASSERT_OK_AND_ASSIGN(auto engine, ChatEngine::Create(options));
+    auto ignore = [](absl::string_view) {};
+    for (const char* prompt : {"Once upon a time", "One day"}) {
+      ASSERT_OK_AND_ASSIGN(TurnResult turn, engine->Turn(prompt, ignore));
+      EXPECT_TRUE(turn.reply == " and Tim went home." || turn.reply == " and Lily went home.")
+          << "draft " << draft << ": '" << turn.reply << "'";
+      EXPECT_EQ(turn.stop_text, "</s>");
+    }
+  }
+}
+
+TEST(ChatEngineTest, AConstraintThatDoesNotCompileIsRefusedAtCreate) {
+  ChatOptions options = Greedy("models/stories260K/stories260K.gguf");
+  options.constraint = {ConstraintSpec::Kind::kGrammar, "root ::= nowhere"};
+  EXPECT_THAT(ChatEngine::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'nowhere'")));
 }
 
 TEST(ChatEngineTest, ModelWithoutTemplateFallsBackToRawAndSaysSo) {

@@ -8,11 +8,15 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "core/base/command_line.h"
+#include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/generation/sampling_defaults.h"
 #include "core/generation/speculation_defaults.h"
+#include "wire/small_file.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
 ABSL_FLAG(std::string, system, "", "system message");
@@ -47,6 +51,11 @@ ABSL_FLAG(std::string, coupling, "standard",
           "target alone's, whatever the draft)");
 ABSL_FLAG(bool, pipeline, false,
           "pipelined rounds: the draft guesses the next round while the target verifies");
+ABSL_FLAG(std::string, json_schema, "",
+          "a JSON Schema file: every reply is a JSON instance of it (constrained sampling)");
+ABSL_FLAG(std::string, grammar, "",
+          "a GBNF grammar file (llama.cpp's format, start rule root): every reply matches it");
+ABSL_FLAG(std::string, regex, "", "a regular expression every whole reply matches");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
@@ -59,6 +68,9 @@ ABSL_FLAG(std::string, api_key_file, "",
 namespace tandem {
 namespace {
 
+// A schema or grammar file, as the coordinator bounds a constraint's text (1 MiB).
+constexpr size_t kMaxConstraintFileBytes = 1 << 20;
+
 constexpr char kUsage[] =
     "Chat with a model in-process (GGUF file or Hugging Face folder).\n"
     "usage: tandem-chat MODEL|--server HOST:PORT [-p TEXT] [--system TEXT] [--format NAME] "
@@ -68,6 +80,7 @@ constexpr char kUsage[] =
     "N]\n"
     "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
     "[--pipeline]\n"
+    "       [--json-schema FILE | --grammar FILE | --regex RE]\n"
     "       [--timeout S] [--tls] [--tls-ca PEM]\n"
     "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
     "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
@@ -157,6 +170,48 @@ absl::StatusOr<ChatOptions> ChatFromFlags() {
   return options;
 }
 
+// A constraint file's text; every failure is a bad command line naming the flag and the file.
+absl::StatusOr<std::string> ConstraintFile(absl::string_view flag, const std::string& path) {
+  absl::StatusOr<std::string> text =
+      ReadSmallFile(path, absl::StrCat(flag, " file"), kMaxConstraintFileBytes);
+  if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+  if (text->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " file '", path, "' is empty"));
+  }
+  return text;
+}
+
+// --json-schema FILE, --grammar FILE or --regex RE: at most one.
+absl::StatusOr<ConstraintSpec> ConstraintFromFlags() {
+  const std::string schema = absl::GetFlag(FLAGS_json_schema);
+  const std::string grammar = absl::GetFlag(FLAGS_grammar);
+  const std::string regex = absl::GetFlag(FLAGS_regex);
+  std::vector<std::string> given;
+  if (!schema.empty()) given.push_back("--json-schema");
+  if (!grammar.empty()) given.push_back("--grammar");
+  if (!regex.empty()) given.push_back("--regex");
+  if (given.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::StrJoin(given, ", "), ": give at most one constraint"));
+  }
+  ConstraintSpec spec;
+  if (!schema.empty()) {
+    ASSIGN_OR_RETURN(spec.text, ConstraintFile("--json-schema", schema));
+    // Checked here so the message names the file; what the schema says is the compiler's.
+    if (absl::StatusOr<json::Value> parsed = json::Parse(spec.text); !parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--json-schema file '", schema,
+                                                     "' is not JSON: ", parsed.status().message()));
+    }
+    spec.kind = ConstraintSpec::Kind::kJsonSchema;
+  } else if (!grammar.empty()) {
+    ASSIGN_OR_RETURN(spec.text, ConstraintFile("--grammar", grammar));
+    spec.kind = ConstraintSpec::Kind::kGrammar;
+  } else if (!regex.empty()) {
+    spec = {ConstraintSpec::Kind::kRegex, regex};
+  }
+  return spec;
+}
+
 }  // namespace
 
 absl::StatusOr<ChatProcessOptions> ChatOptionsFromFlags(int argc, char** argv) {
@@ -172,6 +227,7 @@ absl::StatusOr<ChatProcessOptions> ChatOptionsFromFlags(int argc, char** argv) {
   if (!(timeout > 0)) return absl::InvalidArgumentError("--timeout must be > 0 seconds");
   options.timeout = absl::Seconds(timeout);
   ASSIGN_OR_RETURN(options.chat, ChatFromFlags());
+  ASSIGN_OR_RETURN(options.chat.constraint, ConstraintFromFlags());
   if (!args.empty()) options.chat.model_path = args[0];
   options.prompt = absl::GetFlag(FLAGS_p);
   options.tls = absl::GetFlag(FLAGS_tls);

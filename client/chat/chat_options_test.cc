@@ -1,5 +1,6 @@
 #include "client/chat/chat_options.h"
 
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -209,6 +210,76 @@ INSTANTIATE_TEST_SUITE_P(
                 {"m.gguf", "--target", "t:1"},
                 "unknown flag --target (see --help)"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+// A file under the test's temporary folder holding `text`; its path.
+std::string TempFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(ChatOptionsTest, NoConstraintByDefault) {
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"model.gguf"}));
+  EXPECT_TRUE(o.chat.constraint.empty());
+}
+
+TEST(ChatOptionsTest, JsonSchemaFileIsReadWhole) {
+  const std::string schema = R"({"type": "object", "properties": {"a": {"type": "integer"}}})";
+  const std::string path = TempFile("schema.json", schema + "\n");
+  for (const char* where : {"model.gguf", "--server=h:1"}) {
+    ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({where, "--json-schema", path}));
+    EXPECT_EQ(o.chat.constraint.kind, ConstraintSpec::Kind::kJsonSchema);
+    EXPECT_EQ(o.chat.constraint.text, schema + "\n");
+  }
+}
+
+TEST(ChatOptionsTest, GrammarFileIsReadWhole) {
+  const std::string grammar = "root ::= \"yes\" | \"no\"\n";
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o,
+                       Parse({"--server", "h:1", "--grammar", TempFile("g.gbnf", grammar)}));
+  EXPECT_EQ(o.chat.constraint.kind, ConstraintSpec::Kind::kGrammar);
+  EXPECT_EQ(o.chat.constraint.text, grammar);
+}
+
+TEST(ChatOptionsTest, RegexIsTheFlagsValue) {
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o, Parse({"m.gguf", "--regex", "[0-9]+ (cats|dogs)"}));
+  EXPECT_EQ(o.chat.constraint,
+            (ConstraintSpec{ConstraintSpec::Kind::kRegex, "[0-9]+ (cats|dogs)"}));
+}
+
+TEST(ChatOptionsTest, ABadConstraintFileIsNamed) {
+  const std::string missing = ::testing::TempDir() + "/no-such-schema.json";
+  const std::string empty = TempFile("empty.gbnf", "");
+  const std::string not_json = TempFile("not.json", "{\"type\": ");
+  const std::string huge = TempFile("huge.gbnf", std::string((1 << 20) + 1, 'a'));
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"m.gguf", "--json-schema", missing},
+       "cannot open --json-schema file '" + missing + "': No such file or directory"},
+      {{"m.gguf", "--grammar", empty}, "--grammar file '" + empty + "' is empty"},
+      {{"m.gguf", "--json-schema", not_json},
+       "--json-schema file '" + not_json + "' is not JSON: "},
+      {{"m.gguf", "--grammar", huge}, "--grammar file '" + huge + "' is larger than 1048576 bytes"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(Parse(c.args), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.args[2];
+  }
+}
+
+TEST(ChatOptionsTest, AtMostOneConstraint) {
+  const std::string schema = TempFile("one.json", "{}");
+  const std::string grammar = TempFile("one.gbnf", "root ::= \"a\"");
+  EXPECT_THAT(Parse({"m.gguf", "--json-schema", schema, "--regex", "a"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--json-schema, --regex: give at most one constraint"));
+  EXPECT_THAT(
+      Parse({"--server", "h:1", "--json-schema", schema, "--grammar", grammar, "--regex", "a"}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "--json-schema, --grammar, --regex: give at most one constraint"));
+}
 
 TEST(ChatOptionsTest, AValueOfTheWrongTypeNamesTheFlagAndTheValue) {
   EXPECT_THAT(

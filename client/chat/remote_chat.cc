@@ -139,6 +139,8 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   request.mutable_speculation()->set_adaptive(options_.adaptive_draft);
   request.mutable_speculation()->set_pipelined(options_.pipelined);
   request.mutable_speculation()->set_coupling(CouplingToProto(options_.sampler.coupling));
+  ConstraintToProto(options_.constraint, request.mutable_constraint());
+  if (options_.constraint.empty()) request.clear_constraint();
   request.set_session_id(session_id_);
   return request;
 }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grpcpp/security/server_credentials.h"
@@ -55,13 +56,23 @@ class FakeCoordinator : public v1::Generator::Service {
                             v1::CloseSessionResponse*) override {
     return grpc::Status::OK;
   }
-  grpc::Status Generate(grpc::ServerContext* context, const v1::GenerateRequest*,
+  grpc::Status Generate(grpc::ServerContext* context, const v1::GenerateRequest* request,
                         grpc::ServerWriter<v1::GenerateResponse>* writer) override {
+    {
+      absl::MutexLock lock(&mutex_);
+      last_request_ = *request;
+    }
     return script_(context, writer);
+  }
+  v1::GenerateRequest last_request() {
+    absl::MutexLock lock(&mutex_);
+    return last_request_;
   }
 
  private:
   Script script_;
+  absl::Mutex mutex_;
+  v1::GenerateRequest last_request_ ABSL_GUARDED_BY(mutex_);
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
@@ -146,6 +157,39 @@ TEST(RemoteChatTest, ServerErrorsKeepTheirCodeAndNameTheCoordinator) {
   EXPECT_THAT(BoundedTurn(*chat, std::chrono::seconds(20), &text),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        ::testing::AllOf(HasSubstr(fake.address()), HasSubstr("top_p"))));
+}
+
+// A reply with its final message: the turn succeeds.
+grpc::Status Reply(grpc::ServerContext*, grpc::ServerWriter<v1::GenerateResponse>* writer) {
+  v1::GenerateResponse delta;
+  delta.mutable_delta()->set_text("{}");
+  writer->Write(delta);
+  v1::GenerateResponse final;
+  final.mutable_final()->set_finish_reason(v1::FINISH_REASON_STOP_TOKEN);
+  writer->Write(final);
+  return grpc::Status::OK;
+}
+
+TEST(RemoteChatTest, TheConstraintGoesWithEveryTurn) {
+  FakeCoordinator fake(Reply);
+  ChatOptions options = Options();
+  options.constraint = {ConstraintSpec::Kind::kJsonSchema, R"({"type": "object"})"};
+  ASSERT_OK_AND_ASSIGN(auto chat, RemoteChat::Create(fake.address(), options));
+  std::string text;
+  for (int turn = 0; turn < 2; ++turn) {  // a follow-up starts a fresh constraint: send it again
+    ASSERT_OK(BoundedTurn(*chat, std::chrono::seconds(20), &text).status());
+    const v1::GenerateRequest request = fake.last_request();
+    ASSERT_TRUE(request.constraint().has_json_schema()) << request.ShortDebugString();
+    EXPECT_EQ(request.constraint().json_schema().schema(), R"({"type": "object"})");
+  }
+}
+
+TEST(RemoteChatTest, NoConstraintSendsNone) {
+  FakeCoordinator fake(Reply);
+  ASSERT_OK_AND_ASSIGN(auto chat, RemoteChat::Create(fake.address(), Options()));
+  std::string text;
+  ASSERT_OK(BoundedTurn(*chat, std::chrono::seconds(20), &text).status());
+  EXPECT_FALSE(fake.last_request().has_constraint());
 }
 
 TEST(RemoteChatTest, APortThatAcceptsButNeverAnswersFailsWithinTheConnectTimeout) {

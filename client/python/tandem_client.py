@@ -36,7 +36,15 @@ options (unset ones take the server's defaults, tandem.v1.SamplingParams): max_t
 temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, stop (strings),
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
-add_generation_prompt (default True), timeout (seconds for the whole request).
+add_generation_prompt (default True), timeout (seconds for the whole request); and at most one
+output constraint (tandem.v1.Constraint), which the whole reply then matches:
+    response_format  OpenAI's: {"type": "json_object"}, or {"type": "json_schema",
+                     "json_schema": {"name": ..., "schema": {...}}} ({"type": "text"}: none)
+    json_schema      a JSON Schema (a dict, or its JSON text)
+    grammar          a GBNF grammar (llama.cpp's format, start rule `root`)
+    regex            a regular expression
+A bad one raises ValueError before any call; one the server cannot compile, TandemError
+INVALID_ARGUMENT naming the culprit.
 
 Every failure of a call raises TandemError, whose `code` is the grpc.StatusCode and
 `details` the server's message (an unreachable server: UNAVAILABLE); stubs that cannot be
@@ -44,6 +52,7 @@ found or made raise tandem_stubs.StubError. Thread-safe: a Client may serve many
 Needs Debian's python3-grpcio (/usr/bin/python3); the stubs come from tandem_stubs.py.
 """
 import collections
+import json
 import os
 import sys
 
@@ -58,7 +67,8 @@ _SAMPLING = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "pe
 _OPTIONS = set(_SAMPLING) | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
-    "format", "add_generation_prompt", "timeout"}
+    "format", "add_generation_prompt", "timeout"} | {
+    "response_format", "json_schema", "grammar", "regex"}
 
 
 class TandemError(Exception):
@@ -97,6 +107,42 @@ def _pem(value):
         return value
     with open(value, "rb") as f:
         return f.read()
+
+
+def _schema_text(schema, what):
+    if isinstance(schema, str):
+        return schema
+    if not isinstance(schema, dict):
+        raise ValueError(f"{what} must be a dict or JSON text, got {type(schema).__name__}")
+    return json.dumps(schema)  # keeps the keys' order: properties are generated in it
+
+
+def _constraint(constraint, options):
+    """Fills `constraint` (a tandem.v1.Constraint) from the constraint options."""
+    fmt = options.get("response_format")
+    if fmt is not None and not isinstance(fmt, dict):
+        raise ValueError(f"response_format must be a dict, got {type(fmt).__name__}")
+    kind = fmt.get("type") if fmt is not None else None
+    if fmt is not None and kind not in ("text", "json_object", "json_schema"):
+        raise ValueError(f"response_format type {kind!r} is not 'text', 'json_object' or "
+                         "'json_schema'")
+    given = [n for n in ("response_format", "json_schema", "grammar", "regex")
+             if options.get(n) is not None and not (n == "response_format" and kind == "text")]
+    if len(given) > 1:
+        raise ValueError(f"give at most one constraint, got {', '.join(given)}")
+    if kind == "json_object":
+        constraint.json_object.SetInParent()
+    elif kind == "json_schema":
+        spec = fmt.get("json_schema")
+        if not isinstance(spec, dict) or spec.get("schema") is None:
+            raise ValueError("response_format json_schema needs json_schema.schema")
+        constraint.json_schema.schema = _schema_text(spec["schema"], "json_schema.schema")
+    elif options.get("json_schema") is not None:
+        constraint.json_schema.schema = _schema_text(options["json_schema"], "json_schema")
+    elif options.get("grammar") is not None:
+        constraint.grammar = options["grammar"]
+    elif options.get("regex") is not None:
+        constraint.regex = options["regex"]
 
 
 def _logprobs(entries):
@@ -173,6 +219,7 @@ class Client:
             r.speculation.enabled = options["speculation"]
         r.speculation.draft_tokens = options.get("draft_tokens", 0)
         r.speculation.adaptive = options.get("adaptive", False)
+        _constraint(r.constraint, options)
         return r
 
     def _conversation(self, chat, messages, options):

@@ -23,6 +23,18 @@ class CompiledConstraint {
         vocabulary_(std::move(vocabulary)),
         positions_(grammar_, *vocabulary_->trie, vocabulary_->token_bytes) {}
 
+  // The grammar's shared matcher; a fresh one once the current one has grown past its node
+  // bound (requests that hold the old one keep it until they end).
+  std::shared_ptr<SharedMatcher> AcquireMatcher() const {
+    absl::MutexLock lock(&mutex_);
+    if (shared_ != nullptr) {
+      absl::MutexLock matcher_lock(&shared_->mutex);
+      if (shared_->matcher.node_count() <= SharedMatcher::kMaxNodes) return shared_;
+    }
+    shared_ = std::make_shared<SharedMatcher>(grammar_);
+    return shared_;
+  }
+
   GrammarTables tables() const {
     GrammarTables t;
     t.grammar = &grammar_;
@@ -37,6 +49,8 @@ class CompiledConstraint {
   Grammar grammar_;
   std::shared_ptr<const ConstraintVocabulary> vocabulary_;
   mutable PositionTokenSets positions_;
+  mutable absl::Mutex mutex_;
+  mutable std::shared_ptr<SharedMatcher> shared_ ABSL_GUARDED_BY(mutex_);
 };
 
 namespace {
@@ -100,7 +114,8 @@ absl::StatusOr<std::shared_ptr<const CompiledConstraint>> CompileConstraint(
 std::unique_ptr<TokenConstraint> NewTokenConstraint(
     std::shared_ptr<const CompiledConstraint> compiled) {
   const GrammarTables tables = compiled->tables();
-  return std::make_unique<GrammarConstraint>(std::move(compiled), tables);
+  std::shared_ptr<SharedMatcher> shared = compiled->AcquireMatcher();
+  return std::make_unique<GrammarConstraint>(std::move(compiled), tables, std::move(shared));
 }
 
 struct ConstraintCache::Impl {

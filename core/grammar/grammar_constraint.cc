@@ -10,9 +10,11 @@ namespace tandem {
 static const MatcherState kEndedState = {};
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const void> owner,
-                                     const GrammarTables& tables)
-    : owner_(std::move(owner)), tables_(tables), matcher_(*tables.grammar) {
-  states_.push_back(matcher_.Start());
+                                     const GrammarTables& tables,
+                                     std::shared_ptr<SharedMatcher> shared)
+    : owner_(std::move(owner)), tables_(tables), shared_(std::move(shared)) {
+  absl::MutexLock lock(&shared_->mutex);
+  states_.push_back(shared_->matcher.Start());
   walk_.resize(tables_.trie->max_depth() + 1);
 }
 
@@ -25,11 +27,11 @@ bool GrammarConstraint::IsEnd(int32_t token) const {
   return std::find(ends.begin(), ends.end(), token) != ends.end();
 }
 
-bool GrammarConstraint::Accept(int32_t token, MatcherState* next) {
+bool GrammarConstraint::Accept(GrammarMatcher& matcher, int32_t token, MatcherState* next) {
   const MatcherState& state = states_.back();
   if (token < 0 || token >= vocab_size()) return false;
   if (IsEnd(token)) {
-    if (!ended_ && !matcher_.CanEnd(state)) return false;
+    if (!ended_ && !matcher.CanEnd(state)) return false;
     *next = kEndedState;
     return true;
   }
@@ -38,7 +40,7 @@ bool GrammarConstraint::Accept(int32_t token, MatcherState* next) {
   if (bytes.empty()) return false;
   *next = state;
   for (char c : bytes) {
-    if (!matcher_.Advance(*next, static_cast<uint8_t>(c), next)) return false;
+    if (!matcher.Advance(*next, static_cast<uint8_t>(c), next)) return false;
   }
   return true;
 }
@@ -53,8 +55,9 @@ absl::Status GrammarConstraint::Sync(absl::Span<const int32_t> tokens) {
     for (int32_t t : tokens_) ended_ = ended_ || IsEnd(t);
   }
   MatcherState next;
+  absl::MutexLock lock(&shared_->mutex);
   for (size_t i = keep; i < tokens.size(); ++i) {
-    if (!Accept(tokens[i], &next)) {
+    if (!Accept(shared_->matcher, tokens[i], &next)) {
       return absl::InvalidArgumentError(absl::StrCat("token ", tokens[i], " at output index ", i,
                                                      " is not allowed by the constraint"));
     }
@@ -72,16 +75,19 @@ void GrammarConstraint::FillMask(TokenMask* mask) {
     return;
   }
   const MatcherState& state = states_.back();
-  auto it = masks_.find(state);
-  if (it == masks_.end()) {
-    if (masks_.size() >= kMaxCachedMasks) masks_.clear();
-    it = masks_.emplace(state, TokenMask()).first;
-    ComputeMask(state, &it->second);
+  absl::MutexLock lock(&shared_->mutex);
+  auto& masks = shared_->masks;
+  auto it = masks.find(state);
+  if (it == masks.end()) {
+    if (masks.size() >= SharedMatcher::kMaxMasks) masks.clear();
+    it = masks.emplace(state, TokenMask()).first;
+    ComputeMask(shared_->matcher, state, &it->second);
   }
   *mask = it->second;
 }
 
-void GrammarConstraint::ComputeMask(const MatcherState& state, TokenMask* mask) {
+void GrammarConstraint::ComputeMask(GrammarMatcher& matcher, const MatcherState& state,
+                                    TokenMask* mask) {
   mask->Resize(vocab_size());
   for (int32_t top : state) {
     if (top == GrammarMatcher::kEmptyStack) {
@@ -91,17 +97,18 @@ void GrammarConstraint::ComputeMask(const MatcherState& state, TokenMask* mask) 
       continue;
     }
     const PositionTokens& sets =
-        tables_.positions->Get(matcher_.TopPosition(top), matcher_.ParentPosition(top));
+        tables_.positions->Get(matcher.TopPosition(top), matcher.ParentPosition(top));
     if (!sets.accepted_bits.empty()) {
       for (size_t w = 0; w < mask->words.size(); ++w) mask->words[w] |= sets.accepted_bits[w];
     }
     for (int32_t t : sets.accepted_ids) mask->Allow(t);
-    AddUncertain(top, sets, mask);
+    AddUncertain(matcher, top, sets, mask);
   }
 }
 
-void GrammarConstraint::AddUncertain(int32_t top, const PositionTokens& sets, TokenMask* mask) {
-  walk_[0] = matcher_.Single(top);
+void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
+                                     const PositionTokens& sets, TokenMask* mask) {
+  walk_[0] = matcher.Intern(matcher.Single(top));
   int32_t failed_at = -1;  // the byte index where the previous token failed, or -1
   for (size_t k = 0; k < sets.uncertain.size(); ++k) {
     const int32_t token = sets.uncertain[k];
@@ -111,7 +118,8 @@ void GrammarConstraint::AddUncertain(int32_t top, const PositionTokens& sets, To
     const std::string& bytes = (*tables_.token_bytes)[token];
     failed_at = -1;
     for (size_t j = shared; j < bytes.size(); ++j) {
-      if (!matcher_.Advance(walk_[j], static_cast<uint8_t>(bytes[j]), &walk_[j + 1])) {
+      walk_[j + 1] = matcher.Step(walk_[j], static_cast<uint8_t>(bytes[j]));
+      if (walk_[j + 1] < 0) {
         failed_at = static_cast<int32_t>(j);
         break;
       }

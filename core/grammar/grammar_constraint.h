@@ -1,6 +1,8 @@
-// The TokenConstraint of one request over a compiled grammar (compiled_constraint.h): its own
-// matcher, the matcher state after each accepted token (so Sync rolls back by truncating),
-// and the masks it has computed, by state.
+// The TokenConstraint of one request over a compiled grammar (compiled_constraint.h): the
+// matcher state after each accepted token (so Sync rolls back by truncating), on a matcher
+// shared by the grammar's requests (SharedMatcher), whose node tree makes equal stacks equal
+// ids in every request, so the masks computed for a state serve every later request that
+// reaches it.
 //
 // FillMask for a state is the union over its stacks: the tokens the stack's top position
 // accepts whatever lies below (PositionTokenSets, shared by all requests of the grammar), plus
@@ -8,7 +10,7 @@
 // reusing the states of shared prefixes), plus the end tokens where the grammar may end.
 // After an end token only end tokens are allowed.
 //
-// Not thread-safe: one per request and model.
+// Not thread-safe: one per request and model (the shared parts lock).
 #ifndef TANDEM_CORE_GRAMMAR_GRAMMAR_CONSTRAINT_H_
 #define TANDEM_CORE_GRAMMAR_GRAMMAR_CONSTRAINT_H_
 
@@ -18,11 +20,25 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/synchronization/mutex.h"
 #include "core/grammar/grammar_matcher.h"
 #include "core/grammar/position_token_sets.h"
 #include "core/grammar/token_constraint.h"
 
 namespace tandem {
+
+// A grammar's matcher and the masks of the states its requests reached, shared by them.
+struct SharedMatcher {
+  // Masks kept (then the cache starts over); nodes past which a new SharedMatcher replaces this
+  // one for new requests (compiled_constraint.cc).
+  static constexpr size_t kMaxMasks = 512;
+  static constexpr int64_t kMaxNodes = 1 << 21;
+
+  explicit SharedMatcher(const Grammar& grammar) : matcher(grammar) {}
+  absl::Mutex mutex;
+  GrammarMatcher matcher ABSL_GUARDED_BY(mutex);
+  absl::flat_hash_map<MatcherState, TokenMask> masks ABSL_GUARDED_BY(mutex);
+};
 
 // What a GrammarConstraint reads; owned by the CompiledConstraint it was made from.
 struct GrammarTables {
@@ -35,11 +51,9 @@ struct GrammarTables {
 
 class GrammarConstraint : public TokenConstraint {
  public:
-  // At most this many masks are kept per request (then the cache starts over).
-  static constexpr size_t kMaxCachedMasks = 256;
-
   // `owner` keeps the tables alive.
-  GrammarConstraint(std::shared_ptr<const void> owner, const GrammarTables& tables);
+  GrammarConstraint(std::shared_ptr<const void> owner, const GrammarTables& tables,
+                    std::shared_ptr<SharedMatcher> shared);
 
   int64_t vocab_size() const override;
   absl::Status Sync(absl::Span<const int32_t> tokens) override;
@@ -47,20 +61,20 @@ class GrammarConstraint : public TokenConstraint {
 
  private:
   // The state after `token` from states_.back(); false if the token is not allowed.
-  bool Accept(int32_t token, MatcherState* next);
+  bool Accept(GrammarMatcher& matcher, int32_t token, MatcherState* next);
   bool IsEnd(int32_t token) const;
-  void ComputeMask(const MatcherState& state, TokenMask* mask);
+  void ComputeMask(GrammarMatcher& matcher, const MatcherState& state, TokenMask* mask);
   // Allows the uncertain tokens of `sets` that the single stack `top` takes.
-  void AddUncertain(int32_t top, const PositionTokens& sets, TokenMask* mask);
+  void AddUncertain(GrammarMatcher& matcher, int32_t top, const PositionTokens& sets,
+                    TokenMask* mask);
 
   std::shared_ptr<const void> owner_;
   GrammarTables tables_;
-  GrammarMatcher matcher_;
+  std::shared_ptr<SharedMatcher> shared_;
   std::vector<int32_t> tokens_;        // accepted, in order
   std::vector<MatcherState> states_;   // states_[i]: after tokens_[0, i); never empty
   bool ended_ = false;                 // an end token was accepted (only at the back)
-  absl::flat_hash_map<MatcherState, TokenMask> masks_;
-  std::vector<MatcherState> walk_;     // AddUncertain's states by depth
+  std::vector<int32_t> walk_;          // AddUncertain's interned states by depth
 };
 
 }  // namespace tandem

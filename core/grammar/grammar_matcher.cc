@@ -17,6 +17,25 @@ GrammarMatcher::GrammarMatcher(const Grammar& grammar) : grammar_(grammar) {
   nodes_.push_back({kEndOfAlternative, kEmptyStack, 0});  // kEscaped
 }
 
+// Most steps expand a handful of pairs: a short vector scanned linearly beats hashing; past
+// kSeenLinear pairs they move to the hash set.
+bool GrammarMatcher::MarkSeen(uint64_t key) {
+  if (seen_small_.size() < kSeenLinear) {
+    for (uint64_t k : seen_small_) {
+      if (k == key) return false;
+    }
+    seen_small_.push_back(key);
+    return true;
+  }
+  if (seen_.empty()) seen_.insert(seen_small_.begin(), seen_small_.end());
+  return seen_.insert(key).second;
+}
+
+void GrammarMatcher::ClearSeen() {
+  seen_small_.clear();
+  if (!seen_.empty()) seen_.clear();
+}
+
 int32_t GrammarMatcher::Push(int32_t position, int32_t parent) {
   auto [it, added] = node_ids_.emplace(NodeKey(position, parent), 0);
   if (added) {
@@ -40,7 +59,7 @@ void GrammarMatcher::Expand(int32_t position, int32_t parent, MatcherState* out)
     work_.pop_back();
     const int32_t at = work_.back();
     work_.pop_back();
-    if (!seen_.insert(NodeKey(at, at_parent)).second) continue;
+    if (!MarkSeen(NodeKey(at, at_parent))) continue;
     const int32_t element = code[at];
     if (element == kEndOfAlternative) {
       if (at_parent == kEmptyStack || at_parent == kEscaped) {
@@ -90,7 +109,7 @@ bool Finish(MatcherState* state, bool* overflowed) {
 
 MatcherState GrammarMatcher::Start() {
   MatcherState state;
-  seen_.clear();
+  ClearSeen();
   for (int32_t start : grammar_.rules[grammar_.root]) Expand(start, kEmptyStack, &state);
   Finish(&state, &overflowed_);
   return state;
@@ -98,7 +117,7 @@ MatcherState GrammarMatcher::Start() {
 
 MatcherState GrammarMatcher::StartAt(int32_t position, int32_t parent_position) {
   MatcherState state;
-  seen_.clear();
+  ClearSeen();
   const int32_t below = parent_position < 0 ? kEscaped : Push(parent_position, kEscaped);
   Expand(position, below, &state);
   Finish(&state, &overflowed_);
@@ -107,16 +126,62 @@ MatcherState GrammarMatcher::StartAt(int32_t position, int32_t parent_position) 
 
 bool GrammarMatcher::Advance(const MatcherState& state, uint8_t byte, MatcherState* next) {
   scratch_.clear();
-  seen_.clear();
   for (int32_t top : state) {
     if (top == kEmptyStack || top == kEscaped) continue;
     const Node& node = nodes_[top];
     if (!grammar_.byte_sets[ByteSetIndex(grammar_.code[node.position])].Contains(byte)) continue;
-    Expand(node.position + 1, node.parent, &scratch_);
+    const std::vector<int32_t>& after = Transition(top, byte);
+    scratch_.insert(scratch_.end(), after.begin(), after.end());
   }
   if (!Finish(&scratch_, &overflowed_)) return false;
   next->swap(scratch_);
   return !next->empty();
+}
+
+// What one stack becomes after a byte its top accepts depends only on the stack (the byte has
+// been checked), so it is computed once per stack and byte and kept: walks over a trie or along
+// a string keep taking the same steps. Bounded: the memo starts over past kMaxTransitions.
+const std::vector<int32_t>& GrammarMatcher::Transition(int32_t top, uint8_t byte) {
+  const uint64_t key = (static_cast<uint64_t>(top) << 8) | byte;
+  auto it = transitions_.find(key);
+  if (it != transitions_.end()) return it->second;
+  if (transitions_.size() >= kMaxTransitions) transitions_.clear();
+  std::vector<int32_t> after;
+  ClearSeen();
+  const Node node = nodes_[top];
+  Expand(node.position + 1, node.parent, &after);
+  return transitions_.emplace(key, std::move(after)).first->second;
+}
+
+int32_t GrammarMatcher::Intern(const MatcherState& state) {
+  auto [it, added] = interned_ids_.emplace(state, static_cast<int32_t>(interned_.size()));
+  if (added) {
+    interned_.push_back(state);
+    interned_escaped_.push_back(Escaped(state));
+    if (it->second < kMaxDenseStates) {
+      dense_steps_.emplace_back();
+      dense_steps_.back().fill(-2);
+    }
+  }
+  return it->second;
+}
+
+int32_t GrammarMatcher::Step(int32_t id, uint8_t byte) {
+  if (id < kMaxDenseStates) {
+    int32_t& to = dense_steps_[id][byte];
+    if (to != -2) return to;
+    MatcherState next;
+    const int32_t stepped = Advance(interned_[id], byte, &next) ? Intern(next) : -1;
+    dense_steps_[id][byte] = stepped;  // (Intern may have grown dense_steps_: index again)
+    return stepped;
+  }
+  const uint64_t key = (static_cast<uint64_t>(id) << 8) | byte;
+  auto it = steps_.find(key);
+  if (it != steps_.end()) return it->second;
+  MatcherState next;
+  const int32_t to = Advance(interned_[id], byte, &next) ? Intern(next) : -1;
+  steps_.emplace(key, to);
+  return to;
 }
 
 bool GrammarMatcher::CanEnd(const MatcherState& state) const {

@@ -19,6 +19,7 @@
 #ifndef TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
 #define TANDEM_CORE_GRAMMAR_GRAMMAR_MATCHER_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -75,6 +76,13 @@ class GrammarMatcher {
   // The bytes some stack accepts next.
   ByteSet NextBytes(const MatcherState& state) const;
 
+  // The same steps over interned states: equal states get one id, and each (id, byte) step is
+  // computed once (a DFA built lazily as walks need it). Step returns -1 where Advance fails.
+  int32_t Intern(const MatcherState& state);
+  const MatcherState& StateOf(int32_t id) const { return interned_[id]; }
+  int32_t Step(int32_t id, uint8_t byte);
+  bool Escaped(int32_t id) const { return interned_escaped_[id]; }
+
   bool overflowed() const { return overflowed_; }
   const Grammar& grammar() const { return grammar_; }
   int64_t node_count() const { return static_cast<int64_t>(nodes_.size()); }
@@ -86,6 +94,9 @@ class GrammarMatcher {
     int32_t depth;
   };
   int32_t Push(int32_t position, int32_t parent);
+  // The stacks `top` becomes after `byte` (which its byte set holds), memoised.
+  const std::vector<int32_t>& Transition(int32_t top, uint8_t byte);
+  static constexpr size_t kMaxTransitions = 1 << 20;
   // Adds to `out` the expansions of `position` above `parent`: byte-set tops, or kEmptyStack.
   void Expand(int32_t position, int32_t parent, MatcherState* out);
 
@@ -93,8 +104,22 @@ class GrammarMatcher {
   std::vector<Node> nodes_;  // nodes_[0] is the empty stack
   absl::flat_hash_map<uint64_t, int32_t> node_ids_;  // (position, parent) -> node
   std::vector<int32_t> work_;                 // Expand's (position, parent) pairs
-  absl::flat_hash_set<uint64_t> seen_;        // pairs expanded since Start/Advance began
+  // Pairs expanded since Start/Advance began: few in seen_small_, many in seen_.
+  static constexpr size_t kSeenLinear = 32;
+  bool MarkSeen(uint64_t key);  // false if already seen
+  void ClearSeen();
+  std::vector<uint64_t> seen_small_;
+  absl::flat_hash_set<uint64_t> seen_;
   MatcherState scratch_;
+  absl::flat_hash_map<uint64_t, std::vector<int32_t>> transitions_;  // (top, byte) -> stacks
+  std::vector<MatcherState> interned_;
+  std::vector<bool> interned_escaped_;
+  absl::flat_hash_map<MatcherState, int32_t> interned_ids_;
+  absl::flat_hash_map<uint64_t, int32_t> steps_;  // (id, byte) -> id or -1
+  // The first kMaxDenseStates interned states keep their steps in a table of 256 (-2: not yet
+  // computed), the hot path of trie walks; later ones use steps_.
+  static constexpr int32_t kMaxDenseStates = 4096;
+  std::vector<std::array<int32_t, 256>> dense_steps_;
   bool overflowed_ = false;
 };
 

@@ -103,9 +103,9 @@ std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position,
   std::vector<int32_t> accepted;
   // state[d]: after the first d bytes of the current trie path; escaped[d]: some path
   // finished the alternative before byte d and the byte after it may follow the rule.
-  std::vector<MatcherState> state(trie_.max_depth() + 1);
+  std::vector<int32_t> state(trie_.max_depth() + 1);  // interned (GrammarMatcher::Intern)
   std::vector<bool> escaped(trie_.max_depth() + 1, false);
-  state[0] = matcher_.StartAt(position, parent_position);
+  state[0] = matcher_.Intern(matcher_.StartAt(position, parent_position));
   const ByteSet& follow = follow_[rule_of_[parent_position < 0 ? position : parent_position]];
   const auto uncertain = [&](absl::Span<const int32_t> tokens) {
     out->uncertain.insert(out->uncertain.end(), tokens.begin(), tokens.end());
@@ -114,7 +114,8 @@ std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position,
     const int32_t d = trie_.depth(i);
     escaped[d] = escaped[d - 1] ||
                  (matcher_.Escaped(state[d - 1]) && follow.Contains(trie_.byte(i)));
-    if (!matcher_.Advance(state[d - 1], trie_.byte(i), &state[d])) {
+    state[d] = matcher_.Step(state[d - 1], trie_.byte(i));
+    if (state[d] < 0) {
       // No path inside the alternative takes this byte; one that left it earlier might.
       if (escaped[d]) uncertain(trie_.tokens_under(i));
       i = trie_.subtree_end(i);

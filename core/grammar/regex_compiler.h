@@ -20,10 +20,11 @@
 // anchors anywhere else, lone surrogates, a quantifier with nothing to repeat, unbalanced
 // brackets, a lone `{` or `}` or `]`, invalid UTF-8, and a pattern past a limit: its length
 // (kMaxRegexBytes), group nesting and expression depth (GrammarLimits::max_nesting), a
-// repetition count (max_repeat), and upper estimates of what the builder will count against
+// repetition count (max_repeat), and estimates of what the builder will count against
 // max_elements and max_rules, which multiply through nested counted repetitions
-// ((a{1000}){1000}), so nothing a client sends is expanded before it is refused, and the
-// refusal names the construct's offset rather than coming from the builder.
+// ((a{1000}){1000}) and through the builder's non-empty forms under a star, so a blow-up is
+// refused at the construct's offset before anything is expanded (the builder's own count stays
+// the final check, and names the limit).
 //
 // Linear: the parser reads the pattern once; alternation and repetition stay GrammarExprs (no
 // alternative is expanded combinatorially), so matching is the matcher's NFA simulation.

@@ -1,6 +1,8 @@
-// A parsed part of a regular expression: its GrammarExpr, and an upper estimate of what
+// A parsed part of a regular expression: its GrammarExpr, and an estimate of what
 // GrammarBuilder counts against its limits when it lowers it, so the regex compiler can refuse
-// a pattern past a limit, naming the construct's offset, before anything is lowered.
+// a blow-up past a limit, naming the construct's offset, before anything is lowered (the
+// builder's own count stays the final check: the estimate tracks its lowering closely, but
+// not exactly, e.g. where it inlines a class's UTF-8 sequences into a repetition).
 // Internal to regex_compiler.cc.
 //
 // The estimates follow the builder's lowering, which counts an element when it makes it and

@@ -90,6 +90,8 @@ absl::Status Coordinator::Init() {
   AddReplicaKv(target, /*first=*/true, &kv_budget_);
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
+  constraints_ =
+      std::make_unique<ConstraintCompiler>(ConstraintCompiler::TokenBytes(target.vocabulary()));
   for (size_t i = 1; i < targets_->size(); ++i) {
     ASSIGN_OR_RETURN(v1::DescribeResponse other,
                      targets_->client(i).WaitReady(false, options_.worker_wait));
@@ -321,6 +323,8 @@ std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked(const S
     session.draft_lease.Release();
     session.workers.target_known = 0;
     session.workers.draft_known = 0;
+    session.workers.target_constrained = false;  // new streams hold no constraint
+    session.workers.draft_constrained = false;
     session.mutex.unlock();
   }
   return detached;
@@ -355,6 +359,17 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                              [this](const v1::TokenizeRequest& tokenize) {
                                                return Tokenize(tokenize);
                                              }));
+    // A constraint that does not compile is refused before any worker call; the compiled
+    // state finds the tokens it forces.
+    std::unique_ptr<TokenConstraint> constraint;
+    if (!valid.constraint.empty()) {
+      ASSIGN_OR_RETURN(constraint, constraints_->New(valid.constraint, valid.rounds.stop_ids));
+      metrics_->ConstrainedRequests(std::string(ConstraintKindName(valid.constraint.kind)))
+          .Increment();
+      valid.rounds.constraint = std::move(valid.constraint);
+      valid.rounds.constraint_start = static_cast<int64_t>(valid.rounds.context.size());
+      valid.rounds.forced_tokens = constraint.get();
+    }
     // The KV blocks it may need: refused now if no target could ever hold them.
     ASSIGN_OR_RETURN(const KvBlockDemand kv_blocks,
                      KvReservation(valid.rounds, target_info_.context_size(), kv_budget_));

@@ -43,6 +43,7 @@
 #include "services/coordinator/worker_client.h"
 #include "services/coordinator/worker_pool.h"
 #include "tandem/v1/generator.pb.h"
+#include "wire/constraint_compiler.h"
 #include "wire/metrics.h"
 
 namespace tandem {
@@ -187,6 +188,9 @@ class Coordinator {
   std::vector<std::string> token_bytes_;
   GenerateSettings generate_settings_;  // set by Init: the options and the target's model
   std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
+  // Requests' constraints over the target's token bytes (Init): refused before any worker
+  // call when they do not compile, and the coordinator's own state for forced tokens.
+  std::unique_ptr<ConstraintCompiler> constraints_;
   std::atomic<uint64_t> next_session_{1};
   std::unique_ptr<AdmissionQueue> admission_;
   KvBudget kv_budget_;  // the targets' KV blocks (Init)

@@ -8,6 +8,7 @@
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/generation/token_logprobs.h"
+#include "services/coordinator/openai_constraint.h"
 
 namespace tandem {
 namespace {
@@ -331,13 +332,6 @@ absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
     if (!v.as_object().empty()) return Unsupported("a non-empty logit_bias", "");
     return absl::OkStatus();
   }
-  if (key == "response_format" && chat) {
-    const Value* type = v.is_object() ? v.as_object().Find("type") : nullptr;
-    if (type == nullptr || !type->is_string() || type->as_string() != "text") {
-      return Unsupported("response_format other than {\"type\": \"text\"}", "");
-    }
-    return absl::OkStatus();
-  }
   return Unsupported(absl::StrCat("field '", key, "'"), "");
 }
 
@@ -355,8 +349,13 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, OpenAiE
   OpenAiRequest r;
   r.endpoint = endpoint;
   const bool chat = endpoint == OpenAiEndpoint::kChatCompletions;
+  OpenAiConstraintParser constraint(r.generate.mutable_constraint());
   for (const auto& [key, value] : parsed->as_object()) {
     if (value.is_null()) continue;  // null means unset, as OpenAI's API takes it
+    if (OpenAiConstraintParser::IsConstraintField(key)) {
+      RETURN_IF_ERROR(constraint.Field(key, value));
+      continue;
+    }
     absl::Status status = Field(key, value, chat, r);
     if (absl::IsNotFound(status)) {
       v1::SamplingParams sampling = r.generate.sampling();
@@ -371,6 +370,9 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, OpenAiE
     return Invalid(chat ? "messages" : "prompt", "is required");
   }
   if (r.include_usage && !r.stream) return Invalid("stream_options", "is only allowed with stream");
+  if (r.generate.constraint().kind_case() == v1::Constraint::KIND_NOT_SET) {
+    r.generate.clear_constraint();  // {"type": "text"}: none, as when unset
+  }
   if (chat && r.generate.top_logprobs() > 0 && !r.generate.logprobs()) {
     return Invalid("top_logprobs", "needs logprobs: true");
   }

@@ -9,12 +9,12 @@
 // stream, stream_options.include_usage, n = 1, user (ignored); presence_penalty,
 // frequency_penalty only as 0; logprobs (chat: a bool, with top_logprobs 0..20, which
 // needs logprobs true; completions: 0..20 alternatives, asking for the chosen tokens' too),
-// logit_bias only empty, echo only false, best_of only 1, response_format only
-// {"type": "text"}. Tandem's own: top_k, min_p, repetition_penalty, speculation {enabled,
-// draft_tokens, adaptive, method "draft_model"|"ngram", coupling "standard"|"gumbel",
-// pipelined},
-// session_id, ignore_eos. An unset (or null) sampling field takes
-// Tandem's default (tandem.v1.SamplingParams), not OpenAI's.
+// logit_bias only empty, echo only false, best_of only 1; response_format (text,
+// json_object, json_schema: openai_constraint.h). Tandem's own: top_k, min_p,
+// repetition_penalty, speculation {enabled, draft_tokens, adaptive, method
+// "draft_model"|"ngram", coupling "standard"|"gumbel", pipelined}, session_id, ignore_eos,
+// grammar and regex (openai_constraint.h). An unset (or null) sampling field takes Tandem's
+// default (tandem.v1.SamplingParams), not OpenAI's.
 //
 // Anything else is kInvalidArgument naming the field: malformed JSON (with line and column),
 // a wrong type, an unknown field, a batch, n > 1, a refused feature (said to be unsupported).

@@ -19,7 +19,7 @@ const char kLength[] = R"(finish_reason: FINISH_REASON_LENGTH
   usage { prompt_tokens: 10 cached_prompt_tokens: 4 generated_tokens: 3 }
   speculation { rounds: 2 drafted_tokens: 8 accepted_tokens: 6 acceptance_rate: 0.75
                 tokens_per_round: 1.5 accepted_per_position: [2, 2, 1, 1] final_draft_tokens: 4
-                pipelined: true ahead_drafts: 2 predrafted_rounds: 1 }
+                pipelined: true ahead_drafts: 2 predrafted_rounds: 1 forced_tokens: 5 }
   timing { total_seconds: 0.5 } session_id: "oneoff-3" seed: 77)";
 
 json::Value Parsed(const std::string& text) {
@@ -50,7 +50,7 @@ TEST(OpenAiReplyTest, ChatCompletionCarriesMessageUsageAndTandemStatistics) {
                                "acceptance_rate": 0.75, "tokens_per_round": 1.5,
                                "accepted_per_position": [2, 2, 1, 1], "draft_failed": false,
                                "final_draft_tokens": 4, "pipelined": true,
-                               "predrafted_rounds": 1},
+                               "predrafted_rounds": 1, "forced_tokens": 5},
                "timing": {"prefill_seconds": 0, "decode_seconds": 0,
                           "time_to_first_token_seconds": 0, "total_seconds": 0.5,
                           "decode_tokens_per_second": 0}}})");

@@ -100,6 +100,7 @@ void ReplyWriter::CountOutcome(const RoundOutcome& outcome) {
   metrics_->drafts.Increment(st.rounds());
   metrics_->draft_tokens.Increment(st.drafted_tokens());
   metrics_->accepted_tokens.Increment(st.accepted_tokens());
+  metrics_->forced_tokens.Increment(st.forced_tokens());
   for (int i = 0; i < st.accepted_per_position_size(); ++i) {
     if (st.accepted_per_position(i) > 0) {
       metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));

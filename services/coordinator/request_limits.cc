@@ -58,6 +58,32 @@ absl::Status CheckStops(const v1::GenerateRequest& request, const RequestLimits&
   return absl::OkStatus();
 }
 
+// The field that holds the text, by name, and the text.
+absl::Status CheckConstraint(const v1::Constraint& constraint, const RequestLimits& limits) {
+  const char* field = nullptr;
+  const std::string* text = nullptr;
+  switch (constraint.kind_case()) {
+    case v1::Constraint::kJsonSchema:
+      field = "constraint.json_schema.schema";
+      text = &constraint.json_schema().schema();
+      break;
+    case v1::Constraint::kGrammar:
+      field = "constraint.grammar";
+      text = &constraint.grammar();
+      break;
+    case v1::Constraint::kRegex:
+      field = "constraint.regex";
+      text = &constraint.regex();
+      break;
+    default:
+      return absl::OkStatus();
+  }
+  if (static_cast<int64_t>(text->size()) > limits.max_constraint_bytes) {
+    return TooLong(field, text->size(), limits.max_constraint_bytes, "bytes");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckSessionIdLimit(const std::string& session_id, const RequestLimits& limits) {
@@ -87,7 +113,8 @@ absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const Reque
     default:
       break;  // "set one of text, chat or token_ids" comes later, with the other checks
   }
-  return CheckStops(request, limits);
+  RETURN_IF_ERROR(CheckStops(request, limits));
+  return CheckConstraint(request.constraint(), limits);
 }
 
 absl::Status CheckTokenizeLimits(const v1::TokenizeRequest& request, const RequestLimits& limits) {

@@ -25,6 +25,8 @@ struct RequestLimits {
   int max_stop_string_bytes = 256;
   int max_stop_token_ids = 256;
   int max_format_bytes = 64;  // chat.format, a built-in format name
+  // A constraint's text: a JSON Schema, a GBNF grammar or a regex (Constraint).
+  int64_t max_constraint_bytes = 1 << 20;
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);

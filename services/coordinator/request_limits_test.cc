@@ -141,7 +141,47 @@ INSTANTIATE_TEST_SUITE_P(
                     return r;
                   },
                   absl::StatusCode::kInvalidArgument,
-                  "stop_token_ids is 257 ids; the limit is 256"}),
+                  "stop_token_ids is 257 ids; the limit is 256"},
+        LimitCase{"SchemaAtTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    r.mutable_constraint()->mutable_json_schema()->set_schema(
+                        std::string(1 << 20, ' '));
+                    return r;
+                  },
+                  absl::StatusCode::kOk, ""},
+        LimitCase{"SchemaOverTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    r.mutable_constraint()->mutable_json_schema()->set_schema(
+                        std::string((1 << 20) + 1, ' '));
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "constraint.json_schema.schema is 1048577 bytes; the limit is 1048576"},
+        LimitCase{"GrammarOverTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    r.mutable_constraint()->set_grammar(std::string(2 << 20, 'g'));
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "constraint.grammar is 2097152 bytes; the limit is 1048576"},
+        LimitCase{"RegexOverTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    r.mutable_constraint()->set_regex(std::string((1 << 20) + 7, 'r'));
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "constraint.regex is 1048583 bytes; the limit is 1048576"},
+        LimitCase{"JsonObjectHasNoText",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    r.mutable_constraint()->mutable_json_object();
+                    return r;
+                  },
+                  absl::StatusCode::kOk, ""}),
     [](const ::testing::TestParamInfo<LimitCase>& info) { return info.param.name; });
 
 TEST(TokenizeLimitsTest, TextAndChatsAreBoundedLikeGeneratePrompts) {

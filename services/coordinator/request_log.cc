@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
+#include "google/protobuf/descriptor.h"
 
 namespace tandem {
 namespace {
@@ -38,11 +39,20 @@ bool ClientCaused(absl::StatusCode code) {
   }
 }
 
+// The name of the constraint's kind (its field's), or empty without one.
+std::string ConstraintKind(const v1::Constraint& constraint) {
+  if (constraint.kind_case() == v1::Constraint::KIND_NOT_SET) return "";
+  const google::protobuf::FieldDescriptor* field =
+      constraint.GetDescriptor()->FindFieldByNumber(constraint.kind_case());
+  return field != nullptr ? field->name() : "unknown";
+}
+
 }  // namespace
 
 RequestLog::RequestLog(const v1::GenerateRequest& request)
     : number_(next_request++),
       session_(request.session_id().empty() ? "-" : request.session_id()),
+      constraint_(ConstraintKind(request.constraint())),
       start_(std::chrono::steady_clock::now()) {}
 
 void RequestLog::Saw(const v1::GenerateResponse& response) {
@@ -50,15 +60,18 @@ void RequestLog::Saw(const v1::GenerateResponse& response) {
   if (response.has_final()) {
     if (!response.final().session_id().empty()) session_ = response.final().session_id();
     finish_ = v1::FinishReason_Name(response.final().finish_reason());
+    forced_ = response.final().speculation().forced_tokens();
   }
 }
 
 std::string RequestLog::Line(const absl::Status& status) const {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = absl::StrCat("request ", number_, " session=", session_,
-                                  " outcome=", OutcomeName(status), " tokens=", tokens_);
+  std::string line = absl::StrCat("request ", number_, " session=", session_);
+  if (!constraint_.empty()) absl::StrAppend(&line, " constraint=", constraint_);
+  absl::StrAppend(&line, " outcome=", OutcomeName(status), " tokens=", tokens_);
   if (!finish_.empty()) absl::StrAppend(&line, " finish=", finish_);
+  if (forced_ > 0) absl::StrAppend(&line, " forced=", forced_);
   absl::StrAppend(&line, absl::StrFormat(" seconds=%.3f", seconds));
   if (!status.ok()) absl::StrAppend(&line, ": ", status.message());
   return line;

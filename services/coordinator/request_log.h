@@ -3,6 +3,8 @@
 //
 //   I... request_log.cc:NN] request 17 session=oneoff-17 outcome=ok tokens=32
 //       finish=FINISH_REASON_LENGTH seconds=0.412
+//   I... request_log.cc:NN] request 19 session=- constraint=json_schema outcome=ok tokens=12
+//       finish=FINISH_REASON_STOP_TOKEN forced=7 seconds=0.120
 //   W... request_log.cc:NN] request 18 session=chat-1 outcome=unavailable tokens=5
 //       seconds=10.2: worker 10.0.0.7:50051 failed: ...   (the full, internal message)
 //
@@ -34,6 +36,8 @@ class RequestLog {
   uint64_t number_;
   std::string session_;
   std::string finish_;
+  std::string constraint_;  // the kind of the request's constraint; empty: none
+  int64_t forced_ = 0;      // SpeculationStats.forced_tokens
   int64_t tokens_ = 0;
   std::chrono::steady_clock::time_point start_;
 };

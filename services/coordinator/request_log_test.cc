@@ -29,6 +29,26 @@ TEST(RequestLogTest, OkLineNamesSessionTokensFinishAndSeconds) {
                            "finish=FINISH_REASON_LENGTH seconds=[0-9]+\\.[0-9]{3}"));
 }
 
+TEST(RequestLogTest, AConstrainedRequestsLineNamesTheKindAndTheForcedTokens) {
+  v1::GenerateRequest request;
+  request.mutable_constraint()->mutable_json_schema()->set_schema("{}");
+  RequestLog log(request);
+  log.Saw(Delta(4));
+  v1::GenerateResponse final;
+  final.mutable_final()->set_session_id("oneoff-8");
+  final.mutable_final()->set_finish_reason(v1::FINISH_REASON_STOP_TOKEN);
+  final.mutable_final()->mutable_speculation()->set_forced_tokens(3);
+  log.Saw(final);
+  EXPECT_THAT(log.Line(absl::OkStatus()),
+              MatchesRegex("request [0-9]+ session=oneoff-8 constraint=json_schema outcome=ok "
+                           "tokens=4 finish=FINISH_REASON_STOP_TOKEN forced=3 "
+                           "seconds=[0-9]+\\.[0-9]{3}"));
+  request.mutable_constraint()->set_regex("a+");
+  EXPECT_THAT(
+      RequestLog(request).Line(absl::InvalidArgumentError("regex: bad")),
+      MatchesRegex("request [0-9]+ session=- constraint=regex outcome=invalid_argument .*"));
+}
+
 TEST(RequestLogTest, ErrorLineKeepsTheRequestSessionAndTheFullMessage) {
   v1::GenerateRequest request;
   request.set_session_id("chat-1");

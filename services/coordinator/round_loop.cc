@@ -10,6 +10,7 @@
 #include "core/generation/round_driver.h"
 #include "core/generation/stop_rules.h"
 #include "services/coordinator/remote_backends.h"
+#include "services/coordinator/worker_constraint.h"
 #include "wire/cost_model_proto.h"
 
 namespace tandem {
@@ -47,6 +48,8 @@ void SpeculationToProto(const SpeculationStats& stats, v1::SpeculationStats* pro
   proto->set_pipelined(stats.pipelined);
   proto->set_ahead_drafts(static_cast<int32_t>(stats.ahead_drafts));
   proto->set_predrafted_rounds(static_cast<int32_t>(stats.predrafted_rounds));
+  proto->set_forced_tokens(static_cast<int32_t>(stats.forced));
+  proto->set_forced_accepted_tokens(static_cast<int32_t>(stats.forced_accepted));
   if (stats.cost_model) CostEstimatesToProto(*stats.cost_model, proto->mutable_cost_model());
 }
 
@@ -70,9 +73,16 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
   session.draft_known = std::min(session.draft_known, reuse);
   session.history = context;
 
-  WorkerTarget target(session, params, reopen_target, observer);
+  // New target streams get the request's constraint; both workers get it now.
+  const ReopenTarget reopen = ConstrainingReopen(reopen_target, params);
+  RETURN_IF_ERROR(ConstrainWorkers(session, params, reopen));
+  // The coordinator's own state of the constraint cuts the n-gram drafter's guesses and finds
+  // the forced tokens; the driver takes the output to begin after its sequence, so a request
+  // resumed from its history (memory_pause.h) goes without forced tokens.
+  const OutputConstraint constrained{params.forced_tokens, params.constraint_start};
+  WorkerTarget target(session, params, reopen, observer);
   std::optional<WorkerDraft> worker_draft;
-  NgramDraft ngram;
+  NgramDraft ngram(NgramOptions(), constrained);
   DraftBackend* draft = nullptr;
   DraftBackend* fallback = nullptr;
   if (params.speculate) {
@@ -99,6 +109,9 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
   RoundDriverOptions options;
   options.survive_draft_failure = true;  // the request goes on with the target alone
   options.pipelined = params.pipelined;
+  if (params.forced_tokens != nullptr && params.constraint_start == n) {
+    options.forced_tokens = params.forced_tokens;
+  }
   RoundEvents events;
   events.draft_dropped = [&](const absl::Status&) {
     if (observer.draft_failed) observer.draft_failed();

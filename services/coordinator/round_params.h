@@ -19,6 +19,8 @@
 #include "core/generation/draft_cost_model.h"
 #include "core/generation/sampler.h"
 #include "core/generation/speculation_defaults.h"
+#include "core/grammar/constraint_spec.h"
+#include "core/grammar/token_constraint.h"
 #include "services/coordinator/call_thread.h"
 #include "services/coordinator/worker_client.h"
 #include "tandem/v1/worker.pb.h"
@@ -33,6 +35,10 @@ struct SessionWorkers {
   int64_t draft_known = 0;
   std::vector<int32_t> history;  // every token fed so far: prompts and replies
   int32_t context_size = 0;
+  // The streams may hold an output constraint (an earlier request's, or this one's): a request
+  // without one clears it (worker_constraint.h). A new stream holds none.
+  bool target_constrained = false;
+  bool draft_constrained = false;
   // The cost model for k (RoundParams.adaptive), kept across the session's requests.
   std::optional<DraftCostModel> cost_model;
   // Runs the draft's calls that overlap the target's (remote_backends.h). Last, so that it is
@@ -74,6 +80,15 @@ struct RoundParams {
   CallDeadlines deadlines;
   bool logprobs = false;     // ask the target for the emitted tokens' logprobs
   int32_t top_logprobs = 0;  // and this many alternatives per position
+  // The output's constraint (kNone: none), sent to the workers once per request with its
+  // first position (the prompt's length: a request resumed from its history keeps it) and
+  // stop_ids as its end ids (worker_constraint.h).
+  ConstraintSpec constraint;
+  int64_t constraint_start = 0;
+  // The coordinator's own state of it, compiled over the target's token bytes: the tokens it
+  // forces are free guesses (RoundDriverOptions::forced_tokens), the n-gram drafter's guesses
+  // are cut where it refuses them. Null without a constraint. Used on the request's thread.
+  TokenConstraint* forced_tokens = nullptr;
 };
 
 // Opens a target stream on another (or the restarted) replica after `failure` (kUnavailable

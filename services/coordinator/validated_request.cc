@@ -6,6 +6,7 @@
 #include "core/base/status_macros.h"
 #include "core/generation/sampler.h"
 #include "core/generation/speculation_defaults.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "services/coordinator/delta_logprobs.h"
 #include "wire/proto_convert.h"
 
@@ -40,6 +41,23 @@ absl::Status CheckEnums(const v1::Speculation& speculation) {
   return absl::OkStatus();
 }
 
+// What only the proto can tell: a kind this build does not know arrives as an unknown field of
+// an otherwise empty Constraint, and is refused rather than read as "no constraint". The text
+// itself is the compiler's to judge (the size was checked with the limits).
+absl::Status CheckConstraint(const v1::Constraint& constraint) {
+  if (!constraint.GetReflection()->GetUnknownFields(constraint).empty()) {
+    return absl::InvalidArgumentError(
+        "constraint has a field this server does not know (a newer kind of constraint?)");
+  }
+  if (constraint.has_json_schema() && constraint.json_schema().schema().empty()) {
+    return absl::InvalidArgumentError("constraint.json_schema.schema is empty");
+  }
+  if (constraint.has_grammar() && constraint.grammar().empty()) {
+    return absl::InvalidArgumentError("constraint.grammar is empty");
+  }
+  return absl::OkStatus();
+}
+
 // k, the drafter and the coupling; unset fields take the coordinator's settings.
 void SetSpeculation(const v1::Speculation& s, const GenerateSettings& settings, RoundParams* p) {
   p->speculate = !s.has_enabled() || s.enabled();
@@ -57,7 +75,10 @@ void SetSpeculation(const v1::Speculation& s, const GenerateSettings& settings, 
 
 std::vector<int32_t> StopIds(const v1::GenerateRequest& request, const GenerateSettings& settings) {
   std::vector<int32_t> ids(request.stop_token_ids().begin(), request.stop_token_ids().end());
-  if (!request.ignore_eos()) {
+  // A constrained output ends where its constraint ends, at an end-of-turn id, ignore_eos or
+  // not (the grammar allows nothing else there).
+  const bool constrained = request.constraint().kind_case() != v1::Constraint::KIND_NOT_SET;
+  if (!request.ignore_eos() || constrained) {
     ids.insert(ids.end(), settings.end_of_turn_ids.begin(), settings.end_of_turn_ids.end());
   }
   return ids;
@@ -109,6 +130,8 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   RETURN_IF_ERROR(CheckCounts(request));
   RETURN_IF_ERROR(CheckLogprobsRequest(request));
   RETURN_IF_ERROR(CheckEnums(request.speculation()));
+  RETURN_IF_ERROR(CheckConstraint(request.constraint()));
+  valid.constraint = ConstraintFromProto(request.constraint());
   p.max_tokens = request.max_tokens() > 0 ? request.max_tokens() : settings.default_max_tokens;
   p.logprobs = request.logprobs();
   p.top_logprobs = request.top_logprobs();

@@ -7,7 +7,8 @@
 // (request_limits.h: kInvalidArgument, or kOutOfRange for more token ids than the context);
 // the sampling settings (ValidateSamplerConfig); max_tokens >= 0; speculation.draft_tokens in
 // [0, 16]; the logprobs fields (delta_logprobs.h); speculation.method and coupling known
-// values; then the prompt: non-empty, token ids inside the vocabulary, and what the tokenizer
+// values; the constraint's shape (a kind this build knows; a schema or grammar not empty: it
+// is compiled later, by the coordinator, which names what is wrong inside); then the prompt: non-empty, token ids inside the vocabulary, and what the tokenizer
 // makes of a text or chat (its own errors as they come). All kInvalidArgument naming the
 // field unless said otherwise.
 //
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/grammar/constraint_spec.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_params.h"
 #include "tandem/v1/generator.pb.h"
@@ -43,6 +45,8 @@ struct ValidatedRequest {
   // All but the deadlines, which wait for the session's replicas (Coordinator::Deadlines).
   RoundParams rounds;
   std::vector<std::string> stop_strings;
+  // What the output must match (kNone: nothing), not compiled yet.
+  ConstraintSpec constraint;
 };
 
 // Tokenizes a text or chat prompt (Coordinator::Tokenize).

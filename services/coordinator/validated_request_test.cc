@@ -127,6 +127,31 @@ INSTANTIATE_TEST_SUITE_P(
             "UnknownCoupling",
             [](R& r) { r.mutable_speculation()->set_coupling(static_cast<v1::Coupling>(7)); },
             kInvalid, "speculation.coupling 7 is not a coupling", false},
+        BadRequestCase{"EmptySchema",
+                       [](R& r) { r.mutable_constraint()->mutable_json_schema(); }, kInvalid,
+                       "constraint.json_schema.schema is empty", false},
+        BadRequestCase{"EmptyGrammar", [](R& r) { r.mutable_constraint()->set_grammar(""); },
+                       kInvalid, "constraint.grammar is empty", false},
+        BadRequestCase{"UnknownConstraintKind",
+                       [](R& r) {
+                         // Field 99 of Constraint, as a newer client would send a new kind.
+                         v1::Constraint* c = r.mutable_constraint();
+                         c->GetReflection()->MutableUnknownFields(c)->AddLengthDelimited(
+                             99, "lark grammar");
+                       },
+                       kInvalid,
+                       "constraint has a field this server does not know (a newer kind of "
+                       "constraint?)",
+                       false},
+        BadRequestCase{"ConstraintSizeIsALimit",
+                       [](R& r) { r.mutable_constraint()->set_regex(std::string(2 << 20, 'a')); },
+                       kInvalid, "constraint.regex is 2097152 bytes; the limit is 1048576", false},
+        BadRequestCase{"ConstraintBeforePrompt",
+                       [](R& r) {
+                         r.mutable_constraint()->set_grammar("");
+                         r.set_text("down");
+                       },
+                       kInvalid, "constraint.grammar is empty", false},
         BadRequestCase{"NoPrompt", [](R& r) { r.clear_prompt(); }, kInvalid,
                        "set one of text, chat or token_ids", false},
         BadRequestCase{"EmptyText", [](R& r) { r.set_text(""); }, kInvalid, "prompt text is empty",
@@ -242,6 +267,15 @@ TEST(ValidateGenerateRequestTest, IgnoreEosKeepsOnlyTheRequestsStopIds) {
   EXPECT_THAT(valid.rounds.stop_ids, ElementsAre(7));
 }
 
+TEST(ValidateGenerateRequestTest, AConstrainedOutputStopsAtTheEndOfTurnEvenWithIgnoreEos) {
+  v1::GenerateRequest request = Valid();
+  request.set_ignore_eos(true);
+  request.add_stop_token_ids(7);
+  request.mutable_constraint()->set_regex("a+");
+  ASSERT_OK_AND_ASSIGN(ValidatedRequest valid, Validate(request));
+  EXPECT_THAT(valid.rounds.stop_ids, ElementsAre(7, 2, 3));
+}
+
 TEST(ValidateGenerateRequestTest, AdaptiveDraftSettingAppliesToEveryRequest) {
   GenerateSettings settings = Settings();
   settings.adaptive_draft = true;
@@ -284,6 +318,56 @@ TEST(ValidateGenerateRequestTest, CouplingComesFromSpeculationNotSampling) {
   ASSERT_OK_AND_ASSIGN(ValidatedRequest standard, Validate(request));
   EXPECT_EQ(standard.rounds.sampler.coupling, Coupling::kStandard);
 }
+
+TEST(ValidateGenerateRequestTest, NoConstraintIsNone) {
+  ASSERT_OK_AND_ASSIGN(ValidatedRequest valid, Validate(Valid()));
+  EXPECT_TRUE(valid.constraint.empty());
+  v1::GenerateRequest request = Valid();
+  request.mutable_constraint();  // set but empty: still none
+  ASSERT_OK_AND_ASSIGN(ValidatedRequest empty, Validate(request));
+  EXPECT_TRUE(empty.constraint.empty());
+}
+
+struct ConstraintCase {
+  std::string name;
+  std::function<void(v1::Constraint&)> set;
+  ConstraintSpec::Kind kind;
+  std::string text;
+};
+
+class CarriesTheConstraintTest : public ::testing::TestWithParam<ConstraintCase> {};
+
+TEST_P(CarriesTheConstraintTest, AsTheSpecUncompiled) {
+  const ConstraintCase& c = GetParam();
+  v1::GenerateRequest request = Valid();
+  c.set(*request.mutable_constraint());
+  ASSERT_OK_AND_ASSIGN(ValidatedRequest valid, Validate(request));
+  EXPECT_EQ(valid.constraint.kind, c.kind);
+  EXPECT_EQ(valid.constraint.text, c.text);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, CarriesTheConstraintTest,
+    ::testing::Values(
+        ConstraintCase{"JsonObject", [](v1::Constraint& c) { c.mutable_json_object(); },
+                       ConstraintSpec::Kind::kJsonObject, ""},
+        ConstraintCase{"JsonSchema",
+                       [](v1::Constraint& c) {
+                         c.mutable_json_schema()->set_schema(R"({"type": "boolean"})");
+                       },
+                       ConstraintSpec::Kind::kJsonSchema, R"({"type": "boolean"})"},
+        // Not judged here: the coordinator's compiler names what is wrong inside.
+        ConstraintCase{"BadSchemaIsTheCompilersToJudge",
+                       [](v1::Constraint& c) { c.mutable_json_schema()->set_schema("{"); },
+                       ConstraintSpec::Kind::kJsonSchema, "{"},
+        ConstraintCase{"Grammar", [](v1::Constraint& c) { c.set_grammar(R"(root ::= "a")"); },
+                       ConstraintSpec::Kind::kGrammar, R"(root ::= "a")"},
+        ConstraintCase{"Regex", [](v1::Constraint& c) { c.set_regex("a|b"); },
+                       ConstraintSpec::Kind::kRegex, "a|b"},
+        ConstraintCase{"EmptyRegexMatchesOnlyTheEmptyOutput",
+                       [](v1::Constraint& c) { c.set_regex(""); }, ConstraintSpec::Kind::kRegex,
+                       ""}),
+    [](const ::testing::TestParamInfo<ConstraintCase>& info) { return info.param.name; });
 
 TEST(ValidateGenerateRequestTest, TokenIdsAreThePromptWithoutTheTokenizer) {
   v1::GenerateRequest request;

@@ -312,6 +312,51 @@ def test_errors_come_in_openai_shape_with_their_status():
             assert set(e["error"]) == {"message", "type", "param", "code"}, e
 
 
+SENTENCE = 'root ::= ("Tim" | "Lily" | "Sue") " was " ("happy" | "sad") "."'
+
+
+def test_a_grammar_constrains_the_reply_streamed_and_not():
+    coordinator = STACK.coordinator.metrics
+    before = metric(coordinator, "tandem_constrained_requests_total", 'kind="grammar"')
+    for endpoint in ("chat", "completions"):
+        for temperature in (0, 1):
+            fields = dict(max_tokens=32, temperature=temperature, seed=7, grammar=SENTENCE)
+            plain = chat("Once upon a time", endpoint=endpoint, **fields)
+            text = reply_text(plain)
+            assert re.fullmatch(r"(Tim|Lily|Sue) was (happy|sad)\.", text), (endpoint, text)
+            assert plain["choices"][0]["finish_reason"] == "stop", plain
+            chunks = chat("Once upon a time", endpoint=endpoint, stream=True, **fields)["chunks"]
+            assert streamed_text(chunks) == text, (endpoint, chunks)
+    after = metric(coordinator, "tandem_constrained_requests_total", 'kind="grammar"')
+    assert after - before == 8, (before, after)
+
+
+def test_bad_constraints_are_400_naming_the_culprit():
+    schema = {"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "object"}}}
+    cases = [  # (fields, words in the message)
+        ({"grammar": 'root ::= "a" missing'}, "'missing'"),
+        ({"grammar": "root ::= [0-9]", "regex": "[0-9]"}, "grammar and regex: a request takes "
+         "at most one constraint"),
+        ({"response_format": schema, "grammar": "root ::= [0-9]"},
+         "response_format and grammar: a request takes at most one constraint"),
+        ({"response_format": {"type": "xml"}},
+         "response_format.type: 'xml' is not 'text', 'json_object' or 'json_schema'"),
+        ({"response_format": {"type": "json_schema", "json_schema": {"schema": {}}}},
+         "response_format.json_schema.name: is required"),
+    ]
+    for fields, words in cases:
+        for endpoint in ("chat", "completions"):
+            request = {"model": MODEL, "max_tokens": 4, **fields}
+            request["messages" if endpoint == "chat" else "prompt"] = (
+                [{"role": "user", "content": "Hi"}] if endpoint == "chat" else "Hi")
+            reply = node("generate", endpoint=endpoint, request=request)
+            assert "error" in reply, (fields, reply)
+            e = reply["error"]
+            assert (e["status"], e["name"]) == (400, "BadRequestError"), (fields, e)
+            assert words in e["error"]["message"], (fields, e)
+            assert e["error"]["code"] == "invalid_request", e
+
+
 def test_malformed_and_oversized_bodies_are_refused_in_openai_shape():
     status, body = http("POST", "/v1/chat/completions", b'{"model": "llama", "messages": [')
     assert status == 400 and "the body is not JSON" in body["error"]["message"], body

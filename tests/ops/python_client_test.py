@@ -244,6 +244,44 @@ def test_bad_arguments_exit_2_with_one_line():
         assert r.stdout == "", (args, r.stdout)
 
 
+def test_the_module_sends_at_most_one_constraint():
+    load_stubs()
+    import tandem_client
+    c = tandem_client.Client("127.0.0.1:1", connect_timeout=None)
+    try:
+        schema = {"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}
+        r = c.request("p", response_format={"type": "json_schema",
+                                            "json_schema": {"name": "n", "schema": schema}})
+        assert r.constraint.json_schema.schema == json.dumps(schema), r.constraint
+        assert c.request("p", json_schema='{"type": "integer"}').constraint.json_schema.schema \
+            == '{"type": "integer"}'
+        assert c.request("p", response_format={"type": "json_object"}).constraint \
+            .HasField("json_object")
+        assert c.request("p", grammar='root ::= "a"').constraint.grammar == 'root ::= "a"'
+        assert c.request("p", regex="[0-9]+").constraint.regex == "[0-9]+"
+        for none in ({}, {"response_format": {"type": "text"}}):
+            assert not c.request("p", **none).HasField("constraint"), none
+        # {"type": "text"} is no constraint, so it goes with one.
+        assert c.request("p", response_format={"type": "text"}, regex="a").constraint.regex == "a"
+        for bad, message in [
+                ({"grammar": "g", "regex": "r"}, "give at most one constraint, got grammar, regex"),
+                ({"response_format": {"type": "json_object"}, "json_schema": {}},
+                 "got response_format, json_schema"),
+                ({"response_format": {"type": "xml"}}, "'xml' is not 'text'"),
+                ({"response_format": "json_object"}, "response_format must be a dict"),
+                ({"response_format": {"type": "json_schema", "json_schema": {"name": "n"}}},
+                 "needs json_schema.schema"),
+                ({"json_schema": ["type"]}, "json_schema must be a dict or JSON text")]:
+            try:
+                c.request("p", **bad)
+            except ValueError as e:
+                assert message in str(e), (bad, str(e))
+            else:
+                raise AssertionError(f"{bad} was accepted")
+    finally:
+        c.close()
+
+
 def test_help_exits_0():
     r = client("--help")
     assert r.returncode == 0 and "--server" in r.stdout, r

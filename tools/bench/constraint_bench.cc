@@ -3,12 +3,16 @@
 // vocabulary and the 128,256-token Llama-3 one. For each benchmark constraint (a 20-property
 // JSON Schema, json_object, a GBNF grammar, a regex) it prints
 //  - compile: the median time to compile the constraint (the grammar, not yet any mask);
-//  - first request: the mask times of the first request on a fresh compile (every position's
-//    token sets are computed on first use), their total and maximum;
-//  - mask p50/p99: per generated token, over --reps later requests that share the compile
-//    (what a server with the compile cached sees), each request a fresh TokenConstraint;
+//  - first request: the mask times of the first request on a fresh compile (token sets and
+//    masks are computed on first use), their total and maximum;
+//  - new output p50/p99: per token, over outputs with other content than the first, each
+//    walked once on the compile that served the first (a new request on a cached compile:
+//    the masks of states it shares with earlier requests are cached, new states are not);
+//  - steady p50/p99: all outputs again, --reps times (every state seen before);
 //  - forced: the share of positions where exactly one token was allowed.
 // A request's tokens are the Encode of a valid output text, so the walk follows real tokens.
+// With --model, it instead times greedy decoding of that model with and without the JSON
+// constraints (the issue's "decode with a schema" figure).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -24,11 +28,19 @@
 #include "core/grammar/compiled_constraint.h"
 #include "core/grammar/constraint_grammar.h"
 #include "core/grammar/grammar_matcher.h"
+#include "core/decoder/model.h"
+#include "core/generation/session.h"
+#include "core/kernels/thread_pool.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/tokenizer_loader.h"
 
 ABSL_FLAG(std::string, shared, "", "the shared data folder (default: $TANDEM_SHARED or ../shared)");
 ABSL_FLAG(int, reps, 20, "warm requests per constraint and vocabulary");
+ABSL_FLAG(std::string, model, "",
+          "also time greedy decoding of this GGUF with and without a constraint (e.g. the "
+          "SmolLM2-360M-shape Q8_0 fixture, starcoder vocabulary)");
+ABSL_FLAG(int, n, 64, "with --model: tokens per decode");
+ABSL_FLAG(int, threads, 2, "with --model: threads for the forward pass");
 
 namespace tandem {
 namespace {
@@ -89,19 +101,36 @@ std::vector<BenchCase> Cases() {
         R"("street":"St James's Square","zip":"12345","phone":null,"manager":null,)"
         R"("level":"senior","notes":"Wrote the first published program for the )"
         R"(Analytical Engine.","address":{"line":"12 St James's Square","floor":2},)"
-        R"("history":[{"year":1833,"title":"Met Babbage"},{"year":1843,"title":"Notes"}]})"}},
+        R"("history":[{"year":1833,"title":"Met Babbage"},{"year":1843,"title":"Notes"}]})",
+        R"({"id":7,"name":"Grace Hopper","email":"grace.hopper@navy.mil","age":85,"active":false,)"
+        R"("score":-3.25e2,"role":"editor","tags":[],"created":"1906-12-09",)"
+        R"("uuid":"00000000-0000-4000-8000-00000000abcd","country":"US","city":"Arlington",)"
+        R"("street":"1 Navy Way","zip":"22202","phone":"+1 555 0100","manager":12,)"
+        R"("level":"senior","notes":"Found the moth. COBOL, compilers, nanoseconds.",)"
+        R"("address":{"line":"Pentagon","floor":-1},"history":[]})",
+        R"({"id":1000001,"name":"Tim","email":"t@x.io","age":0,"active":true,"score":0,)"
+        R"("role":"viewer","tags":["a","b","c","d","e","f","g","h"],"created":"2024-02-29",)"
+        R"("uuid":"ffffffff-ffff-4fff-bfff-ffffffffffff","country":"DE","city":"Köln",)"
+        R"("street":"Straße 1","zip":"50667","phone":null,"manager":null,"level":"senior",)"
+        R"("notes":"","address":{"line":"\"quoted\" line","floor":3},)"
+        R"("history":[{"year":2020,"title":"你好"}]})"}},
       {"json_object",
        {ConstraintSpec::Kind::kJsonObject, ""},
        {R"({"city":"Paris","population":2148000,"landmarks":["Eiffel Tower","Louvre"],)"
-        R"("river":{"name":"Seine","length_km":777},"capital":true})"}},
+        R"("river":{"name":"Seine","length_km":777},"capital":true})",
+        R"({"ok":false,"items":[{"id":1,"tags":["x"]},{"id":2,"tags":[]}],"next":null})",
+        R"({"nested":{"a":{"b":{"c":[1,[2,[3]]]}}},"text":"line one\\nline two","n":-0.5e-3})"}},
       {"grammar (GBNF)",
        {ConstraintSpec::Kind::kGrammar,
         "root ::= item (\"\\n\" item)*\n"
         "item ::= \"- \" [A-Za-z ,.']+ \" (\" [0-9]+ \")\"\n"},
-       {"- Buy milk (2)\n- Call the plumber about the kitchen sink (1)\n- Read, think, write (3)"}},
+       {"- Buy milk (2)\n- Call the plumber about the kitchen sink (1)\n- Read, think, write (3)",
+        "- Water the plants (10)\n- Pay rent (1)",
+        "- Book flights to Lisbon, Porto and Faro (42)"}},
       {"regex",
        {ConstraintSpec::Kind::kRegex, R"([A-Z][a-z]+ [A-Z][a-z]+, \d{4}-\d{2}-\d{2}, [a-z]+@[a-z]+\.(com|org))"},
-       {"Grace Hopper, 1906-12-09, grace@navy.org"}},
+       {"Grace Hopper, 1906-12-09, grace@navy.org", "Alan Turing, 1912-06-23, alan@bletchley.org",
+        "Ada Lovelace, 1815-12-10, ada@analytical.com"}},
   };
 }
 
@@ -167,26 +196,88 @@ absl::Status BenchVocabulary(const std::string& label, const Tokenizer& tokenize
       const size_t valid = ValidPrefix(grammar, text);
       if (valid < text.size() || !GrammarMatches(grammar, text)) {
         return absl::InternalError(absl::StrFormat("%s: the output is not a sentence (byte %d: '%s')",
-                                                   c.name, valid, text.substr(valid, 20)));
+                                                   c.name, valid, text.substr(valid > 40 ? valid - 40 : 0, 60)));
       }
       ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(text));
       walks.push_back(std::move(ids));
     }
-    std::vector<double> cold, warm;
+    // The first output on the fresh compile; then each other output once (new content on a
+    // compile that has served one request); then all of them --reps times (steady state).
+    std::vector<double> cold, fresh, steady;
     int64_t forced = 0, positions = 0;
-    for (const auto& w : walks) RETURN_IF_ERROR(Walk(compiled, w, &cold, &forced));
+    RETURN_IF_ERROR(Walk(compiled, walks[0], &cold, &forced));
+    for (size_t w = 1; w < walks.size(); ++w) {
+      RETURN_IF_ERROR(Walk(compiled, walks[w], &fresh, &forced));
+    }
     for (int r = 0; r < reps; ++r) {
-      for (const auto& w : walks) RETURN_IF_ERROR(Walk(compiled, w, &warm, nullptr));
+      for (const auto& w : walks) RETURN_IF_ERROR(Walk(compiled, w, &steady, nullptr));
     }
     for (const auto& w : walks) positions += static_cast<int64_t>(w.size());
     double cold_total = 0;
     for (double s : cold) cold_total += s;
     std::printf(
-        "  %-28s compile %7.2f ms | first request %7.2f ms (max %6.2f ms/token) | "
-        "mask p50 %6.2f us p99 %6.2f us over %zu tokens | forced %.0f%%\n",
+        "  %-24s compile %6.2f ms | first request %7.2f ms (max %6.2f ms/token) | "
+        "new output p50 %5.2f us p99 %6.2f us (%zu tokens) | steady p50 %5.2f us p99 %5.2f us | "
+        "forced %.0f%%\n",
         c.name, 1e3 * Percentile(compile_seconds, 0.5), 1e3 * cold_total,
-        1e3 * Percentile(cold, 1.0), 1e6 * Percentile(warm, 0.5), 1e6 * Percentile(warm, 0.99),
-        warm.size(), 100.0 * forced / std::max<int64_t>(positions, 1));
+        1e3 * Percentile(cold, 1.0), 1e6 * Percentile(fresh, 0.5), 1e6 * Percentile(fresh, 0.99),
+        fresh.size(), 1e6 * Percentile(steady, 0.5), 1e6 * Percentile(steady, 0.99),
+        100.0 * forced / std::max<int64_t>(positions, 1));
+  }
+  return absl::OkStatus();
+}
+
+// Greedy decode of --n tokens after a short prompt, unconstrained and under each JSON
+// constraint, side by side in rounds (medians of --reps rounds); prints tokens per second and
+// the ratio to unconstrained.
+absl::Status BenchDecode(const std::string& path, int n, int threads, int reps) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadGgufModel(path));
+  ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(path));
+  std::vector<int32_t> stops;
+  if (tokenizer.vocabulary().eos_id) stops.push_back(*tokenizer.vocabulary().eos_id);
+  auto vocab = std::make_shared<const ConstraintVocabulary>(
+      ConstraintVocabulary::FromTokenizer(tokenizer, stops));
+  ThreadPool pool(threads);
+  SessionOptions options;
+  options.sampler.temperature = 0;
+  options.context_size = 512;
+  options.stop_ids = stops;
+  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, tokenizer.Encode("Reply in JSON: who was Ada?"));
+  struct Variant {
+    const char* name;
+    std::shared_ptr<const CompiledConstraint> compiled;  // null: unconstrained
+    std::vector<double> tokens_per_second;
+  };
+  std::vector<Variant> variants = {{"unconstrained", nullptr, {}}};
+  for (const BenchCase& c : Cases()) {
+    if (c.spec.kind != ConstraintSpec::Kind::kJsonSchema &&
+        c.spec.kind != ConstraintSpec::Kind::kJsonObject) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto compiled, CompileConstraint(c.spec, vocab));
+    variants.push_back({c.name, compiled, {}});
+  }
+  for (int r = 0; r <= reps; ++r) {  // round 0 warms caches and is not counted
+    for (Variant& v : variants) {
+      ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(*model, pool, options));
+      std::unique_ptr<TokenConstraint> constraint =
+          v.compiled ? NewTokenConstraint(v.compiled) : nullptr;
+      int64_t tokens = 0;
+      const Clock::time_point start = Clock::now();
+      ASSIGN_OR_RETURN(GenerationResult result,
+                       session->Generate(prompt, n, [&](int32_t) { return ++tokens, true; },
+                                         constraint.get()));
+      const double seconds = Since(start);
+      (void)result;
+      if (r > 0 && tokens > 0) v.tokens_per_second.push_back(tokens / seconds);
+    }
+  }
+  const double base = Percentile(variants[0].tokens_per_second, 0.5);
+  std::printf("decode (greedy, %d tokens, prompt %zu, %d threads) on %s:\n", n, prompt.size(),
+              threads, path.c_str());
+  for (const Variant& v : variants) {
+    const double tps = Percentile(v.tokens_per_second, 0.5);
+    std::printf("  %-28s %7.2f tokens/s  %.3fx\n", v.name, tps, base > 0 ? tps / base : 0);
   }
   return absl::OkStatus();
 }
@@ -208,6 +299,15 @@ int Run(const std::vector<std::string>& args) {
       {"starcoder2 (49,152)", shared + "/models/vocab/ggml-vocab-starcoder.gguf", "gpt-2"},
       {"llama-3 (128,256)", shared + "/models/llama3-bpe-tokenizer", "llama-bpe"},
   };
+  if (const std::string model = absl::GetFlag(FLAGS_model); !model.empty()) {
+    const absl::Status status = BenchDecode(model, absl::GetFlag(FLAGS_n),
+                                            absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_reps));
+    if (!status.ok()) {
+      std::fprintf(stderr, "tandem-constraint-bench: %s\n", std::string(status.message()).c_str());
+      return 1;
+    }
+    return 0;
+  }
   for (const Vocab& v : vocabs) {
     LoadOptions options;
     options.pre_tokenizer = v.pre;
@@ -232,7 +332,8 @@ int main(int argc, char** argv) {
       argc, argv,
       {"tandem-constraint-bench", "0.1.0",
        "Times compiling constraints and computing token masks on real vocabularies.\n"
-       "usage: tandem-constraint-bench [--shared DIR] [--reps 20]",
+       "usage: tandem-constraint-bench [--shared DIR] [--reps 20]\n"
+       "       tandem-constraint-bench --model GGUF [--n 64] [--threads 2] [--reps 5]",
        "tools/bench/constraint_bench.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-constraint-bench: %s\n", std::string(args.status().message()).c_str());

@@ -1,5 +1,7 @@
 #include "workers/fuzz/fuzz_requests.h"
 
+#include <string>
+
 namespace tandem::fuzzing {
 
 int32_t ReadTokenId(FuzzReader& in) {
@@ -40,6 +42,47 @@ void ReadSampling(FuzzReader& in, v1::SamplingParams* s) {
   if (set & 16) s->set_repetition_penalty(in.Float());
   if (set & 32) s->set_penalty_window(in.Int());
   if (set & 64) s->set_seed(in.Raw<uint64_t>());
+}
+
+// Up to `max_size` printable ASCII characters and newlines: text a client could send (a
+// proto string must be UTF-8) that reaches the grammar and regex parsers.
+std::string ReadText(FuzzReader& in, size_t max_size) {
+  std::string text = in.Bytes(max_size);
+  for (char& c : text) {
+    const uint8_t b = static_cast<uint8_t>(c) % 96;
+    c = b == 95 ? '\n' : static_cast<char>(' ' + b);
+  }
+  return text;
+}
+
+void ReadConstraint(FuzzReader& in, v1::Constraint* c) {
+  switch (in.Byte() % 10) {
+    case 0:
+    case 1:
+      c->set_grammar(kDigitsGrammar);
+      return;
+    case 2:
+      c->set_grammar("root ::= (\"yes\" | \"no\") \".\"\nspace ::= \" \"?");
+      return;
+    case 3:
+      c->set_grammar("root ::= \"a\" undefined");  // refers to a rule it lacks
+      return;
+    case 4:
+      c->set_grammar(ReadText(in, 48));
+      return;
+    case 5:
+      c->set_regex(ReadText(in, 24));
+      return;
+    case 6:
+      c->mutable_json_object();
+      return;
+    case 7:
+      c->mutable_json_schema()->set_schema(
+          in.Bool() ? R"({"type": "object", "properties": {"a": {"type": "integer"}}})" : "{\"ty");
+      return;
+    default:
+      return;  // none: clears
+  }
 }
 
 }  // namespace tandem::fuzzing

@@ -21,6 +21,13 @@ int32_t ReadTokenId(FuzzReader& in);
 // ordinary or an edge value.
 void ReadSampling(FuzzReader& in, v1::SamplingParams* sampling);
 
+// A grammar whose outputs are digits only: the fuzzers check what constrained workers draw.
+inline constexpr char kDigitsGrammar[] = "root ::= [0-9]+";
+
+// An output constraint: kDigitsGrammar, another valid grammar, a broken one, fuzz text as a
+// grammar or a regex, json_object, a small or a malformed JSON Schema, or none set.
+void ReadConstraint(FuzzReader& in, v1::Constraint* constraint);
+
 }  // namespace tandem::fuzzing
 
 #endif  // TANDEM_WORKERS_FUZZ_FUZZ_REQUESTS_H_

@@ -4,7 +4,8 @@
 // refused, turned into the HTTP error the client would get (http_error.h).
 // Properties: the conversion ends OK or kInvalidArgument; an OK request names a model, sets
 // a prompt, has max_tokens >= 0, survives a protobuf round trip (its strings are valid UTF-8,
-// as gRPC requires) and, streamed or not, has include_usage only with stream; every error
+// as gRPC requires), has include_usage only with stream and at most one constraint, set when
+// sent (a schema that is a JSON object, a grammar not empty); every error
 // body is JSON with a message of at most 1024 bytes. Nothing may crash, hang or exhaust memory.
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,16 @@ void CheckOne(absl::string_view body, OpenAiEndpoint endpoint) {
   TANDEM_FUZZ_ASSERT(g.max_tokens() >= 0, "max_tokens %d", g.max_tokens());
   TANDEM_FUZZ_ASSERT(request->stream || !request->include_usage, "include_usage without stream");
   TANDEM_FUZZ_ASSERT(endpoint == OpenAiEndpoint::kCompletions || g.has_chat(), "chat lost");
+  TANDEM_FUZZ_ASSERT(
+      !g.has_constraint() || g.constraint().kind_case() != v1::Constraint::KIND_NOT_SET,
+      "an empty constraint was sent");
+  if (g.constraint().has_json_schema()) {
+    absl::StatusOr<json::Value> schema = json::Parse(g.constraint().json_schema().schema());
+    TANDEM_FUZZ_ASSERT(schema.ok() && schema->is_object(), "the schema is not a JSON object: %s",
+                       g.constraint().json_schema().schema().c_str());
+  }
+  TANDEM_FUZZ_ASSERT(!g.constraint().has_grammar() || !g.constraint().grammar().empty(),
+                     "an empty grammar");
   std::string wire;
   TANDEM_FUZZ_ASSERT(g.SerializeToString(&wire), "does not serialise");
   v1::GenerateRequest back;

@@ -31,6 +31,13 @@ const char* const kHostile[] = {
     "{\"model\": \"m\", \"prompt\": \"\xff\xfe\"}",
     "{\"model\": \"m\", \"prompt\": \"p\", \"stream_options\": {\"include_usage\": true}}",
     "{\"model\": \"m\", \"prompt\": \"p\", \"max_tokens\": 1, \"max_tokens\": 2}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"grammar\": \"g\", \"regex\": \"r\", "
+    "\"response_format\": {\"type\": \"json_object\"}}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": \"json_schema\", "
+    "\"json_schema\": {\"name\": \"\\u0000\", \"schema\": {\"\\ud800\": 1}}}}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": \"text\", "
+    "\"type\": \"json_object\"}, \"regex\": \"\\u0000\"}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": null}}",
 };
 
 std::vector<fuzzing::Input> Seeds() {
@@ -48,12 +55,21 @@ std::vector<fuzzing::Input> Seeds() {
   std::string deep = "{\"model\": \"m\", \"prompt\": ";
   deep += std::string(100, '[') + std::string(100, ']') + "}";
   seeds.emplace_back(deep.begin(), deep.end());
+  // A schema nested as deep as the parser allows, and one past it.
+  for (int depth : {58, 70}) {
+    std::string schema =
+        "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": "
+        "\"json_schema\", \"json_schema\": {\"name\": \"n\", \"schema\": ";
+    for (int i = 0; i < depth; ++i) schema += "{\"items\": ";
+    schema += "{}" + std::string(depth, '}') + "}}}";
+    seeds.emplace_back(schema.begin(), schema.end());
+  }
   return seeds;
 }
 
 TEST(OpenAiRequestFuzzerReplayTest, KeepsItsPropertiesOnSeedsHostileAndCorruptedBodies) {
   std::vector<fuzzing::Input> seeds = Seeds();
-  ASSERT_GE(seeds.size(), 3u + std::size(kHostile))
+  ASSERT_GE(seeds.size(), 7u + std::size(kHostile))
       << "seed bodies missing in " << TANDEM_OPENAI_SEEDS;
   std::vector<fuzzing::Input> inputs =
       fuzzing::HostileVariants(seeds, /*per_seed=*/200, /*max_truncated=*/400, /*rng_seed=*/15);
