@@ -154,6 +154,76 @@ def test_seeded_sampled_outputs_are_valid_with_and_without_speculation():
     judge(lines)
 
 
+def chi_square_p_value(statistic, dof):
+    """P(X >= statistic) for X ~ chi-square(dof): the regularized upper incomplete gamma
+    Q(dof/2, statistic/2), by its series (x < a + 1) or its continued fraction."""
+    import math
+    a, x = dof / 2.0, statistic / 2.0
+    if x <= 0:
+        return 1.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1:  # P(a, x) = e^-x x^a / Gamma(a) * sum x^n / (a (a+1) ... (a+n))
+        term = total = 1.0 / a
+        n = a
+        while term > total * 1e-15:
+            n += 1
+            term *= x / n
+            total += term
+        return 1.0 - total * math.exp(log_front)
+    # Lentz's method for the continued fraction of Q(a, x).
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = 1 / tiny, 1 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return math.exp(log_front) * h
+
+
+def test_sampled_constrained_outputs_with_a_draft_are_distributed_as_the_targets():
+    # Two-sample chi-square at 0.001 over the first three tokens of a regex-constrained
+    # output: 400 seeds with the model draft (standard coupling) against 400 other seeds with
+    # the target alone. Outputs seen fewer than 10 times in all are pooled.
+    from collections import Counter
+    regex = "(Tom|Sue|Max|Ann|Bob) (ran|sat|ate|hid|saw) [a-z]{1,6}"
+    samples = {}
+    for name, speculation, seeds in (("draft", dict(draft_tokens=4), range(1, 401)),
+                                     ("alone", dict(enabled=False), range(1001, 1401))):
+        counts = Counter()
+        for seed in seeds:
+            r = request("regex", speculation, temperature=1.0, seed=seed)
+            r.constraint.regex = regex
+            r.max_tokens = 3
+            _, ids, _ = generate(r)
+            counts[tuple(ids)] += 1
+        samples[name] = counts
+    total = samples["draft"] + samples["alone"]
+    pooled = {k: ("other" if total[k] < 10 else k) for k in total}
+    cells = sorted(set(pooled.values()), key=str)
+    table = {name: Counter() for name in samples}
+    for name, counts in samples.items():
+        for k, n in counts.items():
+            table[name][pooled[k]] += n
+    assert len(cells) >= 3, cells
+    statistic = 0.0
+    for cell in cells:
+        column = table["draft"][cell] + table["alone"][cell]
+        for name in table:
+            expected = column * 400 / 800
+            statistic += (table[name][cell] - expected) ** 2 / expected
+    p = chi_square_p_value(statistic, len(cells) - 1)
+    assert p > 0.001, (statistic, len(cells), p, table)
+
+
 def node(op, **fields):
     args = {"op": op, "base_url": HTTP + "/v1",
             "request": {"model": MODEL, "max_tokens": 200, "temperature": 0,
