@@ -39,7 +39,9 @@ namespace tandem {
 class Tokenizer;
 
 struct ConstraintCompilerOptions {
-  size_t max_constraints = 64;  // compiled constraints kept (ConstraintCache)
+  // Compiled constraints kept (ConstraintCache). Each holds up to ~16 MiB of token sets and
+  // 256 masks (4 MiB at 128k tokens) once used: the bound keeps a process's share bounded.
+  size_t max_constraints = 16;
   size_t max_vocabularies = 8;  // sets of end ids whose vocabulary is kept
 };
 

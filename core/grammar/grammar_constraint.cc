@@ -96,8 +96,9 @@ void GrammarConstraint::ComputeMask(GrammarMatcher& matcher, const MatcherState&
       }
       continue;
     }
-    const PositionTokens& sets =
+    const std::shared_ptr<const PositionTokens> held =
         tables_.positions->Get(matcher.TopPosition(top), matcher.ParentPosition(top));
+    const PositionTokens& sets = *held;
     if (!sets.accepted_bits.empty()) {
       for (size_t w = 0; w < mask->words.size(); ++w) mask->words[w] |= sets.accepted_bits[w];
     }

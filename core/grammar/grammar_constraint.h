@@ -31,7 +31,7 @@ namespace tandem {
 struct SharedMatcher {
   // Masks kept (then the cache starts over); nodes past which a new SharedMatcher replaces this
   // one for new requests (compiled_constraint.cc).
-  static constexpr size_t kMaxMasks = 512;
+  static constexpr size_t kMaxMasks = 256;
   static constexpr int64_t kMaxNodes = 1 << 21;
 
   explicit SharedMatcher(const Grammar& grammar) : matcher(grammar) {}

@@ -89,17 +89,28 @@ void PositionTokenSets::ComputeFollow(const Grammar& grammar) {
   }
 }
 
-const PositionTokens& PositionTokenSets::Get(int32_t position, int32_t parent_position) {
+std::shared_ptr<const PositionTokens> PositionTokenSets::Get(int32_t position,
+                                                             int32_t parent_position) {
   absl::MutexLock lock(&mutex_);
   const std::pair<int32_t, int32_t> key(position, parent_position);
   auto it = sets_.find(key);
-  if (it == sets_.end()) it = sets_.emplace(key, Compute(position, parent_position)).first;
-  return *it->second;
+  if (it != sets_.end()) return it->second;
+  std::shared_ptr<const PositionTokens> sets = Compute(position, parent_position);
+  const int64_t size = static_cast<int64_t>(
+      sizeof(int32_t) * (sets->accepted_ids.size() + 2 * sets->uncertain.size()) +
+      sizeof(uint64_t) * sets->accepted_bits.size());
+  if (bytes_ + size > kMaxBytes) {
+    sets_.clear();
+    bytes_ = 0;
+  }
+  bytes_ += size;
+  sets_.emplace(key, sets);
+  return sets;
 }
 
-std::unique_ptr<PositionTokens> PositionTokenSets::Compute(int32_t position,
-                                                           int32_t parent_position) {
-  auto out = std::make_unique<PositionTokens>();
+std::shared_ptr<const PositionTokens> PositionTokenSets::Compute(int32_t position,
+                                                                 int32_t parent_position) {
+  auto out = std::make_shared<PositionTokens>();
   std::vector<int32_t> accepted;
   // state[d]: after the first d bytes of the current trie path; escaped[d]: some path
   // finished the alternative before byte d and the byte after it may follow the rule.

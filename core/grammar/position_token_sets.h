@@ -15,6 +15,8 @@
 // long literals have tiny sets, positions inside a string's character class hold most of the
 // vocabulary as `accepted` and only the tokens that close the string as `uncertain`.
 //
+// Bounded: past kMaxBytes of sets the cache starts over (callers keep what they hold).
+//
 // Thread-safe: Get() locks while it computes a position.
 #ifndef TANDEM_CORE_GRAMMAR_POSITION_TOKEN_SETS_H_
 #define TANDEM_CORE_GRAMMAR_POSITION_TOKEN_SETS_H_
@@ -47,12 +49,14 @@ class PositionTokenSets {
   PositionTokenSets(const Grammar& grammar, const TokenTrie& trie,
                     const std::vector<std::string>& token_bytes);
 
+  static constexpr int64_t kMaxBytes = int64_t{16} << 20;
+
   // The sets of a stack topped by byte-set `position` over a frame at `parent_position` (-1:
   // none).
-  const PositionTokens& Get(int32_t position, int32_t parent_position);
+  std::shared_ptr<const PositionTokens> Get(int32_t position, int32_t parent_position);
 
  private:
-  std::unique_ptr<PositionTokens> Compute(int32_t position, int32_t parent_position);
+  std::shared_ptr<const PositionTokens> Compute(int32_t position, int32_t parent_position);
   // FIRST and FOLLOW sets over bytes, per rule; rule_of_ per position of the code.
   void ComputeFollow(const Grammar& grammar);
 
@@ -63,7 +67,8 @@ class PositionTokenSets {
   absl::Mutex mutex_;
   GrammarMatcher matcher_;  // guarded by mutex_
   // By (position, parent position).
-  absl::flat_hash_map<std::pair<int32_t, int32_t>, std::unique_ptr<PositionTokens>> sets_;
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, std::shared_ptr<const PositionTokens>> sets_;
+  int64_t bytes_ = 0;  // held by sets_, roughly
 };
 
 }  // namespace tandem
