@@ -170,6 +170,8 @@ struct GrammarBuilder::Impl {
     const GrammarExpr original = bodies[rule];  // NonEmpty may grow `bodies`
     std::optional<GrammarExpr> body = NonEmpty(original);
     if (!body) {
+      // Nothing refers to it: still, every rule keeps an alternative (one that never matches).
+      lowered[id] = {Alternative{ByteSetId(ByteSet())}};
       non_empty[rule] = -2;
       return -2;
     }

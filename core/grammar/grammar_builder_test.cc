@@ -93,6 +93,22 @@ TEST(GrammarBuilderTest, RefusesWhatIsPastALimitNamingIt) {
   }
 }
 
+TEST(GrammarBuilderTest, ARepetitionOfARuleThatMatchesOnlyNothingLeavesEveryRuleAnAlternative) {
+  // root ::= ("d" | e)+ "x";  e ::= ""   (found by gbnf_fuzzer)
+  GrammarBuilder b;
+  const int32_t root = b.AddRule("root");
+  const int32_t e = b.AddRule("e");
+  ASSERT_THAT(b.DefineRule(e, E::Empty()), IsOk());
+  ASSERT_THAT(b.DefineRule(root, E::Sequence({E::Repeat(E::Choice({E::Literal("d"), E::Rule(e)}),
+                                                         1, kUnbounded),
+                                               E::Literal("x")})),
+              IsOk());
+  ASSERT_OK_AND_ASSIGN(Grammar g, std::move(b).Build(root));
+  for (const std::vector<int32_t>& alternatives : g.rules) EXPECT_FALSE(alternatives.empty());
+  for (const char* text : {"x", "dx", "dddx"}) EXPECT_TRUE(GrammarMatches(g, text)) << text;
+  EXPECT_FALSE(GrammarMatches(g, "d"));
+}
+
 TEST(GrammarBuilderTest, ClassesShareOneHelperRule) {
   GrammarBuilder b;
   const int32_t root = b.AddRule("root");

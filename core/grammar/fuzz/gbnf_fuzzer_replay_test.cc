@@ -48,6 +48,9 @@ std::vector<std::string> HostileGrammars() {
           std::string("\xf4\x8f\xbf\xbf\xef\xbf\xbf\0\xf4\x8f\xbf\xbf", 12),
       "root ::= [\\x00-\\x7f]{10000}" + sep + std::string(10000, 'x'),
       std::string("root ::= \"a\0b\"\0", 15),
+      // A repetition of a rule that matches only the empty string (a rule left without
+      // alternatives once; found by the fuzzer).
+      "root ::=  (\"d\" | e){ 1 ,  } \"x\"#2}{3} \"z\"{0}\ne ::=# [a-" + sep + "ddx",
   };
 }
 
