@@ -7,16 +7,6 @@
 #include "core/tokenizer/tokenizer.h"
 
 namespace tandem {
-namespace {
-
-// Token types (GGUF numbering) whose bytes a constraint may match, as FromTokenizer takes them.
-bool MatchableType(int32_t type) {
-  return type == static_cast<int32_t>(TokenType::kNormal) ||
-         type == static_cast<int32_t>(TokenType::kUserDefined) ||
-         type == static_cast<int32_t>(TokenType::kByte);
-}
-
-}  // namespace
 
 ConstraintCompiler::ConstraintCompiler(std::vector<std::string> token_bytes,
                                        const ConstraintCompilerOptions& options)
@@ -25,7 +15,7 @@ ConstraintCompiler::ConstraintCompiler(std::vector<std::string> token_bytes,
       cache_(options.max_constraints) {}
 
 std::vector<std::string> ConstraintCompiler::TokenBytes(const Tokenizer& tokenizer) {
-  return ConstraintVocabulary::FromTokenizer(tokenizer, {}).token_bytes;
+  return ConstraintTokenBytes(tokenizer);
 }
 
 std::vector<std::string> ConstraintCompiler::TokenBytes(const v1::Vocabulary& vocabulary) {
@@ -33,7 +23,8 @@ std::vector<std::string> ConstraintCompiler::TokenBytes(const v1::Vocabulary& vo
   // A worker sends one type per token; without them every token's bytes count.
   if (vocabulary.token_types_size() == vocabulary.token_bytes_size()) {
     for (size_t id = 0; id < bytes.size(); ++id) {
-      if (!MatchableType(vocabulary.token_types(static_cast<int>(id)))) bytes[id].clear();
+      const auto type = static_cast<TokenType>(vocabulary.token_types(static_cast<int>(id)));
+      if (!ConstraintMatchesType(type)) bytes[id].clear();
     }
   }
   return bytes;

@@ -76,20 +76,26 @@ ConstraintVocabulary Finish(std::vector<std::string> token_bytes, std::vector<in
 
 }  // namespace
 
-ConstraintVocabulary ConstraintVocabulary::FromTokenizer(const Tokenizer& tokenizer,
-                                                         absl::Span<const int32_t> end_ids) {
+bool ConstraintMatchesType(TokenType type) {
+  return type == TokenType::kNormal || type == TokenType::kByte ||
+         type == TokenType::kUserDefined;
+}
+
+std::vector<std::string> ConstraintTokenBytes(const Tokenizer& tokenizer) {
   const Vocabulary& vocab = tokenizer.vocabulary();
   std::vector<std::string> bytes(vocab.tokens.size());
   for (size_t id = 0; id < bytes.size(); ++id) {
-    const TokenType type = vocab.types[id];
-    if (type != TokenType::kNormal && type != TokenType::kByte &&
-        type != TokenType::kUserDefined) {
-      continue;
-    }
+    if (!ConstraintMatchesType(vocab.types[id])) continue;
     absl::StatusOr<absl::string_view> b = tokenizer.TokenBytes(static_cast<int32_t>(id));
     if (b.ok()) bytes[id] = std::string(*b);
   }
-  return Finish(std::move(bytes), std::vector<int32_t>(end_ids.begin(), end_ids.end()));
+  return bytes;
+}
+
+ConstraintVocabulary ConstraintVocabulary::FromTokenizer(const Tokenizer& tokenizer,
+                                                         absl::Span<const int32_t> end_ids) {
+  return Finish(ConstraintTokenBytes(tokenizer),
+                std::vector<int32_t>(end_ids.begin(), end_ids.end()));
 }
 
 ConstraintVocabulary ConstraintVocabulary::FromBytes(std::vector<std::string> token_bytes,
