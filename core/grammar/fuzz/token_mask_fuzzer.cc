@@ -23,7 +23,7 @@ namespace {
 
 constexpr size_t kMaxSteps = 64;
 
-std::shared_ptr<const ConstraintVocabulary> Vocabulary() {
+std::shared_ptr<const ConstraintVocabulary> FuzzVocabulary() {
   static const auto* vocab = [] {
     std::vector<std::string> bytes;
     for (int b = 0; b < 256; ++b) bytes.push_back(std::string(1, static_cast<char>(b)));
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           : input.substr(split + fuzzing::kGbnfTextSeparator.size(), kMaxSteps);
   absl::StatusOr<Grammar> grammar = ParseGbnf(input.substr(0, split), FuzzLimits());
   if (!grammar.ok()) return 0;
-  const std::shared_ptr<const ConstraintVocabulary> vocab = Vocabulary();
+  const std::shared_ptr<const ConstraintVocabulary> vocab = FuzzVocabulary();
   absl::StatusOr<std::shared_ptr<const CompiledConstraint>> compiled =
       CompileGrammarConstraint(*grammar, vocab);
   TANDEM_FUZZ_ASSERT(compiled.ok(), "compile failed: %s", compiled.status().ToString().c_str());
