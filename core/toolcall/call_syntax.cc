@@ -9,15 +9,24 @@ namespace tandem::toolcall {
 
 std::unique_ptr<CallSyntax> NewCallSyntax(ToolCallFormat format) {
   switch (format) {
-    case ToolCallFormat::kNone: return nullptr;
-    case ToolCallFormat::kLlama3Json: return NewLlama3Syntax();
-    case ToolCallFormat::kHermes: return NewHermesSyntax();
-    case ToolCallFormat::kMistral: return NewMistralSyntax();
-    case ToolCallFormat::kFunctionaryV31: return NewFunctionaryV31Syntax();
-    case ToolCallFormat::kFunctionaryV32: return NewFunctionaryV32Syntax();
-    case ToolCallFormat::kFirefunctionV2: return NewFirefunctionSyntax();
-    case ToolCallFormat::kCommandR: return NewCommandRSyntax();
-    case ToolCallFormat::kDeepSeekR1: return NewDeepSeekR1Syntax();
+    case ToolCallFormat::kNone:
+      return nullptr;
+    case ToolCallFormat::kLlama3Json:
+      return NewLlama3Syntax();
+    case ToolCallFormat::kHermes:
+      return NewHermesSyntax();
+    case ToolCallFormat::kMistral:
+      return NewMistralSyntax();
+    case ToolCallFormat::kFunctionaryV31:
+      return NewFunctionaryV31Syntax();
+    case ToolCallFormat::kFunctionaryV32:
+      return NewFunctionaryV32Syntax();
+    case ToolCallFormat::kFirefunctionV2:
+      return NewFirefunctionSyntax();
+    case ToolCallFormat::kCommandR:
+      return NewCommandRSyntax();
+    case ToolCallFormat::kDeepSeekR1:
+      return NewDeepSeekR1Syntax();
   }
   return nullptr;
 }
@@ -62,8 +71,8 @@ void NameReader::Reset(char terminator) {
 
 ScanResult NameReader::Step(char c) {
   if (c == terminator_) return name_.empty() ? ScanResult::kFail : ScanResult::kDone;
-  const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '.' || c == '-';
   if (!allowed || name_.size() >= kMaxName) return ScanResult::kFail;
   name_.push_back(c);
   return ScanResult::kConsumed;
@@ -145,8 +154,7 @@ ScanResult CallObjectReader::StepKey(char c) {
   }
   if (key_ == keys_.name) {
     role_ = Role::kName;
-  } else if (key_ == keys_.arguments ||
-             (!keys_.arguments2.empty() && key_ == keys_.arguments2)) {
+  } else if (key_ == keys_.arguments || (!keys_.arguments2.empty() && key_ == keys_.arguments2)) {
     role_ = Role::kArgs;
   } else if (!keys_.id.empty() && key_ == keys_.id) {
     role_ = Role::kId;

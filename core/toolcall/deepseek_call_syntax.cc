@@ -16,7 +16,7 @@ class DeepSeekR1Syntax : public CallSyntax {
  public:
   const std::vector<CallMarker>& markers() const override {
     static const auto* markers = new std::vector<CallMarker>{
-        {"<｜tool▁calls▁begin｜>"}, {"<｜tool_calls_begin｜>"}, {"<｜tool calls begin｜>"},
+        {"<｜tool▁calls▁begin｜>"},     {"<｜tool_calls_begin｜>"}, {"<｜tool calls begin｜>"},
         {"<｜tool\\_calls\\_begin｜>"}, {"<｜tool▁calls｜>"},
     };
     return *markers;
@@ -45,7 +45,14 @@ class DeepSeekR1Syntax : public CallSyntax {
 
  private:
   enum class State : uint8_t {
-    kCallStart, kFunction, kSep, kName, kFence, kArgs, kCloseFence, kCallEnd
+    kCallStart,
+    kFunction,
+    kSep,
+    kName,
+    kFence,
+    kArgs,
+    kCloseFence,
+    kCallEnd
   };
 
   void NextCall() {
@@ -101,8 +108,6 @@ class DeepSeekR1Syntax : public CallSyntax {
 
 }  // namespace
 
-std::unique_ptr<CallSyntax> NewDeepSeekR1Syntax() {
-  return std::make_unique<DeepSeekR1Syntax>();
-}
+std::unique_ptr<CallSyntax> NewDeepSeekR1Syntax() { return std::make_unique<DeepSeekR1Syntax>(); }
 
 }  // namespace tandem::toolcall

@@ -66,10 +66,10 @@ class JsonValueScanner {
 
   State state_ = State::kValue;
   Number number_ = Number::kMinus;
-  bool key_ = false;          // the string being scanned is an object key
-  int unicode_left_ = 0;      // hex digits still expected in \uXXXX
+  bool key_ = false;               // the string being scanned is an object key
+  int unicode_left_ = 0;           // hex digits still expected in \uXXXX
   const char* literal_ = nullptr;  // the rest of the literal being matched
-  std::string stack_;         // the open brackets, '{' or '['
+  std::string stack_;              // the open brackets, '{' or '['
 };
 
 }  // namespace tandem::toolcall

@@ -58,8 +58,8 @@ TEST(JsonValueScannerTest, FindsTheEndOfEachKindOfValue) {
 }
 
 TEST(JsonValueScannerTest, RefusesNestingDeeperThanTheLimit) {
-  const std::string at_limit = std::string(JsonValueScanner::kMaxDepth, '[') +
-                               std::string(JsonValueScanner::kMaxDepth, ']');
+  const std::string at_limit =
+      std::string(JsonValueScanner::kMaxDepth, '[') + std::string(JsonValueScanner::kMaxDepth, ']');
   EXPECT_EQ(Scan(at_limit).first, ScanResult::kDone);
   const auto [result, at] = Scan(std::string(JsonValueScanner::kMaxDepth + 1, '['));
   EXPECT_EQ(result, ScanResult::kFail);

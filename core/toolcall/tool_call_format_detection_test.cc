@@ -61,8 +61,7 @@ TEST(ToolCallFormatDetectionTest, TemplateWithoutToolsDefersToTheSpecialTokens) 
       "{% endfor %}";
   for (const Case& c : cases) {
     auto has = [&](absl::string_view token) { return token == c.token; };
-    EXPECT_EQ(ToolCallFormatName(DetectToolCallFormat(chatml, has)),
-              ToolCallFormatName(c.format))
+    EXPECT_EQ(ToolCallFormatName(DetectToolCallFormat(chatml, has)), ToolCallFormatName(c.format))
         << c.token;
     EXPECT_EQ(ToolCallFormatName(DetectToolCallFormat("", has)), ToolCallFormatName(c.format))
         << c.token;

@@ -5,8 +5,7 @@
 namespace tandem::toolcall {
 namespace {
 
-constexpr char kAlphanumerics[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr char kAlphanumerics[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 constexpr size_t kAlphanumericCount = sizeof(kAlphanumerics) - 1;
 
 }  // namespace

@@ -103,8 +103,7 @@ class StreamingToolCallParser : public ToolCallParser {
 absl::StatusOr<std::unique_ptr<ToolCallParser>> NewToolCallParser(ToolCallFormat format) {
   std::unique_ptr<CallSyntax> syntax = NewCallSyntax(format);
   if (syntax == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("tool-call format '",
-                                                   ToolCallFormatName(format),
+    return absl::InvalidArgumentError(absl::StrCat("tool-call format '", ToolCallFormatName(format),
                                                    "' has no call syntax to parse"));
   }
   return std::make_unique<StreamingToolCallParser>(std::move(syntax));

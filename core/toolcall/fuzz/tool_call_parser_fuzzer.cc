@@ -44,7 +44,7 @@ class OutputGenerator {
     if (calls == 0) {
       out.expected.content = Text();
       out.text = format == ToolCallFormat::kFunctionaryV32 ? "all\n" + out.expected.content
-                                                            : out.expected.content;
+                                                           : out.expected.content;
       return out;
     }
     for (int i = 0; i < calls; ++i) {
@@ -73,9 +73,8 @@ class OutputGenerator {
     std::vector<std::string> words;
     const int n = 1 + in_.Byte() % 3;
     for (int i = 0; i < n; ++i) {
-      words.push_back(in_.Choose<const char*>(
-          {"Sure", "let me check", "h\xc3\xa9llo", "42", "x<y", "a [b]", "semi;colon",
-           "{brace}", "x>y", "tick`s"}));
+      words.push_back(in_.Choose<const char*>({"Sure", "let me check", "h\xc3\xa9llo", "42", "x<y",
+                                               "a [b]", "semi;colon", "{brace}", "x>y", "tick`s"}));
     }
     return absl::StrJoin(words, " ");
   }
@@ -92,8 +91,7 @@ class OutputGenerator {
         const int n = in_.Byte() % 3;
         for (int i = 0; i < n; ++i) {
           const std::string value = Value(depth + 1, false);
-          items.push_back(is_object ? absl::StrCat(String(), Space(), ":", Space(), value)
-                                    : value);
+          items.push_back(is_object ? absl::StrCat(String(), Space(), ":", Space(), value) : value);
         }
         const std::string inside = absl::StrJoin(items, absl::StrCat(",", Space()));
         return is_object ? absl::StrCat("{", inside, "}") : absl::StrCat("[", inside, "]");
@@ -108,13 +106,14 @@ class OutputGenerator {
   }
 
   std::string String() {
-    return absl::StrCat(
-        "\"",
-        in_.Choose<const char*>({"city", "Paris", "a \\\"q\\\"", "\\u00e9t\\u00e9",
-                                 "<tool_call>", "[TOOL_CALLS]", ">>>all\\n", "```",
-                                 "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>",
-                                 "</function>", "", "back\\\\slash"}),
-        "\"");
+    return absl::StrCat("\"",
+                        in_.Choose<const char*>({"city", "Paris", "a \\\"q\\\"", "\\u00e9t\\u00e9",
+                                                 "<tool_call>", "[TOOL_CALLS]", ">>>all\\n", "```",
+                                                 "<\xef\xbd\x9ctool\xe2\x96\x81"
+                                                 "call\xe2\x96\x81"
+                                                 "end\xef\xbd\x9c>",
+                                                 "</function>", "", "back\\\\slash"}),
+                        "\"");
   }
 
   // The call object of a JSON-object family, keys in a random order.
@@ -147,8 +146,7 @@ class OutputGenerator {
       case ToolCallFormat::kHermes:
         for (const ToolCall& call : calls) {
           absl::StrAppend(&out, Space(), "<tool_call>", Space(),
-                          Object(call, "name", "arguments", "\"x\": [1]"), Space(),
-                          "</tool_call>");
+                          Object(call, "name", "arguments", "\"x\": [1]"), Space(), "</tool_call>");
         }
         return out;
       case ToolCallFormat::kMistral:
@@ -170,21 +168,32 @@ class OutputGenerator {
       case ToolCallFormat::kFirefunctionV2:
         return absl::StrCat(" functools[", Objects(calls, "name", "arguments", "", ", "), "]");
       case ToolCallFormat::kCommandR: {
-        const std::string list = Objects(calls, "tool_name", "parameters",
-                                         "\"tool_call_id\": \"0\"", ",\n    ");
+        const std::string list =
+            Objects(calls, "tool_name", "parameters", "\"tool_call_id\": \"0\"", ",\n    ");
         if (in_.Bool()) return absl::StrCat("<|START_ACTION|>[\n    ", list, "\n]<|END_ACTION|>");
         return absl::StrCat("Action: ```json\n[\n    ", list, "\n]\n```");
       }
       case ToolCallFormat::kDeepSeekR1:
-        out = "\n<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>";
+        out =
+            "\n<\xef\xbd\x9ctool\xe2\x96\x81"
+            "calls\xe2\x96\x81"
+            "begin\xef\xbd\x9c>";
         for (size_t i = 0; i < calls.size(); ++i) {
           absl::StrAppend(&out, i > 0 ? "\n" : "",
-                          "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>"
-                          "function<\xef\xbd\x9ctool\xe2\x96\x81" "sep\xef\xbd\x9c>",
+                          "<\xef\xbd\x9ctool\xe2\x96\x81"
+                          "call\xe2\x96\x81"
+                          "begin\xef\xbd\x9c>"
+                          "function<\xef\xbd\x9ctool\xe2\x96\x81"
+                          "sep\xef\xbd\x9c>",
                           calls[i].name, "\n```json\n", calls[i].arguments,
-                          "\n```<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>");
+                          "\n```<\xef\xbd\x9ctool\xe2\x96\x81"
+                          "call\xe2\x96\x81"
+                          "end\xef\xbd\x9c>");
         }
-        return out + "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>";
+        return out +
+               "<\xef\xbd\x9ctool\xe2\x96\x81"
+               "calls\xe2\x96\x81"
+               "end\xef\xbd\x9c>";
       case ToolCallFormat::kNone:
         break;
     }
@@ -234,8 +243,7 @@ void CheckChunkings(ToolCallFormat format, absl::string_view text, uint32_t seed
   std::vector<absl::string_view> bytes;
   for (size_t i = 0; i < text.size(); ++i) bytes.push_back(text.substr(i, 1));
   const std::string bytewise = Describe(Stream(format, bytes));
-  TANDEM_FUZZ_ASSERT(bytewise == whole, "bytewise: %s\nwhole: %s", bytewise.c_str(),
-                     whole.c_str());
+  TANDEM_FUZZ_ASSERT(bytewise == whole, "bytewise: %s\nwhole: %s", bytewise.c_str(), whole.c_str());
   std::minstd_rand gen(seed);
   std::vector<absl::string_view> chunks;
   for (size_t pos = 0; pos < text.size();) {
