@@ -1,0 +1,47 @@
+// The tool fields of an OpenAI-style chat request as the gRPC request carries them:
+//
+//   tools               [{"type": "function", "function": {"name": N, "description": D,
+//                        "parameters": {...}, "strict": B}}]  -> ChatConversation.tools
+//   tool_choice         "none" | "auto" | "required" |
+//                       {"type": "function", "function": {"name": N}}  -> tool_choice
+//   parallel_tool_calls bool                                  -> parallel_tool_calls
+//   messages[i].tool_calls    [{"id", "type": "function", "function": {"name", "arguments"}}]
+//   messages[i].tool_call_id  (a "tool" turn)
+//
+// The shape is checked here as OpenAI checks it (a function name is 1 to 64 of a-z, A-Z, 0-9,
+// '_', '.', '-'; names unique; `parameters` an object; tool_choice naming a tool that exists;
+// tool_choice without tools refused); what the parameters schema says is for the coordinator's
+// compiler to judge. `strict` is accepted and not used: forced calls always match the schema.
+//
+// Errors are kInvalidArgument naming the field (openai_fields.h).
+// Thread-safe (no state).
+#ifndef TANDEM_SERVICES_COORDINATOR_OPENAI_TOOLS_H_
+#define TANDEM_SERVICES_COORDINATOR_OPENAI_TOOLS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/base/json.h"
+#include "tandem/v1/generator.pb.h"
+
+namespace tandem::openai {
+
+// Whether `key` is a top-level tool field (tools, tool_choice, parallel_tool_calls).
+bool IsToolField(absl::string_view key);
+
+// Reads one top-level tool field into `request` (IsToolField(key)).
+absl::Status ToolField(absl::string_view key, const json::Value& value,
+                       v1::GenerateRequest* request);
+
+// Checks the tool fields together once the body is read (tool_choice names a tool that
+// exists; tool_choice and parallel_tool_calls need tools).
+absl::Status CheckToolFields(const v1::GenerateRequest& request);
+
+// A message's `tool_calls` (field: "messages[i].tool_calls").
+absl::Status MessageToolCalls(absl::string_view field, const json::Value& value,
+                              v1::ChatMessage* message);
+
+}  // namespace tandem::openai
+
+#endif  // TANDEM_SERVICES_COORDINATOR_OPENAI_TOOLS_H_
