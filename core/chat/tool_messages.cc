@@ -20,10 +20,10 @@ std::vector<ChatMessage> ProbeConversation(const ToolCallShape& shape) {
   json::Value arguments = shape.object_arguments
                               ? json::Value(json::Object{{"probe_argument", "probe_value"}})
                               : json::Value(kProbeArguments);
-  json::Object call{{"id", kProbeId},
-                    {"type", "function"},
-                    {"function", json::Object{{"name", "probe_function"},
-                                              {"arguments", std::move(arguments)}}}};
+  json::Object call{
+      {"id", kProbeId},
+      {"type", "function"},
+      {"function", json::Object{{"name", "probe_function"}, {"arguments", std::move(arguments)}}}};
   return {
       {"user", json::Value("probe question"), {}},
       {"assistant", shape.empty_content ? json::Value("") : json::Value(),
@@ -36,8 +36,8 @@ json::Array ProbeTools() {
   json::Object parameters{
       {"type", "object"},
       {"properties",
-       json::Object{{"probe_argument", json::Object{{"type", "string"},
-                                                    {"description", "probe argument"}}}}},
+       json::Object{{"probe_argument",
+                     json::Object{{"type", "string"}, {"description", "probe argument"}}}}},
       {"required", json::Array{"probe_argument"}}};
   return {json::Object{{"type", "function"},
                        {"function", json::Object{{"name", "probe_function"},
@@ -108,8 +108,8 @@ absl::Status PrepareMessage(const ToolCallShape& shape, size_t index, ChatMessag
     return absl::OkStatus();
   }
   if (message->role != "assistant") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "messages[", index, "].tool_calls: only assistant messages make tool calls"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("messages[", index, "].tool_calls: only assistant messages make tool calls"));
   }
   if (!calls->is_array()) return FieldError(index, "tool_calls", "an array of tool calls");
   json::Array& array = calls->as_array();

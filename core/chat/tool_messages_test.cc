@@ -44,8 +44,12 @@ std::vector<ChatMessage> Messages(absl::string_view text) {
 }
 
 const json::Value& Arguments(const ChatMessage& m) {
-  return *m.extra.Find("tool_calls")->as_array()[0].as_object().Find("function")->as_object().Find(
-      "arguments");
+  return *m.extra.Find("tool_calls")
+              ->as_array()[0]
+              .as_object()
+              .Find("function")
+              ->as_object()
+              .Find("arguments");
 }
 
 std::vector<ChatMessage> OneCall(absl::string_view arguments_json) {
@@ -79,10 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
         ArgumentsCase{"EmptyObjectText", true, R"("{}")", json::Object{}},
         ArgumentsCase{"UnparsableTextStays", true, R"("{\"city\": ")", "{\"city\": "},
         ArgumentsCase{"NonObjectTextStays", true, R"("[1, 2]")", "[1, 2]"},
-        ArgumentsCase{"ObjectStays", true, R"({"city": "Paris"})",
-                      json::Object{{"city", "Paris"}}},
-        ArgumentsCase{"TextStaysText", false, R"("{\"city\":\"Paris\"}")",
-                      "{\"city\":\"Paris\"}"},
+        ArgumentsCase{"ObjectStays", true, R"({"city": "Paris"})", json::Object{{"city", "Paris"}}},
+        ArgumentsCase{"TextStaysText", false, R"("{\"city\":\"Paris\"}")", "{\"city\":\"Paris\"}"},
         ArgumentsCase{"ObjectBecomesText", false, R"({"city": "Zürich", "n": [1]})",
                       "{\"city\": \"Zürich\", \"n\": [1]}"}),
     [](const ::testing::TestParamInfo<ArgumentsCase>& info) {
@@ -156,8 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"NotAnArray",
                       std::string("[") + kUser + R"({"role": "assistant", "tool_calls": {}}])",
                       "messages[1].tool_calls: expected an array of tool calls"},
-        MalformedCase{"OnAUserMessage",
-                      R"([{"role": "user", "content": "hi", "tool_calls": [1]}])",
+        MalformedCase{"OnAUserMessage", R"([{"role": "user", "content": "hi", "tool_calls": [1]}])",
                       "messages[0].tool_calls: only assistant messages make tool calls"},
         MalformedCase{"CallNotAnObject",
                       std::string("[") + kUser + R"({"role": "assistant", "tool_calls": [
@@ -209,7 +210,8 @@ TEST(ToolTemplateContextTest, ToolsAndFirefunctionsVariables) {
   EXPECT_EQ(*context.Find("tools"), json::Value(Tools()));
   json::SerializeOptions indented;
   indented.indent = 2;
-  EXPECT_EQ(*context.Find("functions"), json::Value(json::Serialize(json::Value(Tools()), indented)));
+  EXPECT_EQ(*context.Find("functions"),
+            json::Value(json::Serialize(json::Value(Tools()), indented)));
   EXPECT_EQ(*context.Find("datetime"), json::Value("Jul 26 2024 00:00:00 GMT"));
 }
 

@@ -41,9 +41,8 @@ struct DetectCase {
 class DetectReasoningFormatTest : public ::testing::TestWithParam<DetectCase> {};
 
 TEST_P(DetectReasoningFormatTest, FromTheSharedTemplate) {
-  ASSERT_OK_AND_ASSIGN(std::string source,
-                       ReadSharedFile(std::string("models/chat_templates/") +
-                                      GetParam().template_file));
+  ASSERT_OK_AND_ASSIGN(std::string source, ReadSharedFile(std::string("models/chat_templates/") +
+                                                          GetParam().template_file));
   EXPECT_EQ(DetectReasoningFormat(source, NoTokens), GetParam().expected);
 }
 

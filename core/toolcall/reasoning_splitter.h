@@ -74,8 +74,8 @@ class ReasoningSplitter {
 
   const bool starts_in_reasoning_;
   State state_;
-  std::string held_;          // kOpening: the whitespace and partial "<think>" seen so far
-  size_t tag_matched_ = 0;    // bytes of the tag (kOpening: "<think>"; kReasoning: "</think>")
+  std::string held_;           // kOpening: the whitespace and partial "<think>" seen so far
+  size_t tag_matched_ = 0;     // bytes of the tag (kOpening: "<think>"; kReasoning: "</think>")
   std::string pending_space_;  // kReasoning: whitespace that only later text can keep
   bool reasoning_started_ = false;  // kReasoning: some reasoning was emitted
 };

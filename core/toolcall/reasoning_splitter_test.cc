@@ -19,7 +19,8 @@ struct Split {
 };
 
 // Feeds `text` cut at `cuts` (ascending offsets), then finishes.
-Split FeedChunks(absl::string_view text, bool starts_in_reasoning, const std::vector<size_t>& cuts) {
+Split FeedChunks(absl::string_view text, bool starts_in_reasoning,
+                 const std::vector<size_t>& cuts) {
   ReasoningSplitter splitter(starts_in_reasoning);
   Split split;
   size_t begin = 0;
@@ -164,8 +165,9 @@ Split Reference(absl::string_view text, bool starts_in_reasoning) {
 // Random outputs made of tag pieces, whitespace and text, cut at random places: every cutting
 // gives the reference's split (fixed seed; 3000 outputs, 8 cuttings each).
 TEST(ReasoningSplitterTest, AnyChunkingGivesTheSameSplitAsTheWholeText) {
-  const std::vector<std::string> pieces = {"<think>", "</think>", "<", "</", "<thi", "</thin",
-                                           "think", ">", " ", "\n", "\t", "a", "bc", "日"};
+  const std::vector<std::string> pieces = {"<think>", "</think>", "<",  "</", "<thi",
+                                           "</thin",  "think",    ">",  " ",  "\n",
+                                           "\t",      "a",        "bc", "日"};
   std::mt19937 rng(28);
   for (int n = 0; n < 3000; ++n) {
     std::string text;
