@@ -4,7 +4,8 @@ family's real chat template (../shared/models/chat_templates, read at generation
 special tokens encode to single ids of the type the real model's GGUF gives them, and whose EOS
 is the real model's; the chat-template engine (tandem-tokenize) renders a whole tool
 conversation (tools, an assistant call, the tool's result, the generation prompt) with it, and
-the family's tokens in that render tokenize to their single ids. --token-bias TEXT=VALUE adds
+the family's tokens in that render tokenize to their single ids, from the GGUF and from the
+Hugging Face folder (--out-hf) alike. --token-bias TEXT=VALUE adds
 about VALUE to that token's logit at every position, and nothing to any other (tandem-logits
 against the same fixture built with TEXT=0), so that greedy decoding writes it first.
 
@@ -151,7 +152,7 @@ def render(folder, v, args_as_string):
 
 def check_family(folder, family):
     eos, specials, call_text, _, args_as_string = FAMILIES[family]
-    gguf = make(folder, family)
+    gguf = make(folder, family, "--out-hf", os.path.join(folder, "hf"))
     v = gguf_vocab(gguf)
     with open(os.path.join(TEMPLATES, ft.TOOL_TEMPLATES[family]), encoding="utf-8") as f:
         assert v.chat_template == f.read(), "the GGUF's template is not the shared file"
@@ -166,7 +167,8 @@ def check_family(folder, family):
     ids = tokenize(gguf, rendered)
     for text in specials:
         assert ids.count(v.tokens.index(text)) == rendered.count(text), (text, rendered)
-    return gguf, v, tokenize(gguf, rendered)
+    assert tokenize(os.path.join(folder, "hf"), rendered) == ids, "the HF folder differs"
+    return gguf, v, ids
 
 
 def test_each_tool_family_embeds_its_template_tokens_and_eos():
@@ -179,6 +181,30 @@ def test_each_tool_family_embeds_its_template_tokens_and_eos():
             except AssertionError as e:
                 failures.append(f"{family}: {e}")
     assert not failures, "\n".join(failures)
+
+
+# The "special" flags of the real models' tokenizer_config.json, which the HF folder keeps
+# (a GGUF makes the ones that look special control tokens all the same).
+HF_SPECIAL = {
+    "hermes": {"<|im_end|>": True, "<tool_call>": False, "</tool_call>": False},
+    "mistral-nemo": {"[TOOL_CALLS]": True, "[INST]": True, "</s>": True},
+    "command-r": {"<|START_OF_TURN_TOKEN|>": False, "<|END_OF_TURN_TOKEN|>": True,
+                  "<|CHATBOT_TOKEN|>": False, "<BOS_TOKEN>": True},
+    "deepseek-r1": {R1_EOS: True, "<\uff5cUser\uff5c>": False, "<think>": False,
+                    TOOL_CALLS_BEGIN: False},
+    "llama3.1": {"<|python_tag|>": True, "<|eot_id|>": True},
+}
+
+
+def test_the_hf_folder_keeps_each_models_special_flags():
+    for family, flags in HF_SPECIAL.items():
+        with tempfile.TemporaryDirectory() as folder:
+            make(folder, family, "--out-hf", os.path.join(folder, "hf"))
+            with open(os.path.join(folder, "hf", "tokenizer_config.json"),
+                      encoding="utf-8") as f:
+                decoder = json.load(f)["added_tokens_decoder"].values()
+            got = {t["content"]: t["special"] for t in decoder if t["content"] in flags}
+            assert got == flags, (family, got)
 
 
 def logits(folder, model, ids, name):
