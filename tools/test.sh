@@ -70,6 +70,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
   fuzz_targets="$fuzz_targets regex_fuzzer make_regex_seeds regex_compiler_test"
   # JSON Schema.
   fuzz_targets="$fuzz_targets json_schema_fuzzer make_json_schema_seeds json_schema_compiler_test"
+  # The reasoning split (<think>…</think>) of what the model writes.
+  fuzz_targets="$fuzz_targets reasoning_splitter_fuzzer make_reasoning_seeds reasoning_splitter_test"
   if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
          -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
@@ -79,11 +81,13 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_tests="$fuzz_tests|gbnf|token_mask"
     fuzz_tests="$fuzz_tests|regex"
     fuzz_tests="$fuzz_tests|json_schema"
+    fuzz_tests="$fuzz_tests|reasoning_splitter"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
     unit_tests="$unit_tests|RegexCompilerTest"
     unit_tests="$unit_tests|JsonSchemaCompilerTest"
+    unit_tests="$unit_tests|ReasoningSplitterTest|Outputs/ReasoningSplitterTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.
     sanitized_unit_tests="^(${unit_tests})\\."
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \
