@@ -369,7 +369,6 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, OpenAiE
   if (r.generate.constraint().kind_case() == v1::Constraint::KIND_NOT_SET) {
     r.generate.clear_constraint();  // {"type": "text"}: none, as when unset
   }
-  if (chat) RETURN_IF_ERROR(openai::CheckToolFields(r.generate));
   if (chat && r.generate.top_logprobs() > 0 && !r.generate.logprobs()) {
     return Invalid("top_logprobs", "needs logprobs: true");
   }

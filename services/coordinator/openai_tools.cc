@@ -124,23 +124,6 @@ absl::Status ToolField(absl::string_view key, const Value& value, v1::GenerateRe
   return absl::OkStatus();
 }
 
-absl::Status CheckToolFields(const v1::GenerateRequest& request) {
-  const bool has_tools = request.has_chat() && request.chat().tools_size() > 0;
-  if (!has_tools) {
-    const v1::ToolChoice::Mode mode = request.tool_choice().mode();
-    if (mode == v1::ToolChoice::MODE_REQUIRED || mode == v1::ToolChoice::MODE_FUNCTION) {
-      return Invalid("tool_choice", "needs tools");
-    }
-    return absl::OkStatus();
-  }
-  if (request.tool_choice().mode() != v1::ToolChoice::MODE_FUNCTION) return absl::OkStatus();
-  for (const v1::Tool& tool : request.chat().tools()) {
-    if (tool.name() == request.tool_choice().function()) return absl::OkStatus();
-  }
-  return Invalid("tool_choice.function.name",
-                 absl::StrCat("'", request.tool_choice().function(), "' is not one of the tools"));
-}
-
 absl::Status MessageToolCalls(absl::string_view field, const Value& value,
                               v1::ChatMessage* message) {
   if (!value.is_array()) return WrongType(field, "an array", value);

@@ -9,9 +9,9 @@
 //   messages[i].tool_call_id  (a "tool" turn)
 //
 // The shape is checked here as OpenAI checks it (a function name is 1 to 64 of a-z, A-Z, 0-9,
-// '_', '.', '-'; names unique; `parameters` an object; tool_choice naming a tool that exists;
-// tool_choice without tools refused); what the parameters schema says is for the coordinator's
-// compiler to judge. `strict` is accepted and not used: forced calls always match the schema.
+// '_', '.', '-'; names unique; `parameters` an object); how the fields fit together (a
+// tool_choice naming a tool that exists) is the coordinator's to judge, for gRPC and HTTP
+// alike (reply_syntax.h), and what the parameters schema says its compiler's. `strict` is accepted and not used: forced calls always match the schema.
 //
 // Errors are kInvalidArgument naming the field (openai_fields.h).
 // Thread-safe (no state).
@@ -33,10 +33,6 @@ bool IsToolField(absl::string_view key);
 // Reads one top-level tool field into `request` (IsToolField(key)).
 absl::Status ToolField(absl::string_view key, const json::Value& value,
                        v1::GenerateRequest* request);
-
-// Checks the tool fields together once the body is read (tool_choice names a tool that
-// exists; tool_choice and parallel_tool_calls need tools).
-absl::Status CheckToolFields(const v1::GenerateRequest& request);
 
 // A message's `tool_calls` (field: "messages[i].tool_calls").
 absl::Status MessageToolCalls(absl::string_view field, const json::Value& value,
