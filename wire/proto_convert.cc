@@ -61,6 +61,7 @@ ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
       return {Kind::kGrammar, proto.grammar()};
     case v1::Constraint::kRegex:
       return {Kind::kRegex, proto.regex()};
+    case v1::Constraint::kToolCalls:  // not yet: the tool-call grammar lands next
     case v1::Constraint::KIND_NOT_SET:
       break;
   }
