@@ -82,6 +82,7 @@ void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto) {
     case Kind::kRegex:
       proto->set_regex(spec.text);
       return;
+    case Kind::kToolCalls:  // no proto field yet (#28's proto change adds one)
     case Kind::kNone:
       break;
   }
