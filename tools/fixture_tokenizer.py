@@ -9,6 +9,30 @@ and as a Hugging Face folder's tokenizer.json, tokenizer_config.json and generat
   phi3    SentencePiece with Phi-3's chat tokens after the base vocabulary; <|end|>
   gemma   SentencePiece without a dummy prefix, <pad> <eos> <bos> <unk> first; <end_of_turn>
 
+The tool-call families (issue 28) are byte-level BPE vocabularies with the special tokens of
+the models whose tool-call syntax Tandem parses, and name the model's real chat template
+(TOOL_TEMPLATES: a file of ../shared/models/chat_templates that make_fixture_model embeds at
+generation time; it is never copied here):
+
+  llama3.1             Llama 3.1's tokens; EOS <|eot_id|>, EOM <|eom_id|>, <|python_tag|>
+  hermes               Qwen2.5-Instruct: ChatML, <tool_call> </tool_call> user-defined
+  mistral-nemo         Mistral Nemo: <unk> <s> </s> [INST] [/INST] [AVAILABLE_TOOLS]
+                       [/AVAILABLE_TOOLS] [TOOL_RESULTS] [/TOOL_RESULTS] [TOOL_CALLS] as
+                       control ids 0..9 (pre-tokenizer qwen2 stands in for tekken's)
+  functionary-v3.1     Llama 3.1's tokens, functionary's v3.1 template
+  functionary-v3.2     Llama 3.1's tokens, functionary's v3.2 template
+  firefunction-v2      Llama 3.0's tokens (no <|eom_id|>, <|python_tag|>); EOS <|eot_id|>
+  command-r            Cohere's: <PAD> .. <EOP_TOKEN> ids 0..7, the turn tokens; EOS
+                       <|END_OF_TURN_TOKEN|>; the command-r-plus tool_use template
+  deepseek-r1          R1-Distill-Qwen's tokens and R1's tool tokens (<｜tool▁calls▁begin｜>
+                       ...), llama.cpp's tool-capable R1 template (it opens with <think>)
+  deepseek-r1-distill  R1-Distill-Qwen's tokens alone (the distills spell the tool markers
+                       in plain text), the distill's own template
+
+Added tokens have the type llama.cpp's converter gives them in a GGUF: control when
+tokenizer_config.json calls them special or their text looks special (<|...|>, <｜...｜>),
+else user-defined; the HF files keep each model's own "special" flag (hf_not_special).
+
 Also turns a copied GGUF tokenizer (--vocab-from) into tokenizer.json: SentencePiece scores
 become BPE merges (each merge ranked by the score of the piece it makes), byte-level merges are
 copied. The chat templates are this project's own renderings of each family's format.
@@ -25,6 +49,10 @@ WORDS = ["the", "a", "and", "to", "was", "once", "upon", "time", "there", "littl
          "hi", "tell", "me", "story", "more", "please", "you", "are", "helpful", "what", "is",
          "it", "of", "in", "user", "assistant", "system", "model", "girl", "named", "lily"]
 CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?'\n"
+# More words for the tool-call families (their normal tokens spell JSON and identifiers from
+# the 256 byte tokens; these make calls shorter).
+TOOL_WORDS = ["name", "arguments", "parameters", "function", "get", "weather", "city",
+              "location", "unit", "true", "false", "null", "json", "call", "tool"]
 
 TEMPLATES = {
     "llama2": (
@@ -77,6 +105,8 @@ class Vocab:
         self.chat_template = None
         self.stop_ids = []  # generation_config.json's eos_token_id list
         self.rstrip = set()  # added tokens that absorb the whitespace after them
+        self.hf_not_special = set()  # control in the GGUF, "special": false in the HF files
+        self.template_file = None  # a file of ../shared/models/chat_templates to embed
 
     def add(self, text, ttype=NORMAL, score=0.0):
         self.tokens.append(text)
@@ -139,30 +169,158 @@ def spm_vocab(specials_first, specials_last, space_prefix):
     return v
 
 
-def bpe_vocab(pre, specials):
-    """The 256 byte characters, "\\n\\n", merges building every word left to right and then
-    the word after a space, then the special tokens."""
+def looks_special(text):
+    """llama.cpp's convert_hf_to_gguf makes an added token that tokenizer_config.json does not
+    call special a control token all the same when its text looks like one."""
+    return ((text.startswith("<|") and text.endswith("|>")) or
+            (text.startswith("<\uff5c") and text.endswith("\uff5c>")))
+
+
+def added(text, special):
+    """An added token as (text, GGUF type, the HF "special" flag)."""
+    return (text, CONTROL if special or looks_special(text) else USER_DEFINED, special)
+
+
+def bpe_vocab(pre, specials, leading=(), words=WORDS):
+    """`leading` tokens, the 256 byte characters, "\\n\\n", merges building every word left
+    to right and then the word after a space, then the special tokens: (text, type) or (text,
+    type, HF special flag)."""
     alphabet = byte_alphabet()
     v = Vocab("gpt2")
     v.pre = pre
+    for entry in leading:
+        v.add(entry[0], entry[1])
     for b in range(256):
         v.add(alphabet[b])
     space, newline = alphabet[ord(" ")], alphabet[ord("\n")]
     v.merges.append((newline, newline))
     v.add(newline + newline)
-    for word in WORDS:
+    for word in words:
         for k in range(2, len(word) + 1):
             if word[:k] not in v.tokens:
                 v.merges.append((word[:k - 1], word[k - 1]))
                 v.add(word[:k])
         v.merges.append((space, word))
         v.add(space + word)
-    for text, ttype in specials:
-        v.add(text, ttype)
+    for entry in specials:
+        v.add(entry[0], entry[1])
+    for entry in list(leading) + list(specials):
+        if len(entry) > 2 and not entry[2] and entry[1] == CONTROL:
+            v.hf_not_special.add(v.id(entry[0]))
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# The tool-call families (issue 28). The token lists, their order, the "special" flags and the
+# EOS / stop ids are those of each model's tokenizer_config.json and generation_config.json
+# (added tokens the fixtures do not need, e.g. reserved or vision ones, are left out).
+
+LLAMA31_TOKENS = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+                  "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>",
+                  "<|reserved_special_token_2|>", "<|start_header_id|>", "<|end_header_id|>",
+                  "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
+# Llama 3.0 (firefunction-v2's base) had reserved tokens where 3.1 has these three.
+LLAMA30_RENAMED = {"<|finetune_right_pad_id|>": "<|reserved_special_token_2|>",
+                   "<|reserved_special_token_2|>": "<|reserved_special_token_3|>",
+                   "<|eom_id|>": "<|reserved_special_token_4|>",
+                   "<|python_tag|>": "<|reserved_special_token_5|>"}
+DEEPSEEK_R1_DISTILL_TOKENS = [  # R1-Distill-Qwen's renames of Qwen2.5's added tokens
+    ("<\uff5cend\u2581of\u2581sentence\uff5c>", True), ("<\uff5cUser\uff5c>", False),
+    ("<\uff5cAssistant\uff5c>", False), ("<\uff5cbegin\u2581of\u2581sentence\uff5c>", True),
+    ("<|EOT|>", False), ("<think>", False), ("</think>", False),
+    ("<tool_call>", False), ("</tool_call>", False)]
+DEEPSEEK_R1_TOOL_TOKENS = [  # DeepSeek-R1's (V3's) tool tokens, added tokens not special
+    "<\uff5ctool\u2581calls\u2581begin\uff5c>", "<\uff5ctool\u2581calls\u2581end\uff5c>",
+    "<\uff5ctool\u2581call\u2581begin\uff5c>", "<\uff5ctool\u2581call\u2581end\uff5c>",
+    "<\uff5ctool\u2581outputs\u2581begin\uff5c>", "<\uff5ctool\u2581outputs\u2581end\uff5c>",
+    "<\uff5ctool\u2581output\u2581begin\uff5c>", "<\uff5ctool\u2581output\u2581end\uff5c>",
+    "<\uff5ctool\u2581sep\uff5c>"]
+MISTRAL_CONTROL = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]",
+                   "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]"]
+COHERE_CONTROL = ["<PAD>", "<UNK>", "<CLS>", "<SEP>", "<MASK_TOKEN>", "<BOS_TOKEN>",
+                  "<EOS_TOKEN>", "<EOP_TOKEN>"]
+COHERE_TURN_TOKENS = [("<|START_OF_TURN_TOKEN|>", False), ("<|END_OF_TURN_TOKEN|>", True),
+                      ("<|YES_TOKEN|>", False), ("<|NO_TOKEN|>", False),
+                      ("<|GOOD_TOKEN|>", False), ("<|BAD_TOKEN|>", False),
+                      ("<|USER_TOKEN|>", False), ("<|CHATBOT_TOKEN|>", False),
+                      ("<|SYSTEM_TOKEN|>", False)]
+TOOL_TEMPLATES = {
+    "llama3.1": "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "hermes": "Qwen-Qwen2.5-7B-Instruct.jinja",
+    "mistral-nemo": "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    "functionary-v3.1": "meetkai-functionary-medium-v3.1.jinja",
+    "functionary-v3.2": "meetkai-functionary-medium-v3.2.jinja",
+    "firefunction-v2": "fireworks-ai-llama-3-firefunction-v2.jinja",
+    "command-r": "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+    "deepseek-r1": "llama-cpp-deepseek-r1.jinja",
+    "deepseek-r1-distill": "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+}
+BASE_FAMILIES = ["llama2", "llama3", "qwen2", "qwen3", "phi3", "gemma"]
+FAMILIES = BASE_FAMILIES + list(TOOL_TEMPLATES)
+
+
+def llama3_tool_vocab(renamed):
+    """Llama 3's tokens (all special); EOS <|eot_id|> as the Instruct models name it."""
+    names = [renamed.get(n, n) for n in LLAMA31_TOKENS]
+    v = bpe_vocab("llama-bpe", [(n, CONTROL, True) for n in names],
+                  words=WORDS + TOOL_WORDS)
+    v.bos, v.add_bos = v.id("<|begin_of_text|>"), True
+    v.eos = v.eot = v.end_of_turn = v.id("<|eot_id|>")
+    if "<|eom_id|>" in v.tokens:
+        v.eom = v.id("<|eom_id|>")
+    v.stop_ids = [i for i in (v.id("<|end_of_text|>"), v.eom, v.eot) if i is not None]
+    return v
+
+
+def deepseek_r1_vocab(tool_tokens):
+    specials = [added(t, s) for t, s in DEEPSEEK_R1_DISTILL_TOKENS]
+    specials += [added(t, False) for t in tool_tokens]
+    v = bpe_vocab("deepseek-r1-qwen", specials, words=WORDS + TOOL_WORDS)
+    v.bos = v.id("<\uff5cbegin\u2581of\u2581sentence\uff5c>")
+    v.eos = v.pad = v.end_of_turn = v.id("<\uff5cend\u2581of\u2581sentence\uff5c>")
+    v.add_bos, v.stop_ids = True, [v.eos]
+    return v
+
+
+def tool_family_vocab(family):
+    if family in ("llama3.1", "functionary-v3.1", "functionary-v3.2"):
+        v = llama3_tool_vocab({})
+    elif family == "firefunction-v2":
+        v = llama3_tool_vocab(LLAMA30_RENAMED)
+    elif family == "hermes":
+        specials = [added("<|endoftext|>", True), added("<|im_start|>", True),
+                    added("<|im_end|>", True), added("<tool_call>", False),
+                    added("</tool_call>", False)]
+        v = bpe_vocab("qwen2", specials, words=WORDS + TOOL_WORDS)
+        v.pad = v.id("<|endoftext|>")
+        v.eos = v.end_of_turn = v.id("<|im_end|>")
+        v.stop_ids = [v.eos, v.pad]
+    elif family == "mistral-nemo":
+        # Tekken's pre-tokenizer is not one Tandem implements; qwen2's also splits digits.
+        v = bpe_vocab("qwen2", [], leading=[(t, CONTROL, True) for t in MISTRAL_CONTROL],
+                      words=WORDS + TOOL_WORDS)
+        v.unk, v.bos, v.eos, v.add_bos = 0, 1, 2, True
+        v.end_of_turn, v.stop_ids = v.eos, [v.eos]
+    elif family == "command-r":
+        v = bpe_vocab("command-r", [added(t, s) for t, s in COHERE_TURN_TOKENS],
+                      leading=[(t, CONTROL, True) for t in COHERE_CONTROL],
+                      words=WORDS + TOOL_WORDS)
+        v.pad, v.bos, v.add_bos = v.id("<PAD>"), v.id("<BOS_TOKEN>"), True
+        v.eos = v.end_of_turn = v.id("<|END_OF_TURN_TOKEN|>")
+        v.stop_ids = [v.eos]
+    elif family == "deepseek-r1":
+        v = deepseek_r1_vocab(DEEPSEEK_R1_TOOL_TOKENS)
+    else:  # deepseek-r1-distill
+        v = deepseek_r1_vocab([])
+    v.template_file = TOOL_TEMPLATES[family]
     return v
 
 
 def family_vocab(family):
+    """The vocabulary of `family` (FAMILIES). A tool-call family's template is left for the
+    caller to read: v.template_file names it."""
+    if family in TOOL_TEMPLATES:
+        return tool_family_vocab(family)
     if family == "llama2":
         v = spm_vocab([("<unk>", UNKNOWN), ("<s>", CONTROL), ("</s>", CONTROL)], [], True)
         v.bos, v.eos, v.unk, v.add_bos, v.end_of_turn = 1, 2, 0, True, 2
@@ -347,11 +505,11 @@ def byte_level_pre_tokenizer(pre):
                   "use_regex": False}
     if pre in ("llama-bpe", "llama3", "llama-v3"):
         steps = [split(LLAMA3_REGEX)]
-    elif pre in ("qwen2", "qwen2.5"):
+    elif pre in ("qwen2", "qwen2.5", "deepseek-r1-qwen"):
         steps = [split(QWEN2_REGEX)]
     elif pre in (None, "gpt-2", "default"):
         steps, byte_level = [], dict(byte_level, use_regex=True)
-    elif pre in ("starcoder", "smollm"):
+    elif pre in ("starcoder", "smollm", "command-r"):
         steps = [{"type": "Digits", "individual_digits": True}]
         byte_level = dict(byte_level, use_regex=True)
     else:
@@ -374,7 +532,8 @@ def bos_template(v):
 def tokenizer_json(v):
     added = [{"id": i, "content": t, "single_word": False, "lstrip": False,
               "rstrip": i in v.rstrip,
-              "normalized": False, "special": v.types[i] in (CONTROL, UNKNOWN)}
+              "normalized": False,
+              "special": v.types[i] in (CONTROL, UNKNOWN) and i not in v.hf_not_special}
              for i, t in enumerate(v.tokens) if v.types[i] in (CONTROL, UNKNOWN, USER_DEFINED)]
     doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added}
     if v.model == "llama":
@@ -425,7 +584,8 @@ def write_hf_tokenizer(folder, v, context):
               False, "model_max_length": context,
               "tokenizer_class": "LlamaTokenizerFast" if v.model == "llama"
               else "PreTrainedTokenizerFast",
-              "added_tokens_decoder": {str(i): {"content": t, "special": v.types[i] != USER_DEFINED}
+              "added_tokens_decoder": {str(i): {"content": t, "special": v.types[i] != USER_DEFINED
+                                                and i not in v.hf_not_special}
                                        for i, t in enumerate(v.tokens)
                                        if v.types[i] in (CONTROL, UNKNOWN, USER_DEFINED)}}
     if v.model == "llama" or not v.add_bos:  # Llama 3's BOS comes from its post-processor

@@ -70,6 +70,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
   fuzz_targets="$fuzz_targets regex_fuzzer make_regex_seeds regex_compiler_test"
   # JSON Schema.
   fuzz_targets="$fuzz_targets json_schema_fuzzer make_json_schema_seeds json_schema_compiler_test"
+  # The reasoning split (<think>…</think>) of what the model writes.
+  fuzz_targets="$fuzz_targets reasoning_splitter_fuzzer make_reasoning_seeds reasoning_splitter_test"
   # The tool-call spec text (the coordinator ships it to the workers) and its grammars.
   fuzz_targets="$fuzz_targets tool_call_spec_fuzzer make_tool_call_spec_seeds tool_call_spec_test
                 free_text_rules_test tool_call_grammar_test"
@@ -82,12 +84,14 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_tests="$fuzz_tests|gbnf|token_mask"
     fuzz_tests="$fuzz_tests|regex"
     fuzz_tests="$fuzz_tests|json_schema"
+    fuzz_tests="$fuzz_tests|reasoning_splitter"
     fuzz_tests="$fuzz_tests|tool_call_spec"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
     unit_tests="$unit_tests|RegexCompilerTest"
     unit_tests="$unit_tests|JsonSchemaCompilerTest"
+    unit_tests="$unit_tests|ReasoningSplitterTest|Outputs/ReasoningSplitterTest"
     unit_tests="$unit_tests|ToolCallSpecTest|FreeTextRulesTest|ToolCallGrammarTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.
     sanitized_unit_tests="^(${unit_tests})\\."

@@ -3,21 +3,69 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
 #include "core/base/utf8_repair.h"
 #include "core/chat/chat_template.h"
 #include "core/chat/prompt_renderer.h"
+#include "core/chat/tool_messages.h"
 
 namespace tandem {
 namespace {
+
+// A call as OpenAI writes it; the renderer gives it the shape the template wants
+// (core/chat/tool_messages.h).
+json::Value ToolCallJson(const v1::ToolCall& call) {
+  json::Object function{{"name", call.name()}, {"arguments", call.arguments()}};
+  json::Object out;
+  if (!call.id().empty()) out.Set("id", json::Value(call.id()));
+  out.Set("type", json::Value("function"));
+  out.Set("function", json::Value(std::move(function)));
+  return json::Value(std::move(out));
+}
 
 std::vector<chat::ChatMessage> Messages(const v1::ChatConversation& chat) {
   std::vector<chat::ChatMessage> messages;
   for (const v1::ChatMessage& m : chat.messages()) {
     chat::ChatMessage message{m.role(), json::Value(m.content()), {}};
     if (m.has_name()) message.extra.Set("name", json::Value(m.name()));
+    if (m.tool_calls_size() > 0) {
+      // An assistant turn that only called tools has no text: null, as OpenAI sends it.
+      if (m.content().empty()) message.content = json::Value(nullptr);
+      json::Array calls;
+      for (const v1::ToolCall& call : m.tool_calls()) calls.push_back(ToolCallJson(call));
+      message.extra.Set("tool_calls", json::Value(std::move(calls)));
+    }
+    if (!m.tool_call_id().empty()) {
+      message.extra.Set("tool_call_id", json::Value(m.tool_call_id()));
+    }
     messages.push_back(std::move(message));
   }
   return messages;
+}
+
+// The tools as templates read them (OpenAI's shape). A tool's parameters are JSON text that
+// the coordinator has checked; one that does not parse is refused naming the tool.
+absl::StatusOr<json::Array> Tools(const v1::ChatConversation& chat) {
+  json::Array tools;
+  for (const v1::Tool& tool : chat.tools()) {
+    json::Object function{{"name", tool.name()}};
+    if (!tool.description().empty()) function.Set("description", json::Value(tool.description()));
+    json::Value parameters = json::Object{};
+    if (!tool.parameters_json().empty()) {
+      absl::StatusOr<json::Value> parsed = json::Parse(tool.parameters_json());
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("tool '", tool.name(),
+                                                       "': parameters are not JSON: ",
+                                                       parsed.status().message()));
+      }
+      parameters = std::move(*parsed);
+    }
+    function.Set("parameters", std::move(parameters));
+    tools.push_back(json::Object{{"type", "function"}, {"function", std::move(function)}});
+  }
+  return tools;
 }
 
 }  // namespace
@@ -39,8 +87,11 @@ absl::StatusOr<v1::TokenizeResponse> TokenizePrompt(const Tokenizer& tokenizer,
       if (!renderer.ok()) return renderer.status();
       const bool generation_prompt =
           chat.has_add_generation_prompt() ? chat.add_generation_prompt() : true;
+      absl::StatusOr<json::Array> tools = Tools(chat);
+      if (!tools.ok()) return tools.status();
       absl::StatusOr<chat::RenderedPrompt> rendered =
-          renderer->Render(Messages(chat), generation_prompt);
+          renderer->Render(Messages(chat), generation_prompt,
+                           chat::ToolTemplateContext(*tools, absl::Now()));
       if (!rendered.ok()) return rendered.status();
       text = std::move(rendered->text);
       options = rendered->encode;

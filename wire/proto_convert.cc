@@ -61,6 +61,7 @@ ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
       return {Kind::kGrammar, proto.grammar()};
     case v1::Constraint::kRegex:
       return {Kind::kRegex, proto.regex()};
+    case v1::Constraint::kToolCalls:  // not yet: the tool-call grammar lands next
     case v1::Constraint::KIND_NOT_SET:
       break;
   }
@@ -82,7 +83,7 @@ void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto) {
     case Kind::kRegex:
       proto->set_regex(spec.text);
       return;
-    case Kind::kToolCalls:  // no proto field yet (#28's proto change adds one)
+    case Kind::kToolCalls:  // not yet: Constraint.tool_calls and start, as ConstraintFromProto
     case Kind::kNone:
       break;
   }

@@ -33,8 +33,16 @@ absl::StatusOr<PromptRenderer> PromptRenderer::Create(
 }
 
 absl::StatusOr<RenderedPrompt> PromptRenderer::Render(const std::vector<ChatMessage>& messages,
-                                                      bool add_generation_prompt) const {
-  absl::StatusOr<std::string> text = template_.Render(messages, add_generation_prompt);
+                                                      bool add_generation_prompt,
+                                                      const json::Object& extra_context) const {
+  absl::StatusOr<std::string> text;
+  if (HasToolMessages(messages)) {
+    std::vector<ChatMessage> prepared = messages;
+    if (absl::Status s = PrepareToolMessages(tool_call_shape(), &prepared); !s.ok()) return s;
+    text = template_.Render(prepared, add_generation_prompt, extra_context);
+  } else {
+    text = template_.Render(messages, add_generation_prompt, extra_context);
+  }
   if (!text.ok()) return text.status();
   RenderedPrompt prompt;
   prompt.text = *std::move(text);

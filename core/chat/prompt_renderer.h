@@ -17,6 +17,12 @@
 //   ASSIGN_OR_RETURN(RenderedPrompt prompt, renderer.Render(messages, true));
 //   ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(prompt.text, prompt.encode));
 //
+// A tool-using conversation renders the same way, with the request's tools in the extra
+// context (tool_messages.h); Render brings earlier tool calls into the shape the template
+// wants (ProbeToolCallShape, PrepareToolMessages) on its own:
+//
+//   renderer.Render(messages, true, ToolTemplateContext(tools, absl::Now()));
+//
 // A PromptRenderer is immutable; Render is thread-safe. It keeps no reference to the
 // tokenizer.
 #ifndef TANDEM_CORE_CHAT_PROMPT_RENDERER_H_
@@ -29,7 +35,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/json.h"
 #include "core/chat/chat_template.h"
+#include "core/chat/tool_messages.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace tandem::chat {
@@ -56,9 +64,21 @@ class PromptRenderer {
                                                absl::string_view format,
                                                const std::optional<std::string>& model_template);
 
-  // Errors as ChatTemplate::Render reports them.
+  // Errors as ChatTemplate::Render reports them, and PrepareToolMessages' kInvalidArgument
+  // for a malformed tool call. `extra_context` becomes template variables (e.g. the tools:
+  // ToolTemplateContext). A conversation with tool calls or tool results is brought into the
+  // template's ToolCallShape first (probing the template: a few renders more).
   absl::StatusOr<RenderedPrompt> Render(const std::vector<ChatMessage>& messages,
-                                        bool add_generation_prompt) const;
+                                        bool add_generation_prompt,
+                                        const json::Object& extra_context) const;
+  absl::StatusOr<RenderedPrompt> Render(const std::vector<ChatMessage>& messages,
+                                        bool add_generation_prompt) const {
+    return Render(messages, add_generation_prompt, json::Object());
+  }
+
+  // How the format wants an assistant's earlier tool calls (tool_messages.h); renders the
+  // template up to four times.
+  ToolCallShape tool_call_shape() const { return ProbeToolCallShape(template_); }
 
   // The built-in format's name ("chatml", "raw", ...), or "model" for the model's template.
   const std::string& format_name() const { return format_name_; }

@@ -132,5 +132,46 @@ TEST(PromptRendererTest, TheGenerationPromptIsTheCallersChoice) {
   EXPECT_EQ(prompt.text, "<s>[system]Be brief.[user]Hi <|im_end|>[assistant]Hello[user]More</s>");
 }
 
+// Shows the tools and each call's arguments as the template sees them (tojson: an object, or
+// a string escaped inside quotes).
+constexpr char kToolTemplate[] =
+    "{% for t in tools %}<tool {{ t.function.name }}>{% endfor %}"
+    "{% for m in messages %}[{{ m.role }}]{% if m.tool_calls %}"
+    "{% for c in m.tool_calls %}{{ c.function.name }}{{ c.function.arguments | tojson }}"
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}{% endfor %}";
+
+std::vector<ChatMessage> ToolConversation(json::Value arguments) {
+  json::Object call{{"id", "call12345"},
+                    {"type", "function"},
+                    {"function", json::Object{{"name", "f"}, {"arguments", std::move(arguments)}}}};
+  return {{"user", json::Value("Go"), {}},
+          {"assistant", json::Value(), json::Object{{"tool_calls", json::Array{std::move(call)}}}},
+          {"tool", json::Value("done"), json::Object{{"tool_call_id", "call12345"}}}};
+}
+
+TEST(PromptRendererTest, PassesTheExtraContextAndBringsToolCallsIntoTheTemplatesShape) {
+  ASSERT_OK_AND_ASSIGN(PromptRenderer renderer,
+                       PromptRenderer::Create(MakeTokenizer({}), "", std::string(kToolTemplate)));
+  EXPECT_EQ(renderer.tool_call_shape(), (ToolCallShape{true, false}));
+  const json::Object context{
+      {"tools", json::Array{json::Object{{"type", "function"},
+                                         {"function", json::Object{{"name", "f"}}}}}}};
+  ASSERT_OK_AND_ASSIGN(RenderedPrompt prompt,
+                       renderer.Render(ToolConversation("{\"x\": 1}"), false, context));
+  EXPECT_EQ(prompt.text, "<tool f>[user]Go[assistant]f{\"x\": 1}[tool]done");
+  // Without the context, no tools; the two-argument Render is the same path.
+  ASSERT_OK_AND_ASSIGN(prompt, renderer.Render(ToolConversation("{\"x\": 1}"), false));
+  EXPECT_EQ(prompt.text, "[user]Go[assistant]f{\"x\": 1}[tool]done");
+}
+
+TEST(PromptRendererTest, AMalformedToolCallIsInvalidArgumentNamingIt) {
+  ASSERT_OK_AND_ASSIGN(PromptRenderer renderer,
+                       PromptRenderer::Create(MakeTokenizer({}), "", std::string(kToolTemplate)));
+  EXPECT_THAT(renderer.Render(ToolConversation(json::Value(7)), false),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "messages[1].tool_calls[0].function.arguments: expected a JSON string or "
+                       "object"));
+}
+
 }  // namespace
 }  // namespace tandem::chat

@@ -1,5 +1,7 @@
 #include "services/coordinator/http_error.h"
 
+#include "services/coordinator/openai_fields.h"
+
 #include "core/base/json.h"
 #include "wire/grpc_status.h"
 
@@ -50,12 +52,16 @@ HttpError ToHttpError(const absl::Status& status, ErrorOrigin origin) {
   if (origin == ErrorOrigin::kRequestLimit && status.code() == absl::StatusCode::kInvalidArgument) {
     m = {413, "invalid_request_error", "request_too_large"};
   }
-  return {m.status, m.type, m.code, WireMessage(status.message())};
+  return {m.status, m.type, m.code, WireMessage(status.message()),
+          openai::ErrorParam(status).value_or("")};
 }
 
 std::string HttpErrorBody(const HttpError& error) {
-  json::Object e{
-      {"message", error.message}, {"type", error.type}, {"param", nullptr}, {"code", error.code}};
+  json::Value param = error.param.empty() ? json::Value(nullptr) : json::Value(error.param);
+  json::Object e{{"message", error.message},
+                 {"type", error.type},
+                 {"param", std::move(param)},
+                 {"code", error.code}};
   return json::Serialize(json::Object{{"error", std::move(e)}});
 }
 

@@ -1,6 +1,6 @@
 // The one mapping from absl::Status to an HTTP error of the OpenAI-compatible API: status,
 // OpenAI's error type and a code, and the body {"error": {"message", "type", "param",
-// "code"}}. The message is the public one (PublicStatus redacts it first) cut as gRPC's
+// "code"}}; `param` names the request field a 400 is about when the parser knows it. The message is the public one (PublicStatus redacts it first) cut as gRPC's
 // WireMessage cuts it: well-formed UTF-8, at most 1024 bytes.
 //
 //   kInvalidArgument, kFailedPrecondition -> 400    kOutOfRange -> 400 context_length_exceeded
@@ -25,6 +25,7 @@ struct HttpError {
   std::string type;     // OpenAI's error type, e.g. "invalid_request_error"
   std::string code;     // a short machine-readable code, e.g. "over_capacity"
   std::string message;  // well-formed UTF-8, at most 1024 bytes
+  std::string param;    // the request field the error is about (openai_fields.h); may be empty
 };
 
 // Where a failed status came from, when that decides the HTTP status.
@@ -36,7 +37,8 @@ enum class ErrorOrigin {
 // `status` must not be OK.
 HttpError ToHttpError(const absl::Status& status, ErrorOrigin origin = ErrorOrigin::kRequest);
 
-// {"error": {"message": ..., "type": ..., "param": null, "code": ...}}
+// {"error": {"message": ..., "type": ..., "param": ..., "code": ...}}; param null when the
+// error names no field.
 std::string HttpErrorBody(const HttpError& error);
 
 }  // namespace tandem

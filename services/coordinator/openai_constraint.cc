@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "services/coordinator/openai_fields.h"
 
 namespace tandem {
 namespace {
@@ -12,18 +13,9 @@ using json::Value;
 
 constexpr size_t kMaxSchemaNameBytes = 64;  // OpenAI's limit on json_schema.name
 
-absl::Status Invalid(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-absl::Status WrongType(absl::string_view field, absl::string_view expected, const Value& v) {
-  return Invalid(field, absl::StrCat("expected ", expected, ", got ", json::TypeName(v.type())));
-}
-
-absl::StatusOr<std::string> String(absl::string_view field, const Value& v) {
-  if (!v.is_string()) return WrongType(field, "a string", v);
-  return v.as_string();
-}
+using openai::Invalid;
+using openai::String;
+using openai::WrongType;
 
 // OpenAI's rule for a schema's name: a-z, A-Z, 0-9, '_' and '-', at most 64.
 absl::Status CheckSchemaName(absl::string_view field, absl::string_view name) {

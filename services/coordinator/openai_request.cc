@@ -9,6 +9,8 @@
 #include "core/base/status_macros.h"
 #include "core/generation/token_logprobs.h"
 #include "services/coordinator/openai_constraint.h"
+#include "services/coordinator/openai_fields.h"
+#include "services/coordinator/openai_tools.h"
 
 namespace tandem {
 namespace {
@@ -19,55 +21,19 @@ constexpr int kMaxDepth = 64;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 
-absl::Status Invalid(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-absl::Status WrongType(absl::string_view field, absl::string_view expected, const Value& v) {
-  return Invalid(field, absl::StrCat("expected ", expected, ", got ", json::TypeName(v.type())));
-}
-
-absl::Status Unsupported(absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " is not supported by Tandem's OpenAI-compatible API", why));
-}
-
-absl::StatusOr<bool> Bool(absl::string_view field, const Value& v) {
-  if (!v.is_bool()) return WrongType(field, "a boolean", v);
-  return v.as_bool();
-}
-
-absl::StatusOr<int64_t> Int(absl::string_view field, const Value& v, int64_t min, int64_t max) {
-  if (!v.is_int()) return WrongType(field, "an integer", v);
-  if (v.as_int() < min || v.as_int() > max) {
-    return Invalid(field, absl::StrCat(v.as_int(), " is outside [", min, ", ", max, "]"));
-  }
-  return v.as_int();
-}
-
-absl::StatusOr<double> Number(absl::string_view field, const Value& v) {
-  if (!v.is_number()) return WrongType(field, "a number", v);
-  return v.as_double();
-}
-
-// A number stored in a float field: one beyond float's range would be undefined to convert.
-absl::StatusOr<float> Float(absl::string_view field, const Value& v) {
-  ASSIGN_OR_RETURN(double d, Number(field, v));
-  if (!(std::fabs(d) <= std::numeric_limits<float>::max())) {
-    return Invalid(field, absl::StrCat(d, " is outside the range of a float"));
-  }
-  return static_cast<float>(d);
-}
-
-absl::StatusOr<std::string> String(absl::string_view field, const Value& v) {
-  if (!v.is_string()) return WrongType(field, "a string", v);
-  return v.as_string();
-}
+using openai::Bool;
+using openai::Float;
+using openai::Int;
+using openai::Invalid;
+using openai::Number;
+using openai::String;
+using openai::Unsupported;
+using openai::WrongType;
 
 // A refused OpenAI feature accepted only at its neutral value.
 absl::Status OnlyZero(absl::string_view field, const Value& v, absl::string_view why) {
   ASSIGN_OR_RETURN(double d, Number(field, v));
-  if (d != 0) return Unsupported(absl::StrCat(field, " other than 0"), why);
+  if (d != 0) return Unsupported(field, absl::StrCat(field, " other than 0"), why);
   return absl::OkStatus();
 }
 
@@ -91,7 +57,8 @@ absl::Status Prompt(const Value& v, OpenAiRequest& r) {
   if (a.empty()) return Invalid("prompt", "is empty");
   if (a[0].is_int()) return TokenIds("prompt", a, r.generate.mutable_token_ids());
   if (a.size() > 1) {
-    return Unsupported(absl::StrCat("a batch of ", a.size(), " prompts"), "; send one per request");
+    return Unsupported("prompt", absl::StrCat("a batch of ", a.size(), " prompts"),
+                       "; send one per request");
   }
   if (a[0].is_string()) {
     r.generate.set_text(a[0].as_string());
@@ -116,13 +83,21 @@ absl::StatusOr<std::string> Content(const std::string& field, const Value& v) {
     if (type == nullptr) return Invalid(part_field, "has no type");
     ASSIGN_OR_RETURN(std::string t, String(part_field + ".type", *type));
     if (t != "text")
-      return Unsupported(absl::StrCat(part_field, " of type '", t, "'"), " (text only)");
+      return Unsupported(part_field, absl::StrCat(part_field, " of type '", t, "'"),
+                         " (text only)");
     const Value* part_text = part.as_object().Find("text");
     if (part_text == nullptr) return Invalid(part_field, "has no text");
     ASSIGN_OR_RETURN(std::string s, String(part_field + ".text", *part_text));
     text += s;
   }
   return text;
+}
+
+// What SDKs send back in an assistant turn they received, with no meaning in a prompt: a
+// refusal (null), audio (null) and annotations (empty).
+bool IgnoredMessageField(const std::string& key, const Value& v) {
+  if (key == "annotations") return v.is_array() && v.as_array().empty();
+  return false;
 }
 
 absl::Status Message(size_t index, const Value& v, v1::ChatMessage* out) {
@@ -139,12 +114,20 @@ absl::Status Message(size_t index, const Value& v, v1::ChatMessage* out) {
     } else if (key == "name") {
       if (value.is_null()) continue;
       ASSIGN_OR_RETURN(*out->mutable_name(), String(f, value));
+    } else if (key == "tool_calls") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(openai::MessageToolCalls(f, value, out));
+    } else if (key == "tool_call_id") {
+      if (value.is_null()) continue;
+      ASSIGN_OR_RETURN(*out->mutable_tool_call_id(), String(f, value));
+    } else if (IgnoredMessageField(key, value)) {
+      continue;
     } else if (!value.is_null()) {
-      return Unsupported(f, "");
+      return Unsupported(f, f, "");
     }
   }
   if (out->role().empty()) return Invalid(field, "has no role");
-  if (!has_content) return Invalid(field, "has no content");
+  if (!has_content && out->tool_calls_size() == 0) return Invalid(field, "has no content");
   return absl::OkStatus();
 }
 
@@ -224,7 +207,9 @@ absl::Status StreamOptions(const Value& v, OpenAiRequest& r) {
   if (!v.is_object()) return WrongType("stream_options", "an object", v);
   for (const auto& [key, value] : v.as_object()) {
     if (value.is_null()) continue;
-    if (key != "include_usage") return Unsupported("stream_options." + key, "");
+    if (key != "include_usage") {
+      return Unsupported("stream_options." + key, "stream_options." + key, "");
+    }
     ASSIGN_OR_RETURN(r.include_usage, Bool("stream_options.include_usage", value));
   }
   return absl::OkStatus();
@@ -280,6 +265,14 @@ absl::Status LogprobsField(const std::string& key, const Value& v, bool chat, Op
   return absl::NotFoundError(key);
 }
 
+// Fields SDKs and agent frameworks send that change nothing in the output here: stored
+// completions and their metadata, the service tier, the end user's id, the reasoning effort
+// (the models served here have no effort setting).
+bool IgnoredField(const std::string& key) {
+  return key == "user" || key == "store" || key == "metadata" || key == "service_tier" ||
+         key == "reasoning_effort";
+}
+
 // One top-level field; `chat` tells which endpoint's own fields apply. kNotFound when `key`
 // is none of them.
 absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequest& r) {
@@ -307,7 +300,8 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
     r.generate.set_ignore_eos(b);
     return absl::OkStatus();
   }
-  if (key == "user") return String(key, v).status();  // accepted, not used
+  if (IgnoredField(key)) return absl::OkStatus();
+  if (chat && openai::IsToolField(key)) return openai::ToolField(key, v, &r.generate);
   return LogprobsField(key, v, chat, r);
 }
 
@@ -316,7 +310,9 @@ absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
   if (key == "n" || (key == "best_of" && !chat)) {
     ASSIGN_OR_RETURN(int64_t n, Int(key, v, std::numeric_limits<int64_t>::min(),
                                     std::numeric_limits<int64_t>::max()));
-    if (n != 1) return Unsupported(absl::StrCat(key, " = ", n), " (only 1 choice per request)");
+    if (n != 1) {
+      return Unsupported(key, absl::StrCat(key, " = ", n), " (only 1 choice per request)");
+    }
     return absl::OkStatus();
   }
   if (key == "presence_penalty" || key == "frequency_penalty") {
@@ -324,15 +320,15 @@ absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
   }
   if (key == "echo" && !chat) {
     ASSIGN_OR_RETURN(bool b, Bool(key, v));
-    if (b) return Unsupported("echo", "");
+    if (b) return Unsupported("echo", "echo", "");
     return absl::OkStatus();
   }
   if (key == "logit_bias") {
     if (!v.is_object()) return WrongType(key, "an object", v);
-    if (!v.as_object().empty()) return Unsupported("a non-empty logit_bias", "");
+    if (!v.as_object().empty()) return Unsupported(key, "a non-empty logit_bias", "");
     return absl::OkStatus();
   }
-  return Unsupported(absl::StrCat("field '", key, "'"), "");
+  return Unsupported(key, absl::StrCat("field '", key, "'"), "");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "services/coordinator/openai_request.h"
 
+#include "services/coordinator/openai_fields.h"
+
 #include <ostream>
 #include <string>
 
@@ -66,6 +68,30 @@ const Converts kConverts[] = {
     {"PromptAsOneStringInAList", kText, R"({"model": "m", "prompt": ["once"], "best_of": 1,
          "echo": false})",
      R"(text: "once")"},
+    {"ToolsAndAToolConversation", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"},
+         {"role": "assistant", "content": null, "refusal": null, "annotations": [],
+          "tool_calls": [{"id": "call_1", "type": "function",
+                          "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+         {"role": "tool", "tool_call_id": "call_1", "content": "42"}],
+         "tools": [{"type": "function", "function": {"name": "f", "description": "d",
+                    "parameters": {"type": "object"}, "strict": true}}],
+         "tool_choice": {"type": "function", "function": {"name": "f"}},
+         "parallel_tool_calls": false, "store": false, "metadata": {"k": "v"},
+         "service_tier": "auto", "reasoning_effort": "low", "user": "u"})",
+     R"(chat { messages { role: "user" content: "x" }
+               messages { role: "assistant"
+                          tool_calls { id: "call_1" name: "f" arguments: "{\"a\": 1}" } }
+               messages { role: "tool" content: "42" tool_call_id: "call_1" }
+               add_generation_prompt: true
+               tools { name: "f" description: "d" parameters_json: "{\"type\": \"object\"}" } }
+        tool_choice { mode: MODE_FUNCTION function: "f" } parallel_tool_calls: false)"},
+    {"ToolChoiceModes", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "required",
+         "tools": [{"type": "function", "function": {"name": "a.b-c_1"}}]})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true
+               tools { name: "a.b-c_1" } }
+        tool_choice { mode: MODE_REQUIRED })"},
     {"ChatLogprobsWithTop", kChat,
      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "logprobs": true,
          "top_logprobs": 20})",
@@ -214,8 +240,34 @@ const Refuses kRefuses[] = {
     {"CompletionTopLogprobs", kText, R"({"model": "m", "prompt": "p", "top_logprobs": 2})",
      "field 'top_logprobs' is not supported"},
     {"UnknownField", kChat,
-     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": []})",
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "functions": []})",
+     "field 'functions' is not supported"},
+    {"ToolsOnCompletions", kText, R"({"model": "m", "prompt": "p", "tools": []})",
      "field 'tools' is not supported"},
+    {"ToolChoiceUnknownMode", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "any"})",
+     "tool_choice: 'any' is not 'none', 'auto', 'required'"},
+    {"ToolOfAnotherType", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "tools": [{"type": "code_interpreter"}]})",
+     "tools[0].type 'code_interpreter' is not supported"},
+    {"ToolNameWithASpace", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "tools": [{"type": "function", "function": {"name": "get weather"}}]})",
+     "tools[0].function.name: must be 1 to 64"},
+    {"ToolNamesRepeated", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "tools": [{"type": "function", "function": {"name": "f"}},
+                   {"type": "function", "function": {"name": "f"}}]})",
+     "tools[1].function.name: 'f' is not unique"},
+    {"ToolParametersNotAnObject", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]})",
+     "tools[0].function.parameters: expected an object"},
+    {"ToolCallArgumentsAsAnObject", kChat,
+     R"({"model": "m", "messages": [{"role": "assistant", "content": null, "tool_calls": [
+         {"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}]}]})",
+     "messages[0].tool_calls[0].function.arguments: expected a string"},
     {"PromptOnChat", kChat, R"({"model": "m", "prompt": "p"})", "field 'prompt' is not supported"},
     {"BatchOfPrompts", kText, R"({"model": "m", "prompt": ["a", "b"]})",
      "a batch of 2 prompts is not supported"},
@@ -228,9 +280,9 @@ const Refuses kRefuses[] = {
      "messages[0]: has no role"},
     {"MessageWithoutContent", kChat, R"({"model": "m", "messages": [{"role": "user"}]})",
      "messages[0]: has no content"},
-    {"ToolCallsInAMessage", kChat,
-     R"({"model": "m", "messages": [{"role": "assistant", "content": null, "tool_calls": []}]})",
-     "messages[0].tool_calls is not supported"},
+    {"AudioInAMessage", kChat,
+     R"({"model": "m", "messages": [{"role": "assistant", "content": "a", "audio": {"id": "x"}}]})",
+     "messages[0].audio is not supported"},
     {"EmptyStop", kText, R"({"model": "m", "prompt": "p", "stop": ["a", ""]})",
      "stop[1]: is empty"},
     {"StopOfWrongType", kText, R"({"model": "m", "prompt": "p", "stop": [1]})",
@@ -341,6 +393,25 @@ TEST_P(RefusesTest, WithInvalidArgumentNamingTheField) {
   const Refuses& c = GetParam();
   EXPECT_THAT(ParseOpenAiRequest(c.body, c.endpoint).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+}
+
+// error.param: the field a refusal is about, as the HTTP error body names it.
+TEST(OpenAiRequestTest, RefusalsNameTheirFieldAsParam) {
+  const struct {
+    const char* body;
+    const char* param;
+  } kCases[] = {
+      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 2})", "n"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "x"})",
+       "tool_choice"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": "a"})",
+       "temperature"},
+  };
+  for (const auto& c : kCases) {
+    absl::Status status = ParseOpenAiRequest(c.body, OpenAiEndpoint::kChatCompletions).status();
+    EXPECT_EQ(openai::ErrorParam(status).value_or("<none>"), c.param) << c.body;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(OpenAiRequest, RefusesTest, ::testing::ValuesIn(kRefuses),

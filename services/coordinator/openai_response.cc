@@ -16,15 +16,27 @@ std::string Serialize(const json::Object& object) {
   return json::Serialize(object, options);
 }
 
+// message.tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}].
+json::Array ToolCalls(const v1::GenerationResult& result) {
+  json::Array calls;
+  for (const v1::ToolCall& call : result.tool_calls()) {
+    calls.emplace_back(json::Object{
+        {"id", call.id()},
+        {"type", "function"},
+        {"function", json::Object{{"name", call.name()}, {"arguments", call.arguments()}}}});
+  }
+  return calls;
+}
+
 }  // namespace
 
-const char* OpenAiFinishReason(v1::FinishReason reason) {
-  switch (reason) {
+const char* OpenAiFinishReason(const v1::GenerationResult& result) {
+  switch (result.finish_reason()) {
     case v1::FINISH_REASON_LENGTH:
     case v1::FINISH_REASON_CONTEXT_FULL:
       return "length";
     default:
-      return "stop";
+      return result.tool_calls_size() > 0 ? "tool_calls" : "stop";
   }
 }
 
@@ -76,17 +88,22 @@ json::Object OpenAiReply::Head(bool chunk) const {
   return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
 }
 
-std::string OpenAiReply::Complete(const std::string& text, const v1::GenerationResult& result,
-                                  json::Value logprobs) const {
+std::string OpenAiReply::Complete(const std::string& text, const std::string& reasoning,
+                                  const v1::GenerationResult& result, json::Value logprobs) const {
   json::Object reply = Head(false);
   json::Object choice{{"index", 0}};
   if (chat()) {
-    choice.Set("message", json::Object{{"role", "assistant"}, {"content", text}});
+    const bool calls = result.tool_calls_size() > 0;
+    json::Object message{{"role", "assistant"},
+                         {"content", calls && text.empty() ? json::Value() : json::Value(text)}};
+    if (!reasoning.empty()) message.Set("reasoning_content", reasoning);
+    if (calls) message.Set("tool_calls", ToolCalls(result));
+    choice.Set("message", std::move(message));
   } else {
     choice.Set("text", text);
   }
   choice.Set("logprobs", std::move(logprobs));
-  choice.Set("finish_reason", OpenAiFinishReason(result.finish_reason()));
+  choice.Set("finish_reason", OpenAiFinishReason(result));
   reply.Set("choices", json::Array{std::move(choice)});
   reply.Set("usage", OpenAiUsage(result));
   reply.Set("tandem", TandemStatistics(result));
@@ -121,6 +138,32 @@ std::string OpenAiReply::TextChunk(const std::string& text, json::Value logprobs
   return Chunk(std::move(choice), nullptr);
 }
 
+std::string OpenAiReply::DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs) const {
+  json::Object fields;
+  if (!delta.text().empty()) fields.Set("content", delta.text());
+  if (!delta.reasoning_text().empty()) fields.Set("reasoning_content", delta.reasoning_text());
+  if (delta.tool_calls_size() > 0) {
+    json::Array calls;
+    for (const v1::ToolCallDelta& piece : delta.tool_calls()) {
+      json::Object call{{"index", piece.index()}};
+      json::Object function{{"arguments", piece.arguments()}};
+      if (!piece.name().empty()) {  // the call's first piece
+        call.Set("id", piece.id());
+        call.Set("type", "function");
+        function = json::Object{{"name", piece.name()}, {"arguments", piece.arguments()}};
+      }
+      call.Set("function", std::move(function));
+      calls.emplace_back(std::move(call));
+    }
+    fields.Set("tool_calls", std::move(calls));
+  }
+  if (fields.empty()) fields.Set("content", "");  // logprobs of text held back
+  json::Object choice{{"index", 0}, {"delta", std::move(fields)}};
+  choice.Set("logprobs", std::move(logprobs));
+  choice.Set("finish_reason", nullptr);
+  return Chunk(std::move(choice), nullptr);
+}
+
 std::string OpenAiReply::FinishChunk(const v1::GenerationResult& result) const {
   json::Object choice{{"index", 0}};
   if (chat()) {
@@ -129,7 +172,7 @@ std::string OpenAiReply::FinishChunk(const v1::GenerationResult& result) const {
     choice.Set("text", "");
   }
   choice.Set("logprobs", nullptr);
-  choice.Set("finish_reason", OpenAiFinishReason(result.finish_reason()));
+  choice.Set("finish_reason", OpenAiFinishReason(result));
   return Chunk(std::move(choice), &result);
 }
 

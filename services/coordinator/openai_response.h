@@ -1,7 +1,9 @@
 // The JSON a Generate reply becomes on the OpenAI-compatible API: a chat.completion or
 // text_completion object, or the chunks of a stream (chat.completion.chunk, or
 // text_completion for /v1/completions). finish_reason is "stop" (an end-of-turn or stop
-// token, a stop string) or "length" (max_tokens, a full context); usage counts the prompt
+// token, a stop string), "tool_calls" (the reply made calls) or "length" (max_tokens, a full
+// context); a reasoning model's reasoning is reasoning_content, as llama-server and vLLM
+// return it; usage counts the prompt
 // (with prompt_tokens_details.cached_tokens from the session's cache) and the completion;
 // Tandem's own statistics go under "tandem": session_id, seed, speculation, timing.
 //
@@ -18,8 +20,8 @@
 
 namespace tandem {
 
-// "stop" or "length".
-const char* OpenAiFinishReason(v1::FinishReason reason);
+// "stop", "tool_calls" or "length".
+const char* OpenAiFinishReason(const v1::GenerationResult& result);
 
 class OpenAiReply {
  public:
@@ -29,14 +31,20 @@ class OpenAiReply {
 
   // The whole reply of a request that was not streamed; `logprobs` is the choice's
   // (openai_logprobs.h), null when not asked for.
-  std::string Complete(const std::string& text, const v1::GenerationResult& result,
-                       json::Value logprobs = nullptr) const;
+  // `reasoning`: a reasoning model's reasoning (message.reasoning_content; left out when
+  // empty). The result's tool calls become message.tool_calls (content null when the reply
+  // has no text) and finish_reason "tool_calls".
+  std::string Complete(const std::string& text, const std::string& reasoning,
+                       const v1::GenerationResult& result, json::Value logprobs = nullptr) const;
 
   // Stream chunks, each one JSON text (without SSE framing). Chat streams start with the
   // assistant's role, then text, then the finish reason with Tandem's statistics, then (with
   // include_usage) a chunk with no choices and the usage.
   std::string RoleChunk() const;
   std::string TextChunk(const std::string& text, json::Value logprobs = nullptr) const;
+  // A chat delta with what `delta` carries: content, reasoning_content, and tool_calls pieces
+  // as OpenAI streams them (index; id, type and name in a call's first piece; arguments).
+  std::string DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs = nullptr) const;
   std::string FinishChunk(const v1::GenerationResult& result) const;
   std::string UsageChunk(const v1::GenerationResult& result) const;
 

@@ -28,17 +28,23 @@ json::Value Parsed(const std::string& text) {
   return v.ok() ? *v : json::Value();
 }
 
+v1::GenerationResult Reason(v1::FinishReason reason) {
+  v1::GenerationResult r;
+  r.set_finish_reason(reason);
+  return r;
+}
+
 TEST(OpenAiFinishReasonTest, StopForStopsLengthForLimits) {
-  EXPECT_STREQ(OpenAiFinishReason(v1::FINISH_REASON_STOP_TOKEN), "stop");
-  EXPECT_STREQ(OpenAiFinishReason(v1::FINISH_REASON_STOP_STRING), "stop");
-  EXPECT_STREQ(OpenAiFinishReason(v1::FINISH_REASON_LENGTH), "length");
-  EXPECT_STREQ(OpenAiFinishReason(v1::FINISH_REASON_CONTEXT_FULL), "length");
+  EXPECT_STREQ(OpenAiFinishReason(Reason(v1::FINISH_REASON_STOP_TOKEN)), "stop");
+  EXPECT_STREQ(OpenAiFinishReason(Reason(v1::FINISH_REASON_STOP_STRING)), "stop");
+  EXPECT_STREQ(OpenAiFinishReason(Reason(v1::FINISH_REASON_LENGTH)), "length");
+  EXPECT_STREQ(OpenAiFinishReason(Reason(v1::FINISH_REASON_CONTEXT_FULL)), "length");
 }
 
 TEST(OpenAiReplyTest, ChatCompletionCarriesMessageUsageAndTandemStatistics) {
   const OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "chatcmpl-1", 1700000000, "stories",
                           false);
-  const json::Value v = Parsed(reply.Complete("Hello", Result(kLength)));
+  const json::Value v = Parsed(reply.Complete("Hello", "", Result(kLength)));
   const json::Value want = Parsed(R"({
     "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "stories",
     "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
@@ -60,7 +66,7 @@ TEST(OpenAiReplyTest, ChatCompletionCarriesMessageUsageAndTandemStatistics) {
 TEST(OpenAiReplyTest, TextCompletionCarriesText) {
   const OpenAiReply reply(OpenAiEndpoint::kCompletions, "cmpl-1", 5, "m", false);
   const json::Value v =
-      Parsed(reply.Complete("abc", Result("finish_reason: FINISH_REASON_STOP_STRING")));
+      Parsed(reply.Complete("abc", "", Result("finish_reason: FINISH_REASON_STOP_STRING")));
   EXPECT_EQ(v.as_object().Find("object")->as_string(), "text_completion");
   const json::Object& choice = v.as_object().Find("choices")->as_array()[0].as_object();
   EXPECT_EQ(choice.Find("text")->as_string(), "abc");
@@ -100,7 +106,7 @@ TEST(OpenAiReplyTest, NonFiniteStatisticsBecomeZero) {
   v1::GenerationResult r;
   r.mutable_speculation()->set_acceptance_rate(std::numeric_limits<double>::quiet_NaN());
   const OpenAiReply reply(OpenAiEndpoint::kCompletions, "c", 5, "m", false);
-  const json::Value v = Parsed(reply.Complete("", r));
+  const json::Value v = Parsed(reply.Complete("", "", r));
   EXPECT_EQ(v.as_object()
                 .Find("tandem")
                 ->as_object()
@@ -115,7 +121,7 @@ TEST(OpenAiReplyTest, TheChoiceCarriesTheLogprobsGiven) {
   const OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "c", 5, "m", false);
   const json::Value logprobs = json::Object{{"content", json::Array{}}, {"refusal", nullptr}};
   for (const std::string& text :
-       {reply.TextChunk("x", logprobs), reply.Complete("x", {}, logprobs)}) {
+       {reply.TextChunk("x", logprobs), reply.Complete("x", "", {}, logprobs)}) {
     const json::Value v = Parsed(text);
     EXPECT_EQ(*v.as_object().Find("choices")->as_array()[0].as_object().Find("logprobs"), logprobs)
         << text;
@@ -123,4 +129,38 @@ TEST(OpenAiReplyTest, TheChoiceCarriesTheLogprobsGiven) {
 }
 
 }  // namespace
+TEST(OpenAiReplyTest, ToolCallsMakeMessageToolCallsWithNullContent) {
+  OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "chatcmpl-1", 7, "m", false);
+  const json::Value v = Parsed(reply.Complete("", "Let me look.", Result(R"(
+      finish_reason: FINISH_REASON_STOP_TOKEN
+      tool_calls { id: "call_a" name: "get_weather" arguments: "{\"city\": \"Paris\"}" })")));
+  const json::Value& choice = v.as_object().Find("choices")->as_array()[0];
+  EXPECT_EQ(json::Serialize(choice),
+            R"({"index": 0, "message": {"role": "assistant", "content": null, )"
+            R"("reasoning_content": "Let me look.", "tool_calls": [{"id": "call_a", )"
+            R"("type": "function", "function": {"name": "get_weather", )"
+            R"("arguments": "{\"city\": \"Paris\"}"}}]}, "logprobs": null, )"
+            R"("finish_reason": "tool_calls"})");
+}
+
+TEST(OpenAiReplyTest, DeltaChunkStreamsCallsAsOpenAiDoes) {
+  OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "chatcmpl-1", 7, "m", false);
+  v1::TokenDelta first;
+  first.set_reasoning_text("hm");
+  v1::ToolCallDelta* call = first.add_tool_calls();
+  call->set_index(0);
+  call->set_id("call_a");
+  call->set_name("f");
+  call->set_arguments("{\"a\"");
+  v1::TokenDelta later;
+  later.add_tool_calls()->set_arguments(": 1}");
+  const json::Value a = Parsed(reply.DeltaChunk(first));
+  const json::Value b = Parsed(reply.DeltaChunk(later));
+  EXPECT_EQ(json::Serialize(*a.as_object().Find("choices")->as_array()[0].as_object().Find("delta")),
+            R"({"reasoning_content": "hm", "tool_calls": [{"index": 0, "id": "call_a", )"
+            R"("type": "function", "function": {"name": "f", "arguments": "{\"a\""}}]})");
+  EXPECT_EQ(json::Serialize(*b.as_object().Find("choices")->as_array()[0].as_object().Find("delta")),
+            R"({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]})");
+}
+
 }  // namespace tandem
