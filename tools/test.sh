@@ -75,6 +75,9 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
   # Tool-call parsing (model output per family).
   fuzz_targets="$fuzz_targets tool_call_parser_fuzzer make_tool_call_seeds json_value_scanner_test
                 tool_call_parser_test"
+  # The tool-call spec text (the coordinator ships it to the workers) and its grammars.
+  fuzz_targets="$fuzz_targets tool_call_spec_fuzzer make_tool_call_spec_seeds tool_call_spec_test
+                free_text_rules_test tool_call_grammar_test"
   if CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -G Ninja -DTANDEM_FUZZ=ON \
          -DTANDEM_SANITIZE=ON -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" \
          -DTANDEM_SHARED="$TANDEM_SHARED" >/dev/null &&
@@ -86,6 +89,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_tests="$fuzz_tests|json_schema"
     fuzz_tests="$fuzz_tests|reasoning_splitter"
     fuzz_tests="$fuzz_tests|tool_call_parser"
+    fuzz_tests="$fuzz_tests|tool_call_spec"
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
@@ -93,6 +97,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     unit_tests="$unit_tests|JsonSchemaCompilerTest"
     unit_tests="$unit_tests|ReasoningSplitterTest|Outputs/ReasoningSplitterTest"
     unit_tests="$unit_tests|JsonValueScannerTest|ToolCallParserTest"
+    unit_tests="$unit_tests|ToolCallSpecTest|FreeTextRulesTest|ToolCallGrammarTest"
     # They ran here under the sanitizers: CTest's run below leaves them out.
     sanitized_unit_tests="^(${unit_tests})\\."
     if ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600 \

@@ -24,7 +24,7 @@ std::vector<std::string> ConstraintCompiler::TokenBytes(const v1::Vocabulary& vo
   if (vocabulary.token_types_size() == vocabulary.token_bytes_size()) {
     for (size_t id = 0; id < bytes.size(); ++id) {
       const auto type = static_cast<TokenType>(vocabulary.token_types(static_cast<int>(id)));
-      if (!ConstraintMatchesType(type)) bytes[id].clear();
+      bytes[id] = ConstraintBytesOf(type, bytes[id]);
     }
   }
   return bytes;

@@ -11,9 +11,11 @@
 // set of end ids and kept for the `max_vocabularies` most recently used sets (requests of one
 // model nearly all share the model's end-of-turn ids).
 //
-// The token bytes are those ConstraintVocabulary::FromTokenizer gives: a tokenizer's normal,
-// byte and user-defined tokens' bytes, empty for the others (control, unknown, unused), so
-// the coordinator's copy (TokenBytes(v1::Vocabulary)) equals a worker's of the same model.
+// The token bytes are those ConstraintVocabulary::FromTokenizer gives (ConstraintBytesOf): a
+// tokenizer's normal, byte and user-defined tokens' bytes, a control token's text between
+// 0xFF marks (special_token.h), empty for the others (unknown, unused), so the coordinator's
+// copy (TokenBytes(v1::Vocabulary)) equals a worker's of the same model as long as the
+// vocabulary it got carries the control tokens' texts.
 //
 // Thread-safe.
 #ifndef TANDEM_WIRE_CONSTRAINT_COMPILER_H_

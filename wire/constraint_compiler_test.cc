@@ -84,7 +84,9 @@ TEST(ConstraintCompilerTest, ABadGrammarIsInvalidArgumentAndNotCached) {
               StatusIs(absl::StatusCode::kInvalidArgument, "no constraint to compile"));
 }
 
-TEST(ConstraintCompilerTest, DescribesBytesKeepOnlyTheTypesAConstraintMatches) {
+// ConstraintBytesOf per token: control tokens between 0xFF marks, bytes holding 0xFF and the
+// types a constraint never matches emptied.
+TEST(ConstraintCompilerTest, DescribedBytesAreWhatAConstraintMatches) {
   v1::Vocabulary vocabulary;
   const std::pair<const char*, TokenType> tokens[] = {
       {"a", TokenType::kNormal},        {"<s>", TokenType::kControl}, {"?", TokenType::kUnknown},
@@ -94,7 +96,7 @@ TEST(ConstraintCompilerTest, DescribesBytesKeepOnlyTheTypesAConstraintMatches) {
     vocabulary.add_token_types(static_cast<int32_t>(type));
   }
   EXPECT_THAT(ConstraintCompiler::TokenBytes(vocabulary),
-              ElementsAre("a", "", "", "<x>", "\xFF", ""));
+              ElementsAre("a", "\xFF<s>\xFF", "", "<x>", "", ""));
   vocabulary.clear_token_types();  // an old worker's: every token counts
   EXPECT_THAT(ConstraintCompiler::TokenBytes(vocabulary),
               ElementsAre("a", "<s>", "?", "<x>", "\xFF", "u"));

@@ -83,6 +83,7 @@ void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto) {
     case Kind::kRegex:
       proto->set_regex(spec.text);
       return;
+    case Kind::kToolCalls:  // not yet: Constraint.tool_calls and start, as ConstraintFromProto
     case Kind::kNone:
       break;
   }

@@ -10,6 +10,7 @@
 #include "core/grammar/constraint_grammar.h"
 #include "core/grammar/grammar_constraint.h"
 #include "core/grammar/position_token_sets.h"
+#include "core/grammar/special_token.h"
 #include "core/grammar/token_trie.h"
 #include "core/tokenizer/fnv1a64.h"
 #include "core/tokenizer/tokenizer.h"
@@ -76,18 +77,29 @@ ConstraintVocabulary Finish(std::vector<std::string> token_bytes, std::vector<in
 
 }  // namespace
 
-bool ConstraintMatchesType(TokenType type) {
-  return type == TokenType::kNormal || type == TokenType::kByte ||
-         type == TokenType::kUserDefined;
+std::string ConstraintBytesOf(TokenType type, absl::string_view bytes) {
+  switch (type) {
+    case TokenType::kNormal:
+    case TokenType::kByte:
+    case TokenType::kUserDefined:
+      if (bytes.find(kSpecialTokenMark) != absl::string_view::npos) return std::string();
+      return std::string(bytes);
+    case TokenType::kControl:
+      return SpecialTokenBytes(bytes);
+    case TokenType::kUndefined:
+    case TokenType::kUnknown:
+    case TokenType::kUnused:
+      break;
+  }
+  return std::string();
 }
 
 std::vector<std::string> ConstraintTokenBytes(const Tokenizer& tokenizer) {
   const Vocabulary& vocab = tokenizer.vocabulary();
   std::vector<std::string> bytes(vocab.tokens.size());
   for (size_t id = 0; id < bytes.size(); ++id) {
-    if (!ConstraintMatchesType(vocab.types[id])) continue;
     absl::StatusOr<absl::string_view> b = tokenizer.TokenBytes(static_cast<int32_t>(id));
-    if (b.ok()) bytes[id] = std::string(*b);
+    if (b.ok()) bytes[id] = ConstraintBytesOf(vocab.types[id], *b);
   }
   return bytes;
 }
@@ -143,8 +155,9 @@ ConstraintCache::~ConstraintCache() = default;
 absl::StatusOr<std::shared_ptr<const CompiledConstraint>> ConstraintCache::Get(
     const ConstraintSpec& spec, std::shared_ptr<const ConstraintVocabulary> vocabulary) {
   if (vocabulary == nullptr) return absl::InvalidArgumentError("no vocabulary");
-  const std::string key = absl::StrCat(ConstraintKindName(spec.kind), "\n",
-                                       vocabulary->fingerprint, "\n", spec.text);
+  const std::string key =
+      absl::StrCat(ConstraintKindName(spec.kind), "\n", ReasoningPrefixName(spec.reasoning), "\n",
+                   vocabulary->fingerprint, "\n", spec.text);
   {
     absl::MutexLock lock(&impl_->mutex);
     for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
