@@ -50,8 +50,8 @@ std::vector<chat::ChatMessage> Messages(const v1::ChatConversation& chat) {
 absl::StatusOr<json::Array> Tools(const v1::ChatConversation& chat) {
   json::Array tools;
   for (const v1::Tool& tool : chat.tools()) {
-    json::Object function{{"name", tool.name()}};
-    if (!tool.description().empty()) function.Set("description", json::Value(tool.description()));
+    // Templates read the description whether or not there is one (functionary's concatenates it).
+    json::Object function{{"name", tool.name()}, {"description", tool.description()}};
     json::Value parameters = json::Object{};
     if (!tool.parameters_json().empty()) {
       absl::StatusOr<json::Value> parsed = json::Parse(tool.parameters_json());

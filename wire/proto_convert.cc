@@ -50,7 +50,32 @@ void SparseToProto(const SparseDistribution& sparse, v1::SparseDistribution* pro
   proto->mutable_probabilities()->Assign(sparse.probabilities.begin(), sparse.probabilities.end());
 }
 
-ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
+namespace {
+
+ReasoningPrefix ReasoningFromProto(v1::ConstraintStart start) {
+  switch (start) {
+    case v1::CONSTRAINT_START_AFTER_OPEN_REASONING:
+      return ReasoningPrefix::kInPrompt;
+    case v1::CONSTRAINT_START_AFTER_OPTIONAL_REASONING:
+      return ReasoningPrefix::kOptional;
+    default:
+      return ReasoningPrefix::kNone;
+  }
+}
+
+v1::ConstraintStart ReasoningToProto(ReasoningPrefix reasoning) {
+  switch (reasoning) {
+    case ReasoningPrefix::kInPrompt:
+      return v1::CONSTRAINT_START_AFTER_OPEN_REASONING;
+    case ReasoningPrefix::kOptional:
+      return v1::CONSTRAINT_START_AFTER_OPTIONAL_REASONING;
+    case ReasoningPrefix::kNone:
+      break;
+  }
+  return v1::CONSTRAINT_START_OUTPUT;
+}
+
+ConstraintSpec KindFromProto(const v1::Constraint& proto) {
   using Kind = ConstraintSpec::Kind;
   switch (proto.kind_case()) {
     case v1::Constraint::kJsonObject:
@@ -61,33 +86,45 @@ ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
       return {Kind::kGrammar, proto.grammar()};
     case v1::Constraint::kRegex:
       return {Kind::kRegex, proto.regex()};
-    case v1::Constraint::kToolCalls:  // not yet: the tool-call grammar lands next
+    case v1::Constraint::kToolCalls:
+      return {Kind::kToolCalls, proto.tool_calls()};
     case v1::Constraint::KIND_NOT_SET:
       break;
   }
   return {};
 }
 
+}  // namespace
+
+ConstraintSpec ConstraintFromProto(const v1::Constraint& proto) {
+  ConstraintSpec spec = KindFromProto(proto);
+  if (!spec.empty()) spec.reasoning = ReasoningFromProto(proto.start());
+  return spec;
+}
+
 void ConstraintToProto(const ConstraintSpec& spec, v1::Constraint* proto) {
   using Kind = ConstraintSpec::Kind;
+  proto->Clear();
   switch (spec.kind) {
     case Kind::kJsonObject:
       proto->mutable_json_object();
-      return;
+      break;
     case Kind::kJsonSchema:
       proto->mutable_json_schema()->set_schema(spec.text);
-      return;
+      break;
     case Kind::kGrammar:
       proto->set_grammar(spec.text);
-      return;
+      break;
     case Kind::kRegex:
       proto->set_regex(spec.text);
-      return;
-    case Kind::kToolCalls:  // not yet: Constraint.tool_calls and start, as ConstraintFromProto
-    case Kind::kNone:
       break;
+    case Kind::kToolCalls:
+      proto->set_tool_calls(spec.text);
+      break;
+    case Kind::kNone:
+      return;
   }
-  proto->Clear();
+  proto->set_start(ReasoningToProto(spec.reasoning));
 }
 
 void TokenLogprobsToProto(const TokenLogprobs& logprobs, v1::TokenLogprobs* proto) {

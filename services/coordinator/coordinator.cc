@@ -8,6 +8,7 @@
 #include "core/base/status_macros.h"
 #include "glog/logging.h"
 #include "services/coordinator/memory_pause.h"
+#include "wire/tokenizer_wire.h"
 #include "services/coordinator/reply_writer.h"
 #include "services/coordinator/session_eviction.h"
 
@@ -40,6 +41,24 @@ GenerateSettings SettingsFor(const CoordinatorOptions& options, const v1::ModelI
   settings.continue_tokens = options.continue_tokens;
   settings.ngram_fallback = options.ngram_fallback;
   return settings;
+}
+
+// How the target's model writes tool calls and reasoning (its template and tokens decide, or
+// the flags).
+absl::StatusOr<OutputSyntax> SyntaxFor(const CoordinatorOptions& options,
+                                       const v1::DescribeResponse& target,
+                                       const std::vector<std::string>& token_bytes) {
+  std::optional<Vocabulary> vocab;
+  if (target.has_tokenizer()) {
+    absl::StatusOr<Vocabulary> v = VocabularyFromProto(target.tokenizer());
+    if (v.ok()) vocab = *std::move(v);
+  }
+  ASSIGN_OR_RETURN(OutputSyntax syntax,
+                   ChooseOutputSyntax(options.output_syntax, target.model().chat_template(),
+                                      vocab.has_value() ? &*vocab : nullptr, token_bytes));
+  LOG(INFO) << "tool calls: " << toolcall::ToolCallFormatName(syntax.tool_format)
+            << "; reasoning: " << toolcall::ReasoningFormatName(syntax.reasoning);
+  return syntax;
 }
 
 }  // namespace
@@ -80,7 +99,7 @@ Coordinator::~Coordinator() {
 absl::Status Coordinator::Init() {
   ASSIGN_OR_RETURN(v1::DescribeResponse target,
                    targets_->client(0).WaitReady(/*include_vocabulary=*/true, options_.worker_wait,
-                                                 /*include_tokenizer=*/options_.local_tokenizer));
+                                                 /*include_tokenizer=*/true));
   target_info_ = target.model();
   if (options_.local_tokenizer) InitLocalTokenizer(target);
   // Replicas found later serve the same vocabulary, or are not used.
@@ -90,8 +109,19 @@ absl::Status Coordinator::Init() {
   AddReplicaKv(target, /*first=*/true, &kv_budget_);
   token_bytes_.assign(target.vocabulary().token_bytes().begin(),
                       target.vocabulary().token_bytes().end());
-  constraints_ =
-      std::make_unique<ConstraintCompiler>(ConstraintCompiler::TokenBytes(target.vocabulary()));
+  ASSIGN_OR_RETURN(OutputSyntax syntax, SyntaxFor(options_, target, token_bytes_));
+  // The workers' constraints see control tokens by their text (a family's call marker may be
+  // one); the coordinator's, which finds forced tokens, must see what they see.
+  v1::Vocabulary constraint_vocabulary = target.vocabulary();
+  for (int id = 0; id < constraint_vocabulary.token_types_size() &&
+                   id < static_cast<int>(syntax.parse_token_bytes.size());
+       ++id) {
+    if (constraint_vocabulary.token_types(id) == static_cast<int>(TokenType::kControl)) {
+      constraint_vocabulary.set_token_bytes(id, syntax.parse_token_bytes[id]);
+    }
+  }
+  constraints_ = std::make_unique<ConstraintCompiler>(
+      ConstraintCompiler::TokenBytes(constraint_vocabulary));
   for (size_t i = 1; i < targets_->size(); ++i) {
     ASSIGN_OR_RETURN(v1::DescribeResponse other,
                      targets_->client(i).WaitReady(false, options_.worker_wait));
@@ -115,6 +145,7 @@ absl::Status Coordinator::Init() {
   }
   options_.limits.max_prompt_tokens = target_info_.context_size();
   generate_settings_ = SettingsFor(options_, target_info_);
+  generate_settings_.syntax = std::move(syntax);
   for (size_t i = 0; i < drafts_->size(); ++i) {
     WorkerClient* draft = &drafts_->client(i);
     ASSIGN_OR_RETURN(v1::DescribeResponse d, draft->WaitReady(false, options_.worker_wait));
@@ -392,7 +423,8 @@ absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
     auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
     ASSIGN_OR_RETURN(const bool draft_lost,
                      PrepareWorkers(session_id, *session, valid.rounds, deadline));
-    ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start},
+    ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start,
+                       valid.parsing, &generate_settings_.syntax.parse_token_bytes},
                       write, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
         RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline, cancelled);

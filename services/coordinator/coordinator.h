@@ -37,6 +37,7 @@
 #include "services/coordinator/admission_queue.h"
 #include "services/coordinator/kv_admission.h"
 #include "services/coordinator/local_tokenizer.h"
+#include "services/coordinator/output_syntax.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_loop.h"
 #include "services/coordinator/validated_request.h"
@@ -81,6 +82,8 @@ struct CoordinatorOptions {
   // Tokenize text and chat prompts with a copy of the target's tokenizer (local_tokenizer.h)
   // instead of a Tokenize call to the target; false: always the target's Tokenize.
   bool local_tokenizer = true;
+  // How the model writes tool calls and reasoning ("auto": from its template and tokens).
+  OutputSyntaxFlags output_syntax;
 };
 
 class Coordinator {

@@ -65,6 +65,13 @@ ABSL_FLAG(bool, local_tokenizer, true,
           "tokenize text and chat prompts in the coordinator with the target's own tokenizer "
           "(sent once at start-up; the target tokenizes when it does not match); false: a "
           "Tokenize call to the target for each prompt");
+ABSL_FLAG(std::string, tool_call_format, "auto",
+          "how the model writes tool calls: auto (from its chat template and special tokens), "
+          "none (requests with tools are refused), or one of llama3_json, hermes, mistral, "
+          "functionary_v3.1, functionary_v3.2, firefunction_v2, command_r, deepseek_r1");
+ABSL_FLAG(std::string, reasoning_format, "auto",
+          "how the model reasons: auto (from its chat template and special tokens), think "
+          "(<think>...</think> goes to reasoning_content) or none (left in the content)");
 ABSL_FLAG(int, continue_tokens, tandem::SpeculationDefaults::kContinueTokens,
           "without a draft, tokens a busy target may draw alone after each verify's "
           "(one more per 4 sessions in its last step; 0: one token per verify)");
@@ -158,6 +165,8 @@ absl::Status ReadWorkerFlags(CoordinatorOptions& o) {
   o.continue_tokens = absl::GetFlag(FLAGS_continue_tokens);
   o.ngram_fallback = absl::GetFlag(FLAGS_ngram_fallback);
   o.local_tokenizer = absl::GetFlag(FLAGS_local_tokenizer);
+  o.output_syntax.tool_call_format = absl::GetFlag(FLAGS_tool_call_format);
+  o.output_syntax.reasoning_format = absl::GetFlag(FLAGS_reasoning_format);
   o.worker_wait = Sec(FLAGS_worker_wait_seconds);
   if (o.max_sessions < 1 || o.default_max_tokens < 1) {
     return absl::InvalidArgumentError("--max-sessions and --max-tokens must be >= 1");

@@ -77,9 +77,12 @@ std::vector<std::string> SseEvents(const OpenAiReply& reply, const v1::GenerateR
   }
   // With logprobs, tokens whose text is held back (an unfinished character) still send theirs.
   const bool has_logprobs = logprobs && m.delta().logprobs_size() > 0;
-  if (m.has_delta() && (!m.delta().text().empty() || has_logprobs)) {
-    events.push_back(Sse(reply.TextChunk(
-        m.delta().text(), logprobs ? logprobs->Of(m.delta().logprobs()) : json::Value())));
+  const v1::TokenDelta& d = m.delta();
+  const bool has_parts = !d.reasoning_text().empty() || d.tool_calls_size() > 0;
+  if (m.has_delta() && (!d.text().empty() || has_logprobs || has_parts)) {
+    json::Value chunk_logprobs = logprobs ? logprobs->Of(d.logprobs()) : json::Value();
+    events.push_back(Sse(reply.chat() ? reply.DeltaChunk(d, std::move(chunk_logprobs))
+                                      : reply.TextChunk(d.text(), std::move(chunk_logprobs))));
   }
   if (m.has_final()) {
     events.push_back(Sse(reply.FinishChunk(m.final())));
@@ -109,7 +112,7 @@ HttpResponse FrontError(int status, const std::string& message) {
                        : status == 431 ? "request_header_fields_too_large"
                        : status == 505 ? "http_version_not_supported"
                                        : "invalid_request";
-    error = {status, "invalid_request_error", code, message};
+    error = {status, "invalid_request_error", code, message, ""};
   }
   HttpResponse response = JsonResponse(HttpErrorBody(error));
   response.status = error.status;
@@ -304,6 +307,7 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
                                 HttpExchange& exchange) {
   RequestLog log(request.generate);
   std::string text;
+  std::string reasoning;
   google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;
   v1::GenerationResult result;
   // A client that leaves cancels the request, queued (polled every 20 ms) or running (every
@@ -312,7 +316,10 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
       request.generate,
       [&](const v1::GenerateResponse& message) {
         log.Saw(message);
-        if (message.has_delta()) text += message.delta().text();
+        if (message.has_delta()) {
+          text += message.delta().text();
+          reasoning += message.delta().reasoning_text();
+        }
         for (const v1::TokenLogprobs& l : message.delta().logprobs()) *logprobs.Add() = l;
         if (message.has_final()) result = message.final();
         return true;
@@ -325,7 +332,7 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
   }
   json::Value choice_logprobs;
   if (request.generate.logprobs()) choice_logprobs = OpenAiLogprobs(request.endpoint).Of(logprobs);
-  exchange.Respond(JsonResponse(reply.Complete(text, result, std::move(choice_logprobs))));
+  exchange.Respond(JsonResponse(reply.Complete(text, reasoning, result, std::move(choice_logprobs))));
 }
 
 std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate,

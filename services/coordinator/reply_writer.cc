@@ -20,8 +20,21 @@ ReplyWriter::ReplyWriter(Options options, const Write& write,
       write_(write),
       cancelled_(cancelled),
       metrics_(metrics),
-      text_(options.token_bytes, std::move(options.stop_strings)),
-      last_token_(options.start) {}
+      text_(options.parsing.active() && options.parse_token_bytes != nullptr
+                ? options.parse_token_bytes
+                : options.token_bytes,
+            std::move(options.stop_strings)),
+      last_token_(options.start) {
+  if (options.parsing.active()) parser_.emplace(options.parsing);
+}
+
+void ReplyWriter::AddText(const std::string& text, v1::TokenDelta* delta) {
+  if (parser_.has_value()) {
+    parser_->Feed(text, delta);
+  } else {
+    *delta->mutable_text() += text;
+  }
+}
 
 bool ReplyWriter::Tokens(std::vector<int32_t>& tokens) {
   v1::GenerateResponse delta;
@@ -32,7 +45,7 @@ bool ReplyWriter::Tokens(std::vector<int32_t>& tokens) {
                      delta.mutable_delta());
     }
     delta.mutable_delta()->add_token_ids(tokens[used]);
-    *delta.mutable_delta()->mutable_text() += text_.Add(tokens[used++]);
+    AddText(text_.Add(tokens[used++]), delta.mutable_delta());
   }
   tokens.resize(used);  // a round's tokens after a stop string are dropped
   ObserveTokens(tokens.size());
@@ -58,13 +71,17 @@ void ReplyWriter::ObserveTokens(size_t count) {
 
 void ReplyWriter::Finish(const RoundOutcome& outcome, const std::string& session_id,
                          uint64_t seed) {
-  const std::string rest = text_.Flush();
-  if (!rest.empty()) {
-    v1::GenerateResponse delta;
-    delta.mutable_delta()->set_text(rest);
+  v1::GenerateResponse delta;
+  AddText(text_.Flush(), delta.mutable_delta());
+  if (parser_.has_value()) parser_->Finish(delta.mutable_delta());
+  const v1::TokenDelta& rest = delta.delta();
+  if (!rest.text().empty() || !rest.reasoning_text().empty() || rest.tool_calls_size() > 0) {
     write_(delta);
   }
-  const v1::GenerateResponse final = Final(outcome, session_id, seed);
+  v1::GenerateResponse final = Final(outcome, session_id, seed);
+  if (parser_.has_value()) {
+    for (const v1::ToolCall& call : parser_->calls()) *final.mutable_final()->add_tool_calls() = call;
+  }
   CountOutcome(outcome);
   write_(final);
 }

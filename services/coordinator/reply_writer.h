@@ -2,7 +2,9 @@
 // generator_service.h and HTTP's generate_run.h both read Coordinator::Generate's writes):
 // each round's tokens as a streamed delta — token ids, the text with stop strings cut
 // (text_stream.h) and, when asked, their logprobs — then the rest of the text and the final
-// message with usage, timing, speculation statistics, session and seed.
+// message with usage, timing, speculation statistics, session and seed. A chat reply of a
+// reasoning model, or one with tools, has its text parsed (reply_parser.h): the deltas carry
+// the reasoning and the tool calls apart from the text, and the final message the calls.
 //
 // Metrics: time_to_first_token, inter_token_latency and generated_tokens as deltas go out;
 // prompt, cached prompt, draft and acceptance counters with the final message.
@@ -14,9 +16,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "services/coordinator/reply_parser.h"
 #include "services/coordinator/round_loop.h"
 #include "services/coordinator/text_stream.h"
 #include "tandem/v1/generator.pb.h"
@@ -35,6 +39,10 @@ class ReplyWriter {
     std::vector<std::string> stop_strings;
     bool logprobs = false;    // each round's verdict carries one entry per token
     Clock::time_point start;  // when the request arrived: the first token's time counts from it
+    // What the text is parsed into (reasoning, tool calls: reply_parser.h), and the token
+    // bytes it is then decoded with (control tokens as their text: output_syntax.h).
+    ReplyParsing parsing;
+    const std::vector<std::string>* parse_token_bytes = nullptr;
   };
 
   // `write` and `cancelled` (Coordinator::Generate's) and `metrics` must outlive the writer.
@@ -53,6 +61,8 @@ class ReplyWriter {
 
  private:
   void ObserveTokens(size_t count);
+  // Sets `delta`'s text (and, when parsing, its reasoning and tool calls) from released text.
+  void AddText(const std::string& text, v1::TokenDelta* delta);
   v1::GenerateResponse Final(const RoundOutcome& outcome, const std::string& session_id,
                              uint64_t seed) const;
   void CountOutcome(const RoundOutcome& outcome);
@@ -64,6 +74,7 @@ class ReplyWriter {
   const std::function<bool()>& cancelled_;
   CoordinatorMetrics* metrics_;
   TextStream text_;
+  std::optional<ReplyParser> parser_;  // unset: the text goes out as it is
   const v1::VerifyResult* verdict_ = nullptr;  // the current round's
   double first_token_ = -1;                    // seconds from start_; -1: none yet
   Clock::time_point last_token_;

@@ -8,6 +8,7 @@
 #include "core/generation/speculation_defaults.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "services/coordinator/delta_logprobs.h"
+#include "services/coordinator/reply_syntax.h"
 #include "wire/proto_convert.h"
 
 namespace tandem {
@@ -73,19 +74,21 @@ void SetSpeculation(const v1::Speculation& s, const GenerateSettings& settings, 
   p->sampler.coupling = CouplingFromProto(s.coupling());  // sampling.coupling is ignored
 }
 
-std::vector<int32_t> StopIds(const v1::GenerateRequest& request, const GenerateSettings& settings) {
+std::vector<int32_t> StopIds(const v1::GenerateRequest& request, const GenerateSettings& settings,
+                             bool constrained) {
   std::vector<int32_t> ids(request.stop_token_ids().begin(), request.stop_token_ids().end());
   // A constrained output ends where its constraint ends, at an end-of-turn id, ignore_eos or
   // not (the grammar allows nothing else there).
-  const bool constrained = request.constraint().kind_case() != v1::Constraint::KIND_NOT_SET;
   if (!request.ignore_eos() || constrained) {
     ids.insert(ids.end(), settings.end_of_turn_ids.begin(), settings.end_of_turn_ids.end());
   }
   return ids;
 }
 
+// The prompt's ids; `rendered` receives a chat's rendered text.
 absl::StatusOr<std::vector<int32_t>> PromptTokens(const v1::GenerateRequest& r, int32_t vocab_size,
-                                                  const PromptTokenizer& tokenize) {
+                                                  const PromptTokenizer& tokenize,
+                                                  std::string* rendered) {
   v1::TokenizeRequest request;
   switch (r.prompt_case()) {
     case v1::GenerateRequest::kText:
@@ -112,6 +115,7 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const v1::GenerateRequest& r, 
   }
   ASSIGN_OR_RETURN(v1::TokenizeResponse ids, tokenize(request));
   if (ids.token_ids().empty()) return absl::InvalidArgumentError("the prompt has no tokens");
+  if (r.has_chat()) *rendered = ids.rendered_text();
   return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
 }
 
@@ -136,9 +140,13 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   p.logprobs = request.logprobs();
   p.top_logprobs = request.top_logprobs();
   SetSpeculation(request.speculation(), settings, &p);
-  p.stop_ids = StopIds(request, settings);
   valid.stop_strings.assign(request.stop_strings().begin(), request.stop_strings().end());
-  ASSIGN_OR_RETURN(p.context, PromptTokens(request, settings.vocab_size, tokenize));
+  std::string rendered;
+  ASSIGN_OR_RETURN(p.context, PromptTokens(request, settings.vocab_size, tokenize, &rendered));
+  // Tools and reasoning (reply_syntax.h): the constraint tools force, where it starts.
+  RETURN_IF_ERROR(ApplyReplySyntax(request, settings.syntax, rendered, &valid.constraint,
+                                   &valid.parsing));
+  p.stop_ids = StopIds(request, settings, !valid.constraint.empty());
   return valid;
 }
 

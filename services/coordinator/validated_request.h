@@ -23,6 +23,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/grammar/constraint_spec.h"
+#include "services/coordinator/output_syntax.h"
+#include "services/coordinator/reply_parser.h"
 #include "services/coordinator/request_limits.h"
 #include "services/coordinator/round_params.h"
 #include "tandem/v1/generator.pb.h"
@@ -39,14 +41,18 @@ struct GenerateSettings {
   bool adaptive_draft = false;
   int32_t continue_tokens = 0;
   bool ngram_fallback = false;
+  OutputSyntax syntax;  // how the model writes tool calls and reasoning
 };
 
 struct ValidatedRequest {
   // All but the deadlines, which wait for the session's replicas (Coordinator::Deadlines).
   RoundParams rounds;
   std::vector<std::string> stop_strings;
-  // What the output must match (kNone: nothing), not compiled yet.
+  // What the output must match (kNone: nothing), not compiled yet: the request's own, or
+  // the one its tools force (reply_syntax.h).
   ConstraintSpec constraint;
+  // What the reply's text is parsed into (reasoning, tool calls).
+  ReplyParsing parsing;
 };
 
 // Tokenizes a text or chat prompt (Coordinator::Tokenize).
