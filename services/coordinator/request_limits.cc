@@ -12,6 +12,23 @@ absl::Status TooLong(absl::string_view field, size_t size, int64_t limit, absl::
       absl::StrCat(field, " is ", size, " ", unit, "; the limit is ", limit));
 }
 
+// The tools: how many, and their names, descriptions and schemas together (the schemas
+// become a constraint: the same bound as a constraint's text).
+absl::Status CheckTools(const v1::ChatConversation& chat, const RequestLimits& limits) {
+  if (chat.tools_size() > limits.max_tools) {
+    return TooLong("chat.tools", chat.tools_size(), limits.max_tools, "tools");
+  }
+  size_t bytes = 0;
+  for (const v1::Tool& tool : chat.tools()) {
+    bytes += tool.name().size() + tool.description().size() + tool.parameters_json().size();
+  }
+  if (static_cast<int64_t>(bytes) > limits.max_constraint_bytes) {
+    return TooLong("chat.tools (names, descriptions and parameters together)", bytes,
+                   limits.max_constraint_bytes, "bytes");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckChat(const v1::ChatConversation& chat, const RequestLimits& limits) {
   if (chat.messages_size() > limits.max_chat_messages) {
     return TooLong("chat.messages", chat.messages_size(), limits.max_chat_messages, "messages");
@@ -20,14 +37,22 @@ absl::Status CheckChat(const v1::ChatConversation& chat, const RequestLimits& li
     return TooLong("chat.format", chat.format().size(), limits.max_format_bytes, "bytes");
   }
   size_t bytes = 0;
+  size_t calls = 0;
   for (const v1::ChatMessage& m : chat.messages()) {
-    bytes += m.role().size() + m.content().size() + m.name().size();
+    bytes += m.role().size() + m.content().size() + m.name().size() + m.tool_call_id().size();
+    for (const v1::ToolCall& call : m.tool_calls()) {
+      bytes += call.id().size() + call.name().size() + call.arguments().size();
+    }
+    calls += m.tool_calls_size();
   }
   if (static_cast<int64_t>(bytes) > limits.max_prompt_bytes) {
-    return TooLong("chat.messages (role, content and name together)", bytes,
+    return TooLong("chat.messages (role, content, name and tool calls together)", bytes,
                    limits.max_prompt_bytes, "bytes");
   }
-  return absl::OkStatus();
+  if (static_cast<int64_t>(calls) > limits.max_chat_messages) {
+    return TooLong("chat.messages' tool_calls", calls, limits.max_chat_messages, "calls");
+  }
+  return CheckTools(chat, limits);
 }
 
 absl::Status CheckText(const std::string& text, const RequestLimits& limits) {

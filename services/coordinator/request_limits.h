@@ -27,6 +27,9 @@ struct RequestLimits {
   int max_format_bytes = 64;  // chat.format, a built-in format name
   // A constraint's text: a JSON Schema, a GBNF grammar or a regex (Constraint).
   int64_t max_constraint_bytes = 1 << 20;
+  // Tools a chat request offers (the tool-call grammar's own bound: kMaxToolCallTools); their
+  // names, descriptions and schemas together are bounded as a constraint's text.
+  int max_tools = 128;
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);

@@ -66,8 +66,36 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kInvalidArgument, "text is 10485760 bytes"},
         LimitCase{"ChatBytesTogether", [] { return Chat(3, 330); },
                   absl::StatusCode::kInvalidArgument,
-                  "chat.messages (role, content and name together) is 1002 bytes; the limit is "
-                  "1000"},
+                  "chat.messages (role, content, name and tool calls together) is 1002 bytes; "
+                  "the limit is 1000"},
+        LimitCase{"ToolCallArgumentsCountAsPromptBytes",
+                  [] {
+                    v1::GenerateRequest r = Chat(1, 500);
+                    v1::ToolCall* call = r.mutable_chat()->mutable_messages(0)->add_tool_calls();
+                    call->set_name("f");
+                    call->set_arguments(std::string(496, 'x'));
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "(role, content, name and tool calls together) is 1001 bytes"},
+        LimitCase{"TooManyTools",
+                  [] {
+                    v1::GenerateRequest r = Chat(1, 5);
+                    for (int i = 0; i < 129; ++i) r.mutable_chat()->add_tools()->set_name("t");
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument, "chat.tools is 129 tools; the limit is 128"},
+        LimitCase{"ToolSchemasBoundedAsAConstraint",
+                  [] {
+                    v1::GenerateRequest r = Chat(1, 5);
+                    v1::Tool* tool = r.mutable_chat()->add_tools();
+                    tool->set_name("t");
+                    tool->set_parameters_json(std::string(1 << 20, ' '));
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "chat.tools (names, descriptions and parameters together) is 1048577 bytes; "
+                  "the limit is 1048576"},
         LimitCase{"ChatAtTheLimit", [] { return Chat(4, 246); }, absl::StatusCode::kOk, ""},
         LimitCase{"TooManyChatMessages", [] { return Chat(1025, 0); },
                   absl::StatusCode::kInvalidArgument,
