@@ -56,6 +56,11 @@ ABSL_FLAG(std::string, json_schema, "",
 ABSL_FLAG(std::string, grammar, "",
           "a GBNF grammar file (llama.cpp's format, start rule root): every reply matches it");
 ABSL_FLAG(std::string, regex, "", "a regular expression every whole reply matches");
+ABSL_FLAG(std::string, tools, "",
+          "with --server: a JSON file of OpenAI-style tools ([{\"type\": \"function\", "
+          "\"function\": {\"name\", \"description\", \"parameters\"}}]) the model may call");
+ABSL_FLAG(std::string, tool_choice, "",
+          "with --tools: auto (default), none, required, or a tool's name to force its call");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
@@ -81,6 +86,7 @@ constexpr char kUsage[] =
     "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
     "[--pipeline]\n"
     "       [--json-schema FILE | --grammar FILE | --regex RE]\n"
+    "       [--tools FILE [--tool-choice auto|none|required|NAME]] (with --server)\n"
     "       [--timeout S] [--tls] [--tls-ca PEM]\n"
     "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
     "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
@@ -91,8 +97,9 @@ constexpr char kUsage[] =
 std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
   // --server: the workers own their cache and threads, the coordinator its draft.
   // In-process: there is no coordinator to wait for.
-  const std::vector<std::string> remote_only = {"timeout",  "tls",     "tls_ca",
-                                                "tls_cert", "tls_key", "api_key_file"};
+  const std::vector<std::string> remote_only = {"timeout",  "tls",          "tls_ca",
+                                                "tls_cert", "tls_key",      "api_key_file",
+                                                "tools",    "tool_choice"};
   const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
   const std::vector<std::string>& refused = remote ? local_only : remote_only;
   std::string out;
@@ -234,6 +241,13 @@ absl::StatusOr<ChatProcessOptions> ChatOptionsFromFlags(int argc, char** argv) {
   options.tls_files = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                        absl::GetFlag(FLAGS_tls_ca)};
   options.api_key_file = absl::GetFlag(FLAGS_api_key_file);
+  if (const std::string tools = absl::GetFlag(FLAGS_tools); !tools.empty()) {
+    ASSIGN_OR_RETURN(options.tools_json, ConstraintFile("--tools", tools));
+  }
+  options.tool_choice = absl::GetFlag(FLAGS_tool_choice);
+  if (!options.tool_choice.empty() && options.tools_json.empty()) {
+    return absl::InvalidArgumentError("--tool-choice needs --tools");
+  }
   return options;
 }
 

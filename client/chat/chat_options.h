@@ -28,6 +28,9 @@ struct ChatProcessOptions {
   bool tls = false;
   TlsFiles tls_files;        // --tls-cert, --tls-key, --tls-ca
   std::string api_key_file;  // --api-key-file; empty: $TANDEM_API_KEY, if set
+  // With --server: the --tools file's text (OpenAI's tools array) and --tool-choice.
+  std::string tools_json;
+  std::string tool_choice;
 };
 
 // Parses argv (argv[0] is the program). --help and --version print and exit(0).

@@ -141,6 +141,8 @@ int OpenLocal(const tandem::ChatOptions& options, Conversation& conversation) {
 int OpenRemote(const tandem::ChatProcessOptions& options, Conversation& conversation) {
   tandem::RemoteChatOptions remote_options;
   remote_options.turn_timeout = options.timeout;
+  remote_options.tools_json = options.tools_json;
+  remote_options.tool_choice = options.tool_choice;
   remote_options.connect_timeout = std::min(remote_options.connect_timeout, options.timeout);
   if (std::string error; !ReadRemoteSecurity(options, remote_options, &error)) {
     return Fail(2, error);

@@ -8,6 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "client/chat/connect_error.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "wire/cost_model_proto.h"
@@ -64,12 +66,67 @@ grpc::Status FinishOrCancel(grpc::ClientReader<v1::GenerateResponse>& reader,
 
 }  // namespace
 
+namespace {
+
+// --tools: OpenAI's tools array ([{"type": "function", "function": {...}}]).
+absl::StatusOr<std::vector<v1::Tool>> ParseTools(const std::string& text) {
+  std::vector<v1::Tool> tools;
+  if (text.empty()) return tools;
+  absl::StatusOr<json::Value> parsed = json::Parse(text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tools file is not JSON: ", parsed.status().message()));
+  }
+  if (!parsed->is_array()) return absl::InvalidArgumentError("--tools file is not a JSON array");
+  for (size_t i = 0; i < parsed->as_array().size(); ++i) {
+    const json::Value& tool = parsed->as_array()[i];
+    const json::Value* function = tool.is_object() ? tool.as_object().Find("function") : nullptr;
+    const json::Value* name =
+        function != nullptr && function->is_object() ? function->as_object().Find("name") : nullptr;
+    if (name == nullptr || !name->is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tools[", i, "]: expected {\"type\": \"function\", \"function\": ",
+                       "{\"name\": ...}}"));
+    }
+    v1::Tool& out = tools.emplace_back();
+    out.set_name(name->as_string());
+    const json::Value* description = function->as_object().Find("description");
+    if (description != nullptr && description->is_string()) {
+      out.set_description(description->as_string());
+    }
+    const json::Value* parameters = function->as_object().Find("parameters");
+    if (parameters != nullptr && !parameters->is_null()) {
+      out.set_parameters_json(json::Serialize(*parameters));
+    }
+  }
+  return tools;
+}
+
+v1::ToolChoice ToolChoiceOf(const std::string& choice) {
+  v1::ToolChoice out;
+  if (choice.empty() || choice == "auto") {
+    out.set_mode(v1::ToolChoice::MODE_AUTO);
+  } else if (choice == "none") {
+    out.set_mode(v1::ToolChoice::MODE_NONE);
+  } else if (choice == "required") {
+    out.set_mode(v1::ToolChoice::MODE_REQUIRED);
+  } else {
+    out.set_mode(v1::ToolChoice::MODE_FUNCTION);
+    out.set_function(choice);
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RemoteChat>> RemoteChat::Create(const std::string& address,
                                                                const ChatOptions& options,
                                                                const RemoteChatOptions& remote) {
   std::unique_ptr<RemoteChat> chat(new RemoteChat());
   chat->options_ = options;
   chat->remote_ = remote;
+  ASSIGN_OR_RETURN(chat->tools_, ParseTools(remote.tools_json));
+  chat->tool_choice_ = ToolChoiceOf(remote.tool_choice);
   chat->address_ = address;
   chat->stub_ = v1::Generator::NewStub(grpc::CreateChannel(
       address,
@@ -131,6 +188,8 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   user->set_role("user");
   user->set_content(std::string(user_text));
   chat->set_format(options_.format);
+  for (const v1::Tool& tool : tools_) *chat->add_tools() = tool;
+  if (!tools_.empty()) *request.mutable_tool_choice() = tool_choice_;
   // Every field, so the coordinator samples exactly as the in-process engine would.
   SamplerConfigToProto(options_.sampler, request.mutable_sampling());
   request.set_max_tokens(static_cast<int32_t>(options_.max_tokens));
@@ -153,13 +212,28 @@ absl::StatusOr<TurnResult> RemoteChat::Turn(absl::string_view user_text,
       stub_->Generate(&context, Request(user_text));
   TurnResult turn;
   bool final_seen = false;
+  bool reasoning = false;  // reasoning is being printed
   v1::GenerateResponse response;
   while (reader->Read(&response)) {
     if (response.has_delta()) {
-      turn.reply += response.delta().text();
-      if (!response.delta().text().empty()) on_text(response.delta().text());
+      const v1::TokenDelta& d = response.delta();
+      if (!d.reasoning_text().empty()) {
+        if (!reasoning) on_text("[reasoning] ");
+        reasoning = true;
+        on_text(d.reasoning_text());
+      }
+      if (reasoning && !d.text().empty()) {
+        on_text("\n");
+        reasoning = false;
+      }
+      turn.reply += d.text();
+      if (!d.text().empty()) on_text(d.text());
     } else if (response.has_final()) {
       turn.generation = FromFinal(response.final());
+      for (const v1::ToolCall& call : response.final().tool_calls()) {
+        on_text(absl::StrCat(turn.reply.empty() ? "" : "\n", "[tool call ", call.id(), "] ",
+                             call.name(), "(", call.arguments(), ")"));
+      }
       final_seen = true;
     }
   }

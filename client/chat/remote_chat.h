@@ -32,6 +32,11 @@ struct RemoteChatOptions {
   // TLS to the coordinator (wire/tls_credentials.h); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;
   std::string api_key = "";  // sent as `authorization: Bearer KEY` on every call; empty: none
+  // Tools the model may call: OpenAI's tools array as JSON text (empty: none), and the
+  // tool_choice ("", auto, none, required, or a tool's name). The reply's calls are printed
+  // as "[tool call ID] NAME(ARGUMENTS)"; a reasoning model's reasoning as "[reasoning] ...".
+  std::string tools_json = "";
+  std::string tool_choice = "";
 };
 
 class RemoteChat {
@@ -61,6 +66,8 @@ class RemoteChat {
 
   ChatOptions options_;
   RemoteChatOptions remote_;
+  std::vector<v1::Tool> tools_;  // from remote_.tools_json
+  v1::ToolChoice tool_choice_;
   std::string address_;
   std::unique_ptr<v1::Generator::Stub> stub_;
   std::vector<std::pair<std::string, std::string>> conversation_;  // (role, content)

@@ -26,9 +26,13 @@ Client(address, *, root_certificates=None, certificate_chain=None, private_key=N
   generate(prompt=None, *, messages=None, token_ids=None, **options)
     Exactly one prompt: text (tokenized as is), messages (a conversation rendered with the
     model's chat template: dicts with role and content, or (role, content) pairs) or token
-    ids. Yields Delta(text, token_ids, logprobs) as the reply streams, then one Result.
+    ids. Yields Delta(text, token_ids, logprobs, reasoning, tool_calls) as the reply streams
+    (reasoning: a reasoning model's <think> text; tool_calls: ToolCallDelta(index, id, name,
+    arguments) pieces, id and name in a call's first), then one Result. A message dict may
+    carry OpenAI's tool_calls and tool_call_id.
     Leaving the loop early cancels the request (the server frees its caches).
-  chat(messages, **options) -> Reply(text, token_ids, logprobs, result): generate() collected.
+  chat(messages, **options) -> Reply(text, token_ids, logprobs, result, reasoning, tool_calls):
+    generate() collected; tool_calls are ToolCall(id, name, arguments) (arguments JSON text).
   tokenize(text=None, *, messages=None, add_special=True, parse_special=False) -> [int]
   describe() -> the DescribeModelResponse message; close_session(session_id).
 
@@ -36,7 +40,9 @@ options (unset ones take the server's defaults, tandem.v1.SamplingParams): max_t
 temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, stop (strings),
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
-add_generation_prompt (default True), timeout (seconds for the whole request); and at most one
+add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
+list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls; and at
+most one
 output constraint (tandem.v1.Constraint), which the whole reply then matches:
     response_format  OpenAI's: {"type": "json_object"}, or {"type": "json_schema",
                      "json_schema": {"name": ..., "schema": {...}}} ({"type": "text"}: none)
@@ -59,15 +65,20 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tandem_stubs  # noqa: E402
 
-Delta = collections.namedtuple("Delta", "text token_ids logprobs")
+Delta = collections.namedtuple("Delta", "text token_ids logprobs reasoning tool_calls",
+                               defaults=("", ()))
+ToolCallDelta = collections.namedtuple("ToolCallDelta", "index id name arguments")
+ToolCall = collections.namedtuple("ToolCall", "id name arguments")
 Logprob = collections.namedtuple("Logprob", "token_id logprob token_bytes top")
-Reply = collections.namedtuple("Reply", "text token_ids logprobs result")
+Reply = collections.namedtuple("Reply", "text token_ids logprobs result reasoning tool_calls",
+                               defaults=("", ()))
 _SAMPLING = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "penalty_window",
              "seed")
 _OPTIONS = set(_SAMPLING) | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
-    "format", "add_generation_prompt", "timeout"} | {
+    "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
+    "parallel_tool_calls"} | {
     "response_format", "json_schema", "grammar", "regex"}
 
 
@@ -220,12 +231,45 @@ class Client:
         r.speculation.draft_tokens = options.get("draft_tokens", 0)
         r.speculation.adaptive = options.get("adaptive", False)
         _constraint(r.constraint, options)
+        self._tools(r, options)
         return r
+
+    def _tools(self, r, options):
+        """tools (OpenAI's list of {"type": "function", "function": {...}}), tool_choice
+        ("auto", "none", "required", a tool's name or OpenAI's {"type": "function", ...}) and
+        parallel_tool_calls."""
+        g = self._stubs.generator_pb2
+        for tool in options.get("tools") or ():
+            f = tool.get("function", tool)
+            parameters = f.get("parameters")
+            r.chat.tools.add(name=f["name"], description=f.get("description", ""),
+                             parameters_json=json.dumps(parameters) if parameters else "")
+        choice = options.get("tool_choice")
+        if isinstance(choice, dict):
+            choice = choice["function"]["name"]
+        modes = {"auto": g.ToolChoice.MODE_AUTO, "none": g.ToolChoice.MODE_NONE,
+                 "required": g.ToolChoice.MODE_REQUIRED}
+        if choice in modes:
+            r.tool_choice.mode = modes[choice]
+        elif choice is not None:
+            r.tool_choice.mode = g.ToolChoice.MODE_FUNCTION
+            r.tool_choice.function = choice
+        if options.get("parallel_tool_calls") is not None:
+            r.parallel_tool_calls = options["parallel_tool_calls"]
 
     def _conversation(self, chat, messages, options):
         for m in messages:
-            role, content = (m["role"], m["content"]) if isinstance(m, dict) else m
-            chat.messages.add(role=role, content=content)
+            if not isinstance(m, dict):
+                chat.messages.add(role=m[0], content=m[1])
+                continue
+            out = chat.messages.add(role=m["role"], content=m.get("content") or "",
+                                    tool_call_id=m.get("tool_call_id") or "")
+            for call in m.get("tool_calls") or ():
+                f = call.get("function", call)
+                arguments = f.get("arguments", "")
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+                out.tool_calls.add(id=call.get("id", ""), name=f["name"], arguments=arguments)
         chat.add_generation_prompt = options.get("add_generation_prompt", True)
         chat.format = options.get("format", "")
 
@@ -238,7 +282,9 @@ class Client:
             for m in call:
                 if m.HasField("delta"):
                     yield Delta(m.delta.text, list(m.delta.token_ids),
-                                _logprobs(m.delta.logprobs))
+                                _logprobs(m.delta.logprobs), m.delta.reasoning_text,
+                                tuple(ToolCallDelta(c.index, c.id, c.name, c.arguments)
+                                      for c in m.delta.tool_calls))
                 elif m.HasField("final"):
                     yield Result(m.final, self._stubs)
         except _grpc().RpcError as e:
@@ -248,15 +294,18 @@ class Client:
 
     def chat(self, messages, **options):
         """The whole reply to a conversation: Reply(text, token_ids, logprobs, result)."""
-        text, ids, logprobs, result = [], [], [], None
+        text, ids, logprobs, result, reasoning = [], [], [], None, []
         for event in self.generate(messages=messages, **options):
             if isinstance(event, Delta):
                 text.append(event.text)
+                reasoning.append(event.reasoning)
                 ids += event.token_ids
                 logprobs += event.logprobs
             else:
                 result = event
-        return Reply("".join(text), ids, logprobs, result)
+        calls = tuple(ToolCall(c.id, c.name, c.arguments)
+                      for c in (result.message.tool_calls if result else ()))
+        return Reply("".join(text), ids, logprobs, result, "".join(reasoning), calls)
 
     def tokenize(self, text=None, *, messages=None, add_special=True, parse_special=False,
                  timeout=30.0):

@@ -198,6 +198,34 @@ def test_agent_loop_call_result_answer():
     assert isinstance(reply["second"]["content"], str), reply
 
 
+def test_tandem_chat_prints_the_call():
+    if FAMILY != "hermes":
+        return
+    tools = os.path.join(FOLDER, "tools.json")
+    with open(tools, "w") as f:
+        json.dump(TOOLS, f)
+    args = [os.path.join(stacklib.BIN, "tandem-chat"), "--server", STACK.coordinator.address,
+            "--tools", tools, "--tool-choice", "get_time", "--temp", "0", "-p", "What time?"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "[tool call call_" in out.stdout and "] get_time({" in out.stdout, out.stdout
+    # The Python client: the call whole in the reply, and a tool loop's history sent back.
+    sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+    import tandem_client
+    with tandem_client.Client(STACK.coordinator.address) as client:
+        reply = client.chat(MESSAGES, tools=TOOLS, tool_choice="required", temperature=0,
+                            max_tokens=300, parallel_tool_calls=False)
+        assert len(reply.tool_calls) == 1 and reply.tool_calls[0].id.startswith("call_"), reply
+        call = reply.tool_calls[0]
+        history = MESSAGES + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": call.id, "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments}}]},
+            {"role": "tool", "tool_call_id": call.id, "content": "21 degrees"}]
+        answer = client.chat(history, tools=TOOLS, tool_choice="none", max_tokens=20)
+        assert not answer.tool_calls and answer.result.generated_tokens > 0, answer
+
+
 def run_family(family):
     global STACK, HTTP, FAMILY
     FAMILY = family
