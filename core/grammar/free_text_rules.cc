@@ -121,11 +121,13 @@ std::vector<CodepointRange> Ranges(const std::vector<uint32_t>& sorted) {
 
 // The alternatives of free-text state `node`: a character to the next state, a control token,
 // a marker and what follows it, the end.
-std::vector<GrammarExpr> StateAlternatives(
-    const MarkerAutomaton& automaton, int32_t node, const std::vector<int32_t>& state_rules,
-    const std::vector<std::vector<uint32_t>>& marker_cps, const std::vector<int32_t>& after_rules,
-    const std::vector<std::vector<uint32_t>>& special_cps,
-    const std::vector<std::string>& special_texts, bool may_end) {
+std::vector<GrammarExpr> StateAlternatives(const MarkerAutomaton& automaton, int32_t node,
+                                           const std::vector<int32_t>& state_rules,
+                                           const std::vector<std::vector<uint32_t>>& marker_cps,
+                                           const std::vector<int32_t>& after_rules,
+                                           const std::vector<std::vector<uint32_t>>& special_cps,
+                                           const std::vector<std::string>& special_texts,
+                                           bool may_end) {
   std::vector<GrammarExpr> alts;
   if (may_end) alts.push_back(GrammarExpr::Empty());
   for (size_t m = 0; m < marker_cps.size(); ++m) {
@@ -141,8 +143,8 @@ std::vector<GrammarExpr> StateAlternatives(
     not_to_start.push_back(cp);
     if (!automaton.Hit(next)) by_target[next].push_back(cp);
   }
-  alts.push_back(GrammarExpr::Sequence({GrammarExpr::CharClass(Ranges(not_to_start), true),
-                                        GrammarExpr::Rule(state_rules[0])}));
+  alts.push_back(GrammarExpr::Sequence(
+      {GrammarExpr::CharClass(Ranges(not_to_start), true), GrammarExpr::Rule(state_rules[0])}));
   for (const auto& [next, cps] : by_target) {
     alts.push_back(GrammarExpr::Sequence(
         {GrammarExpr::CharClass(Ranges(cps)), GrammarExpr::Rule(state_rules[next])}));
@@ -192,10 +194,9 @@ absl::StatusOr<GrammarExpr> AddFreeTextRules(GrammarBuilder& builder, absl::stri
   for (int32_t node = 0; node < automaton.size(); ++node) {
     if (state_rules[node] < 0) continue;
     RETURN_IF_ERROR(builder.DefineRule(
-        state_rules[node],
-        GrammarExpr::Choice(StateAlternatives(automaton, node, state_rules, marker_cps,
-                                              after_rules, special_cps, options.special_tokens,
-                                              options.may_end))));
+        state_rules[node], GrammarExpr::Choice(StateAlternatives(
+                               automaton, node, state_rules, marker_cps, after_rules, special_cps,
+                               options.special_tokens, options.may_end))));
   }
   return GrammarExpr::Rule(state_rules[0]);
 }

@@ -43,7 +43,7 @@ TEST(FreeTextRulesTest, TextWithoutASelfOverlappingMarker) {
   ExpectMatches(TextGrammar({{"aab", std::nullopt}}),
                 {{"", true},
                  {"aaa", true},
-                 {"aaab", false},   // "aab" starts one character after the first 'a'
+                 {"aaab", false},  // "aab" starts one character after the first 'a'
                  {"aab", false},
                  {"abaab", false},
                  {"ab aab", false},
@@ -54,9 +54,9 @@ TEST(FreeTextRulesTest, TextWithoutASelfOverlappingMarker) {
 }
 
 TEST(FreeTextRulesTest, TextWithoutAPeriodicMarker) {
-  ExpectMatches(TextGrammar({{"abab", std::nullopt}}),
-                {{"aba", true}, {"ababa", false}, {"abaabab", false}, {"abaaba", true},
-                 {"abbab", true}});
+  ExpectMatches(
+      TextGrammar({{"abab", std::nullopt}}),
+      {{"aba", true}, {"ababa", false}, {"abaabab", false}, {"abaaba", true}, {"abbab", true}});
 }
 
 TEST(FreeTextRulesTest, MarkerFollowsOnlyWhereItIsTheFirstOccurrence) {
@@ -64,9 +64,15 @@ TEST(FreeTextRulesTest, MarkerFollowsOnlyWhereItIsTheFirstOccurrence) {
   const Grammar grammar = TextGrammar({{"abab", E::Literal("!")}});
   ExpectMatches(grammar, {{"abab!", true},
                           {"x abab!", true},
-                          {"ab" "abab!", false},  // "ababab": the first "abab" starts at 0
-                          {"a" "abab!", true},    // "aabab": first at 1, where the marker starts
-                          {"aba" "abab!", true},  // "abaabab": first at 3
+                          {"ab"
+                           "abab!",
+                           false},  // "ababab": the first "abab" starts at 0
+                          {"a"
+                           "abab!",
+                           true},  // "aabab": first at 1, where the marker starts
+                          {"aba"
+                           "abab!",
+                           true},                 // "abaabab": first at 3
                           {"abab", false},        // the marker without what follows
                           {"abab!abab!", false},  // the free text is over after the marker
                           {"abab!x", false}});
@@ -114,8 +120,11 @@ TEST(FreeTextRulesTest, MayEndOnlyWhenAllowed) {
   FreeTextOptions options;
   options.may_end = false;
   const Grammar grammar = TextGrammar({{"</think>", E::Literal("ok")}}, options);
-  ExpectMatches(grammar, {{"", false}, {"thinking", false}, {"thinking</think>ok", true},
-                          {"</think>ok", true}, {"</think>", false}});
+  ExpectMatches(grammar, {{"", false},
+                          {"thinking", false},
+                          {"thinking</think>ok", true},
+                          {"</think>ok", true},
+                          {"</think>", false}});
 }
 
 TEST(FreeTextRulesTest, RefusesAnEmptyOrInvalidMarker) {

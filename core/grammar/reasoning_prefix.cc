@@ -20,9 +20,9 @@ absl::StatusOr<GrammarExpr> ReasoningExpr(GrammarBuilder& builder, ReasoningPref
        GrammarExpr::Rule(constrained)});
   FreeTextOptions options;
   options.may_end = false;
-  ASSIGN_OR_RETURN(GrammarExpr thinking,
-                   AddFreeTextRules(builder, "reasoning", {{"</think>", std::move(after)}},
-                                    options));
+  ASSIGN_OR_RETURN(
+      GrammarExpr thinking,
+      AddFreeTextRules(builder, "reasoning", {{"</think>", std::move(after)}}, options));
   if (reasoning == ReasoningPrefix::kInPrompt) return thinking;
   return GrammarExpr::Choice(
       {GrammarExpr::Sequence({TextOrSpecialToken("<think>"), std::move(thinking)}),

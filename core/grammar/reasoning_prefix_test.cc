@@ -34,12 +34,14 @@ TEST(ReasoningPrefixTest, InPromptConstrainsOnlyAfterTheReasoningEnds) {
   ExpectMatches({ConstraintSpec::Kind::kRegex, "[0-9]+", ReasoningPrefix::kInPrompt},
                 {{"I think.\n</think>\n\n42", true},
                  {"</think>42", true},
-                 {"a </think" "</think>7", true},
+                 {"a </think"
+                  "</think>7",
+                  true},
                  {"digits 123 are free here</think> \t\r\n9", true},
                  {"Hmm." + SpecialTokenBytes("</think>") + "\n1", true},
-                 {"42", false},                     // the reasoning never ended
-                 {"I think", false},                // nor here: the output may not end inside it
-                 {"x</think>4</think>2", false},    // after the first </think>, only the regex
+                 {"42", false},                   // the reasoning never ended
+                 {"I think", false},              // nor here: the output may not end inside it
+                 {"x</think>4</think>2", false},  // after the first </think>, only the regex
                  {"x</think>", false},
                  {"x</think>" + std::string(kReasoningGapWhitespace + 1, ' ') + "1", false}});
 }
@@ -95,8 +97,8 @@ TEST(ReasoningPrefixTest, SpecsDifferingInReasoningAreDifferentConstraints) {
   EXPECT_FALSE(plain == reasoning);
   EXPECT_EQ(ReasoningPrefixName(ReasoningPrefix::kInPrompt), "in_prompt");
   EXPECT_EQ(ConstraintKindName(ConstraintSpec::Kind::kToolCalls), "tool_calls");
-  auto vocab = std::make_shared<const ConstraintVocabulary>(ConstraintVocabulary::FromBytes(
-      {"<think>", "</think>", "1", "2", "x", ""}, {5}));
+  auto vocab = std::make_shared<const ConstraintVocabulary>(
+      ConstraintVocabulary::FromBytes({"<think>", "</think>", "1", "2", "x", ""}, {5}));
   ConstraintCache cache(4);
   ASSERT_OK_AND_ASSIGN(auto a, cache.Get(plain, vocab));
   ASSERT_OK_AND_ASSIGN(auto b, cache.Get(reasoning, vocab));

@@ -40,8 +40,7 @@ inline GrammarExpr SpecialTokenLiteral(absl::string_view text) {
 // text: a family marker that is a control token in some vocabularies and text in others
 // (DeepSeek's <｜tool▁calls▁begin｜>, Mistral's [TOOL_CALLS]).
 inline GrammarExpr TextOrSpecialToken(absl::string_view text) {
-  return GrammarExpr::Choice(
-      {GrammarExpr::Literal(std::string(text)), SpecialTokenLiteral(text)});
+  return GrammarExpr::Choice({GrammarExpr::Literal(std::string(text)), SpecialTokenLiteral(text)});
 }
 
 }  // namespace tandem

@@ -59,8 +59,7 @@ Grammar Sequence(std::vector<GrammarExpr> parts) {
 
 TEST(SpecialTokenConstraintTest, ControlTokensGetMarkedBytesAndOthersKeepTheirs) {
   ASSERT_OK_AND_ASSIGN(std::string path, SharedFile("models/vocab/ggml-vocab-llama-spm.gguf"));
-  ASSERT_OK_AND_ASSIGN(Tokenizer tokenizer,
-                       WithControlTokens(path, {}, {std::string(kToolCalls)}));
+  ASSERT_OK_AND_ASSIGN(Tokenizer tokenizer, WithControlTokens(path, {}, {std::string(kToolCalls)}));
   auto vocab = VocabularyOf(tokenizer);
   const int32_t tool_calls = *tokenizer.TokenId(kToolCalls);
   EXPECT_EQ(vocab->token_bytes[tool_calls], SpecialTokenBytes(kToolCalls));
@@ -133,7 +132,8 @@ TEST(SpecialTokenConstraintTest, GrammarsThatNameNoControlTokenNeverAllowOne) {
     ASSERT_OK_AND_ASSIGN(auto compiled, CompileConstraint(walk.spec, vocab));
     ASSERT_OK_AND_ASSIGN(std::vector<int32_t> ids, tokenizer.Encode(walk.output));
     for (size_t i = 0; i <= ids.size(); ++i) {
-      const TokenMask mask = MaskAfter(compiled, std::vector<int32_t>(ids.begin(), ids.begin() + i));
+      const TokenMask mask =
+          MaskAfter(compiled, std::vector<int32_t>(ids.begin(), ids.begin() + i));
       for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
         if (id == *v.eos_id || !mask.Allowed(id)) continue;
         ASSERT_NE(v.types[id], TokenType::kControl) << v.tokens[id] << " after " << i;

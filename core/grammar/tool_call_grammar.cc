@@ -41,8 +41,8 @@ absl::Status CheckRequest(ToolCallFormat format, const std::vector<ToolFunction>
     for (const ToolFunction& tool : tools) {
       if (tool.name == choice.function) return absl::OkStatus();
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tool calls: tool_choice names function '", choice.function, "', which is not a tool"));
+    return absl::InvalidArgumentError(absl::StrCat("tool calls: tool_choice names function '",
+                                                   choice.function, "', which is not a tool"));
   }
   return absl::OkStatus();
 }
@@ -58,9 +58,9 @@ absl::StatusOr<GrammarExpr> ArgumentsRule(const ToolFunction& tool, GrammarBuild
   options.additional_properties_by_default = false;
   absl::StatusOr<int32_t> rule = AddJsonSchemaRule(schema, builder, options);
   if (!rule.ok()) {
-    return absl::Status(rule.status().code(), absl::StrCat("tool '", tool.name,
-                                                           "' parameters: ",
-                                                           rule.status().message()));
+    return absl::Status(
+        rule.status().code(),
+        absl::StrCat("tool '", tool.name, "' parameters: ", rule.status().message()));
   }
   return GrammarExpr::Rule(*rule);
 }
@@ -89,13 +89,14 @@ absl::StatusOr<int32_t> CallsRule(GrammarBuilder& builder, const CallSyntax& syn
   }
   ASSIGN_OR_RETURN(const int32_t call, DefinedRule(builder, "call", GrammarExpr::Choice(calls)));
   const bool several = choice.parallel && choice.mode != ToolChoice::Mode::kNamed;
-  GrammarExpr more = several ? GrammarExpr::Repeat(GrammarExpr::Sequence(
-                                                       {syntax.separator, GrammarExpr::Rule(call)}),
-                                                   0, kUnbounded)
-                             : GrammarExpr::Empty();
-  return DefinedRule(builder, "calls",
-                     GrammarExpr::Sequence(
-                         {syntax.open, GrammarExpr::Rule(call), std::move(more), syntax.close}));
+  GrammarExpr more =
+      several
+          ? GrammarExpr::Repeat(GrammarExpr::Sequence({syntax.separator, GrammarExpr::Rule(call)}),
+                                0, kUnbounded)
+          : GrammarExpr::Empty();
+  return DefinedRule(
+      builder, "calls",
+      GrammarExpr::Sequence({syntax.open, GrammarExpr::Rule(call), std::move(more), syntax.close}));
 }
 
 // Llama 3 JSON's plain answer: text whose first character after any whitespace is not "{".
@@ -122,9 +123,9 @@ absl::StatusOr<GrammarExpr> LazyBody(GrammarBuilder& builder, ToolCallFormat for
          std::move(text)});
   }
   if (format == ToolCallFormat::kFunctionaryV32) {
-    ASSIGN_OR_RETURN(GrammarExpr text,
-                     AddFreeTextRules(builder, "text",
-                                      {{">>>", GrammarExpr::Rule(calls_rules[0]), false}}));
+    ASSIGN_OR_RETURN(
+        GrammarExpr text,
+        AddFreeTextRules(builder, "text", {{">>>", GrammarExpr::Rule(calls_rules[0]), false}}));
     return GrammarExpr::Choice(
         {GrammarExpr::Rule(calls_rules[0]),
          GrammarExpr::Sequence({GrammarExpr::Literal("all\n"), std::move(text)})});

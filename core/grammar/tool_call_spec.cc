@@ -20,17 +20,21 @@ absl::Status SpecError(absl::string_view what) {
 
 json::Value ChoiceValue(const ToolChoice& choice) {
   switch (choice.mode) {
-    case ToolChoice::Mode::kNone: return "none";
-    case ToolChoice::Mode::kAuto: return "auto";
-    case ToolChoice::Mode::kRequired: return "required";
-    case ToolChoice::Mode::kNamed: return json::Object{{"function", choice.function}};
+    case ToolChoice::Mode::kNone:
+      return "none";
+    case ToolChoice::Mode::kAuto:
+      return "auto";
+    case ToolChoice::Mode::kRequired:
+      return "required";
+    case ToolChoice::Mode::kNamed:
+      return json::Object{{"function", choice.function}};
   }
   return "none";
 }
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 // The members of `object` must be exactly `names`.
@@ -62,7 +66,8 @@ absl::StatusOr<std::vector<ToolFunction>> ParseTools(const json::Value& value) {
     if (!array[i].is_object()) return SpecError(absl::StrCat(where, " is not an object"));
     const json::Object& tool = array[i].as_object();
     RETURN_IF_ERROR(CheckMembers(tool, {"name", "parameters"}, where));
-    if (!tool.Find("name")->is_string()) return SpecError(absl::StrCat(where, ".name is not a string"));
+    if (!tool.Find("name")->is_string())
+      return SpecError(absl::StrCat(where, ".name is not a string"));
     ToolFunction function;
     function.name = tool.Find("name")->as_string();
     if (absl::Status valid = CheckToolName(function.name); !valid.ok()) {
@@ -102,21 +107,21 @@ absl::StatusOr<ToolChoice> ParseChoice(const json::Value& value,
   for (const ToolFunction& tool : tools) {
     if (tool.name == choice.function) return choice;
   }
-  return SpecError(absl::StrCat("choice names function '", choice.function,
-                                "', which is not in 'tools'"));
+  return SpecError(
+      absl::StrCat("choice names function '", choice.function, "', which is not in 'tools'"));
 }
 
 }  // namespace
 
 absl::Status CheckToolName(absl::string_view name) {
   if (name.empty() || name.size() > kMaxToolNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a function name has 1 to ", kMaxToolNameBytes, " bytes, not ", name.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a function name has 1 to ", kMaxToolNameBytes, " bytes, not ", name.size()));
   }
   for (char c : name) {
     if (!IsNameChar(c)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "function name '", name, "' has a character outside [A-Za-z0-9_.-]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("function name '", name, "' has a character outside [A-Za-z0-9_.-]"));
     }
   }
   return absl::OkStatus();
@@ -151,7 +156,8 @@ absl::StatusOr<ToolCallSpec> ParseToolCallSpecText(absl::string_view text) {
   ToolCallSpec spec;
   const json::Value& format = *object.Find("format");
   if (!format.is_string()) return SpecError("'format' is not a string");
-  absl::StatusOr<ToolCallFormat> parsed_format = toolcall::ParseToolCallFormatName(format.as_string());
+  absl::StatusOr<ToolCallFormat> parsed_format =
+      toolcall::ParseToolCallFormatName(format.as_string());
   if (!parsed_format.ok()) return SpecError(parsed_format.status().message());
   if (*parsed_format == ToolCallFormat::kNone) {
     return SpecError("format 'none' has no tool-call syntax");

@@ -22,7 +22,8 @@ std::vector<ToolFunction> WeatherTools() {
   ToolFunction weather;
   weather.name = "get_weather";
   weather.description = "not carried";
-  weather.parameters = *json::Parse(R"({"type": "object", "properties": {"city": {"type": "string"}}})");
+  weather.parameters =
+      *json::Parse(R"({"type": "object", "properties": {"city": {"type": "string"}}})");
   ToolFunction time;
   time.name = "get.time-2";
   return {weather, time};

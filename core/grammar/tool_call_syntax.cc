@@ -55,10 +55,10 @@ CallSyntax Hermes() {
   CallSyntax syntax;
   syntax.marker = "<tool_call>";
   syntax.call = [](const std::string& name, GrammarExpr args) {
-    return Seq({Lit("\n"),
-                JsonEnvelope({{"name", Quoted(name)}, {"arguments", std::move(args)}},
-                             OptionalSpace()),
-                Lit("\n"), TextOrSpecialToken("</tool_call>")});
+    return Seq(
+        {Lit("\n"),
+         JsonEnvelope({{"name", Quoted(name)}, {"arguments", std::move(args)}}, OptionalSpace()),
+         Lit("\n"), TextOrSpecialToken("</tool_call>")});
   };
   syntax.separator = Seq({GrammarExpr::Optional(Lit("\n")), TextOrSpecialToken("<tool_call>")});
   return syntax;
@@ -70,11 +70,10 @@ CallSyntax Mistral() {
   syntax.open = Lit("[");
   syntax.call = [](const std::string& name, GrammarExpr args) {
     // The template's id: nine letters or digits.
-    GrammarExpr id = Seq({Lit("\""),
-                          GrammarExpr::Repeat(GrammarExpr::CharClass({{'0', '9'}, {'A', 'Z'},
-                                                                      {'a', 'z'}}),
-                                              9, 9),
-                          Lit("\"")});
+    GrammarExpr id = Seq(
+        {Lit("\""),
+         GrammarExpr::Repeat(GrammarExpr::CharClass({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}), 9, 9),
+         Lit("\"")});
     return JsonEnvelope(
         {{"name", Quoted(name)}, {"arguments", std::move(args)}, {"id", std::move(id)}},
         OptionalSpace());
@@ -136,8 +135,8 @@ CallSyntax CommandR7bAction(const GrammarExpr& ws) {
   syntax.marker = "<|START_ACTION|>";
   syntax.open = Seq({Lit("["), ws});
   syntax.call = [ws](const std::string& name, GrammarExpr args) {
-    GrammarExpr id = Seq({Lit("\""), GrammarExpr::Repeat(GrammarExpr::CharClass({{'0', '9'}}), 1, 4),
-                          Lit("\"")});
+    GrammarExpr id = Seq(
+        {Lit("\""), GrammarExpr::Repeat(GrammarExpr::CharClass({{'0', '9'}}), 1, 4), Lit("\"")});
     return JsonEnvelope({{"tool_call_id", std::move(id)},
                          {"tool_name", Quoted(name)},
                          {"parameters", std::move(args)}},
@@ -166,19 +165,34 @@ CallSyntax DeepSeekR1() {
 FamilySyntax ToolCallSyntax(ToolCallFormat format, GrammarExpr whitespace) {
   FamilySyntax family;
   switch (format) {
-    case ToolCallFormat::kLlama3Json: family.variants = {Llama3Json()}; break;
-    case ToolCallFormat::kHermes: family.variants = {Hermes()}; break;
-    case ToolCallFormat::kMistral: family.variants = {Mistral()}; break;
-    case ToolCallFormat::kFunctionaryV31: family.variants = {FunctionaryV31()}; break;
-    case ToolCallFormat::kFunctionaryV32: family.variants = {FunctionaryV32()}; break;
-    case ToolCallFormat::kFirefunctionV2: family.variants = {FirefunctionV2()}; break;
+    case ToolCallFormat::kLlama3Json:
+      family.variants = {Llama3Json()};
+      break;
+    case ToolCallFormat::kHermes:
+      family.variants = {Hermes()};
+      break;
+    case ToolCallFormat::kMistral:
+      family.variants = {Mistral()};
+      break;
+    case ToolCallFormat::kFunctionaryV31:
+      family.variants = {FunctionaryV31()};
+      break;
+    case ToolCallFormat::kFunctionaryV32:
+      family.variants = {FunctionaryV32()};
+      break;
+    case ToolCallFormat::kFirefunctionV2:
+      family.variants = {FirefunctionV2()};
+      break;
     case ToolCallFormat::kCommandR:
       family.variants = {CommandRAction(whitespace), CommandR7bAction(whitespace)};
-      family.text_special_tokens = {"<|START_THINKING|>", "<|END_THINKING|>",
-                                    "<|START_RESPONSE|>", "<|END_RESPONSE|>"};
+      family.text_special_tokens = {"<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>",
+                                    "<|END_RESPONSE|>"};
       break;
-    case ToolCallFormat::kDeepSeekR1: family.variants = {DeepSeekR1()}; break;
-    case ToolCallFormat::kNone: break;
+    case ToolCallFormat::kDeepSeekR1:
+      family.variants = {DeepSeekR1()};
+      break;
+    case ToolCallFormat::kNone:
+      break;
   }
   return family;
 }

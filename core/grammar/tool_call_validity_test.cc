@@ -57,7 +57,9 @@ class Cursor {
     return true;
   }
   void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t')) ++pos_;
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t'))
+      ++pos_;
   }
   // Text up to (not including) `stop`.
   bool Until(char stop, std::string* out) {
@@ -75,14 +77,17 @@ class Cursor {
     for (size_t i = pos_; i < text_.size(); ++i) {
       const char c = text_[i];
       if (in_string) {
-        if (c == '\\') ++i;
-        else if (c == '"') in_string = false;
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          in_string = false;
       } else if (c == '"') {
         in_string = true;
       } else if (c == '{' || c == '[') {
         ++depth;
       } else if ((c == '}' || c == ']') && --depth == 0) {
-        absl::StatusOr<json::Value> v = json::Parse(absl::string_view(text_).substr(pos_, i + 1 - pos_));
+        absl::StatusOr<json::Value> v =
+            json::Parse(absl::string_view(text_).substr(pos_, i + 1 - pos_));
         if (!v.ok()) return false;
         *out = *std::move(v);
         pos_ = i + 1;
@@ -211,8 +216,7 @@ bool ArgumentsValid(const ToolFunction& tool, const json::Value& arguments) {
       continue;
     }
     const std::string& type = p.Find("type")->as_string();
-    if (type == "string" &&
-        (!value.is_string() || value.as_string().size() > 4 * 12)) return false;
+    if (type == "string" && (!value.is_string() || value.as_string().size() > 4 * 12)) return false;
     if (type == "integer" && (!value.is_int() || value.as_int() < 1 || value.as_int() > 14)) {
       return false;
     }
@@ -321,26 +325,38 @@ TEST_P(ToolCallValidityTest, RandomWalksEndInValidCalls) {
   }
 }
 
-const std::vector<std::string> kDeepSeekTokens = {
-    "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
-    "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"};
+const std::vector<std::string> kDeepSeekTokens = {"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+                                                  "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+                                                  "<｜tool▁sep｜>"};
 
 INSTANTIATE_TEST_SUITE_P(
     Families, ToolCallValidityTest,
     ::testing::Values(
-        Family{ToolCallFormat::kLlama3Json, "llama3-bpe-tokenizer", "llama-bpe",
-               {"<|python_tag|>", "<|eot_id|>"}, {}},
-        Family{ToolCallFormat::kHermes, "vocab/ggml-vocab-llama-spm.gguf", "",
-               {}, {"<tool_call>", "</tool_call>"}},
-        Family{ToolCallFormat::kMistral, "vocab/ggml-vocab-llama-spm.gguf", "",
-               {"[TOOL_CALLS]"}, {}},
+        Family{ToolCallFormat::kLlama3Json,
+               "llama3-bpe-tokenizer",
+               "llama-bpe",
+               {"<|python_tag|>", "<|eot_id|>"},
+               {}},
+        Family{ToolCallFormat::kHermes,
+               "vocab/ggml-vocab-llama-spm.gguf",
+               "",
+               {},
+               {"<tool_call>", "</tool_call>"}},
+        Family{
+            ToolCallFormat::kMistral, "vocab/ggml-vocab-llama-spm.gguf", "", {"[TOOL_CALLS]"}, {}},
         Family{ToolCallFormat::kFunctionaryV31, "vocab/ggml-vocab-llama-spm.gguf", "", {}, {}},
         Family{ToolCallFormat::kFunctionaryV32, "vocab/ggml-vocab-starcoder.gguf", "gpt-2", {}, {}},
         Family{ToolCallFormat::kFirefunctionV2, "vocab/ggml-vocab-starcoder.gguf", "gpt-2", {}, {}},
-        Family{ToolCallFormat::kCommandR, "vocab/ggml-vocab-gpt-2.gguf", "gpt-2",
-               {"<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>"}, {}},
-        Family{ToolCallFormat::kDeepSeekR1, "vocab/ggml-vocab-deepseek-llm.gguf", "",
-               kDeepSeekTokens, {}}),
+        Family{ToolCallFormat::kCommandR,
+               "vocab/ggml-vocab-gpt-2.gguf",
+               "gpt-2",
+               {"<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>"},
+               {}},
+        Family{ToolCallFormat::kDeepSeekR1,
+               "vocab/ggml-vocab-deepseek-llm.gguf",
+               "",
+               kDeepSeekTokens,
+               {}}),
     [](const ::testing::TestParamInfo<Family>& info) {
       std::string name(toolcall::ToolCallFormatName(info.param.format));
       for (char& c : name) {
