@@ -30,6 +30,19 @@ std::vector<std::string> ConstraintCompiler::TokenBytes(const v1::Vocabulary& vo
   return bytes;
 }
 
+std::vector<std::string> ConstraintCompiler::TokenBytes(const v1::DescribeResponse& describe) {
+  v1::Vocabulary vocabulary = describe.vocabulary();
+  const v1::TokenizerData& tokenizer = describe.tokenizer();
+  const int n = std::min({vocabulary.token_bytes_size(), vocabulary.token_types_size(),
+                          tokenizer.tokens_size()});
+  for (int id = 0; id < n; ++id) {
+    if (vocabulary.token_types(id) == static_cast<int>(TokenType::kControl)) {
+      vocabulary.set_token_bytes(id, tokenizer.tokens(id));
+    }
+  }
+  return TokenBytes(vocabulary);
+}
+
 std::shared_ptr<const ConstraintVocabulary> ConstraintCompiler::VocabularyFor(
     absl::Span<const int32_t> end_ids) {
   std::vector<int32_t> ids;

@@ -57,6 +57,10 @@ class ConstraintCompiler {
   static std::vector<std::string> TokenBytes(const Tokenizer& tokenizer);
   // The same from a worker's Describe (token_bytes and token_types).
   static std::vector<std::string> TokenBytes(const v1::Vocabulary& vocabulary);
+  // The same from a whole Describe: with the tokenizer (include_tokenizer), control tokens
+  // have their text, as a worker's constraint sees them (a grammar may name one: a family's
+  // tool-call marker); without it, they are never allowed.
+  static std::vector<std::string> TokenBytes(const v1::DescribeResponse& describe);
 
   // A fresh state of `spec` (not kNone) whose end tokens are `end_ids` (ids outside the
   // vocabulary are dropped). kInvalidArgument naming the culprit for a constraint that does

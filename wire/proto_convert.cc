@@ -72,7 +72,7 @@ v1::ConstraintStart ReasoningToProto(ReasoningPrefix reasoning) {
     case ReasoningPrefix::kNone:
       break;
   }
-  return v1::CONSTRAINT_START_OUTPUT;
+  return v1::CONSTRAINT_START_UNSPECIFIED;
 }
 
 ConstraintSpec KindFromProto(const v1::Constraint& proto) {

@@ -71,9 +71,16 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
   ASSERT_EQ(response.vocabulary().token_bytes_size(), 512);
   EXPECT_EQ(response.vocabulary().token_bytes(3 + 'A'), "A");  // byte token <0x41>
   EXPECT_EQ(response.vocabulary().token_bytes(1), "");         // BOS decodes to nothing
-  // The coordinator compiles constraints over these bytes: the same a worker compiles over.
-  EXPECT_EQ(ConstraintCompiler::TokenBytes(response.vocabulary()),
+  // Without the tokenizer, control tokens are never allowed; with it (as the coordinator asks),
+  // the coordinator compiles constraints over the same bytes a worker compiles over.
+  std::vector<std::string> without = ConstraintCompiler::TokenBytes(response);
+  EXPECT_EQ(without[1], "");
+  grpc::ClientContext again;
+  request.set_include_tokenizer(true);
+  ASSERT_TRUE(worker_.stub->Describe(&again, request, &response).ok());
+  EXPECT_EQ(ConstraintCompiler::TokenBytes(response),
             ConstraintCompiler::TokenBytes(worker_.engine->tokenizer()));
+  EXPECT_EQ(ConstraintCompiler::TokenBytes(response)[1], "\xFF<s>\xFF");
 }
 
 TEST_F(WorkerServiceTest, DescribeCarriesTheWholeTokenizerOnlyWhenAsked) {

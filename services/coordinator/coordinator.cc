@@ -112,16 +112,7 @@ absl::Status Coordinator::Init() {
   ASSIGN_OR_RETURN(OutputSyntax syntax, SyntaxFor(options_, target, token_bytes_));
   // The workers' constraints see control tokens by their text (a family's call marker may be
   // one); the coordinator's, which finds forced tokens, must see what they see.
-  v1::Vocabulary constraint_vocabulary = target.vocabulary();
-  for (int id = 0; id < constraint_vocabulary.token_types_size() &&
-                   id < static_cast<int>(syntax.parse_token_bytes.size());
-       ++id) {
-    if (constraint_vocabulary.token_types(id) == static_cast<int>(TokenType::kControl)) {
-      constraint_vocabulary.set_token_bytes(id, syntax.parse_token_bytes[id]);
-    }
-  }
-  constraints_ = std::make_unique<ConstraintCompiler>(
-      ConstraintCompiler::TokenBytes(constraint_vocabulary));
+  constraints_ = std::make_unique<ConstraintCompiler>(ConstraintCompiler::TokenBytes(target));
   for (size_t i = 1; i < targets_->size(); ++i) {
     ASSIGN_OR_RETURN(v1::DescribeResponse other,
                      targets_->client(i).WaitReady(false, options_.worker_wait));

@@ -38,7 +38,11 @@ absl::Status PublicStatus(const absl::Status& status, const Redactions& redactio
   for (const auto& [name, label] : ordered) {
     message = absl::StrReplaceAll(message, {{name, label}});
   }
-  return absl::Status(status.code(), message);
+  // Payloads say which request field an error is about (openai_fields.h): the client's own.
+  absl::Status out(status.code(), message);
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
 }
 
 }  // namespace tandem

@@ -1,6 +1,7 @@
 // What a public client (tandem.v1.Generator) may see of an error: the code and the message
 // with every internal name -- worker addresses, model file paths -- replaced by a neutral
 // label ("target-0", "draft-1", the model's name). The full message goes to the log.
+// Payloads (the request field an error is about) are kept.
 //
 // Thread-safe (no state).
 #ifndef TANDEM_SERVICES_COORDINATOR_PUBLIC_STATUS_H_

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/random/bit_gen_ref.h"
 #include "core/toolcall/tool_call_id.h"
 
 namespace tandem {
@@ -57,7 +58,7 @@ void ReplyParser::Calls(const toolcall::ParsedDelta& parsed, v1::TokenDelta* del
     out->set_index(piece.index);
     if (piece.index == static_cast<int>(calls_.size())) {  // announced: id and name
       v1::ToolCall& call = calls_.emplace_back();
-      call.set_id(piece.id.empty() ? toolcall::NewToolCallId(format_, ids_) : piece.id);
+      call.set_id(piece.id.empty() ? toolcall::NewToolCallId(format_, absl::BitGenRef(ids_)) : piece.id);
       call.set_name(piece.name);
       out->set_id(call.id());
       out->set_name(call.name());

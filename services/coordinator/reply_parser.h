@@ -14,10 +14,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/strings/string_view.h"
 #include "core/toolcall/reasoning_splitter.h"
 #include "core/toolcall/tool_call_format.h"
@@ -57,7 +57,7 @@ class ReplyParser {
   std::optional<toolcall::ReasoningSplitter> reasoning_;
   std::unique_ptr<toolcall::ToolCallParser> tools_;
   std::vector<v1::ToolCall> calls_;
-  absl::BitGen ids_;
+  std::mt19937_64 ids_{std::random_device{}()};  // the calls' ids
 };
 
 }  // namespace tandem

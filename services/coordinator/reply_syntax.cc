@@ -118,7 +118,7 @@ absl::Status ApplyReplySyntax(const v1::GenerateRequest& request, const OutputSy
     return absl::InvalidArgumentError(
         "constraint.tool_calls is the coordinator's; send chat.tools and tool_choice instead");
   }
-  if (request.constraint().start() != v1::CONSTRAINT_START_OUTPUT) {
+  if (request.constraint().start() != v1::CONSTRAINT_START_UNSPECIFIED) {
     return absl::InvalidArgumentError(
         "constraint.start is the coordinator's: it follows the model's reasoning format");
   }

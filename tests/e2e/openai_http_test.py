@@ -132,7 +132,9 @@ def test_health_is_ok_while_a_target_is_ready():
 
 
 def test_chat_completion_equals_grpc_generate_token_for_token():
-    reply = chat("Tell me a story", max_tokens=24, temperature=0, ignore_eos=True)
+    # With the bookkeeping fields SDKs and agent frameworks send, which change nothing here.
+    reply = chat("Tell me a story", max_tokens=24, temperature=0, ignore_eos=True, store=False,
+                 metadata={"run": "1"}, service_tier="auto", reasoning_effort="low", user="u")
     text, ids, final = grpc_generate("Tell me a story")
     assert reply["object"] == "chat.completion" and reply["model"] == MODEL, reply
     assert reply["id"].startswith("chatcmpl-"), reply
@@ -293,7 +295,12 @@ def test_errors_come_in_openai_shape_with_their_status():
          "top_logprobs: 21 is outside [0, 20]"),
         ({"temperature": -1}, "completions", 400, "BadRequestError", "temperature"),
         ({"max_tokens": "many"}, "completions", 400, "BadRequestError", "max_tokens: expected"),
-        ({"tools": [{"type": "function"}]}, "chat", 400, "BadRequestError", "'tools'"),
+        ({"tools": [{"type": "function"}]}, "chat", 400, "BadRequestError",
+         "tools[0].function: is required"),
+        # stories260K's vocabulary and (absent) template name no tool-call format.
+        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "chat", 400,
+         "BadRequestError", "no tool-call format Tandem knows"),
+        ({"functions": []}, "chat", 400, "BadRequestError", "'functions' is not supported"),
         ({"prompt": big}, "completions", 413, "APIError", f"the limit is {MAX_PROMPT_BYTES}"),
         ({"stop": ["s"] * 17}, "completions", 413, "APIError", "stop_strings is 17 strings"),
         ({"prompt": [1] * 3000}, "completions", 400, "BadRequestError", "exceeds the context"),
@@ -310,6 +317,10 @@ def test_errors_come_in_openai_shape_with_their_status():
             assert (e["status"], e["name"]) == (status, name), (fields, stream, e)
             assert words in e["error"]["message"], (fields, e)
             assert set(e["error"]) == {"message", "type", "param", "code"}, e
+    # error.param names the field the parser refused.
+    reply = node("generate", endpoint="chat", request={
+        "model": MODEL, "max_tokens": 4, "n": 2, "messages": [{"role": "user", "content": "Hi"}]})
+    assert reply["error"]["error"]["param"] == "n", reply
 
 
 SENTENCE = 'root ::= ("Tim" | "Lily" | "Sue") " was " ("happy" | "sad") "."'
