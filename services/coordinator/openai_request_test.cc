@@ -254,7 +254,8 @@ const Refuses kRefuses[] = {
     {"ToolNameWithASpace", kChat,
      R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
          "tools": [{"type": "function", "function": {"name": "get weather"}}]})",
-     "tools[0].function.name: must be 1 to 64"},
+     "tools[0].function.name: function name 'get weather' has a character outside "
+     "[A-Za-z0-9_.-]"},
     {"ToolNamesRepeated", kChat,
      R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
          "tools": [{"type": "function", "function": {"name": "f"}},

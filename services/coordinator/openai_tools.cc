@@ -5,24 +5,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/grammar/tool_call_spec.h"
 #include "services/coordinator/openai_fields.h"
 
 namespace tandem::openai {
 namespace {
 
 using json::Value;
-
-constexpr size_t kMaxNameBytes = 64;
-
-absl::Status CheckName(absl::string_view field, absl::string_view name) {
-  bool ok = !name.empty() && name.size() <= kMaxNameBytes;
-  for (char c : name) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '_' || c == '-' || c == '.');
-  }
-  if (!ok) return Invalid(field, "must be 1 to 64 of a-z, A-Z, 0-9, '_', '.' and '-'");
-  return absl::OkStatus();
-}
 
 // {"type": "function", "function": {...}}: the "function" member, after checking the type and
 // that no other member but `extra` (a call's "id") is set.
@@ -54,7 +43,10 @@ absl::Status Tool(const std::string& field, const Value& v, v1::Tool* tool) {
     if (value.is_null()) continue;
     if (key == "name") {
       ASSIGN_OR_RETURN(*tool->mutable_name(), String(f, value));
-      RETURN_IF_ERROR(CheckName(f, tool->name()));
+      // The one rule for a tool's name, the tool-call grammar's (tool_call_spec.h).
+      if (absl::Status valid = CheckToolName(tool->name()); !valid.ok()) {
+        return Invalid(f, valid.message());
+      }
     } else if (key == "description") {
       ASSIGN_OR_RETURN(*tool->mutable_description(), String(f, value));
     } else if (key == "parameters") {

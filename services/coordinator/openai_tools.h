@@ -8,8 +8,8 @@
 //   messages[i].tool_calls    [{"id", "type": "function", "function": {"name", "arguments"}}]
 //   messages[i].tool_call_id  (a "tool" turn)
 //
-// The shape is checked here as OpenAI checks it (a function name is 1 to 64 of a-z, A-Z, 0-9,
-// '_', '.', '-'; names unique; `parameters` an object); how the fields fit together (a
+// The shape is checked here (a function name as the tool-call grammar takes it,
+// CheckToolName: 1 to 64 of a-z, A-Z, 0-9, '_', '.', '-'; names unique; `parameters` an object); how the fields fit together (a
 // tool_choice naming a tool that exists) is the coordinator's to judge, for gRPC and HTTP
 // alike (reply_syntax.h), and what the parameters schema says its compiler's. `strict` is accepted and not used: forced calls always match the schema.
 //

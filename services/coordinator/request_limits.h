@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/grammar/tool_call_spec.h"
 #include "tandem/v1/generator.pb.h"
 
 namespace tandem {
@@ -29,7 +30,7 @@ struct RequestLimits {
   int64_t max_constraint_bytes = 1 << 20;
   // Tools a chat request offers (the tool-call grammar's own bound: kMaxToolCallTools); their
   // names, descriptions and schemas together are bounded as a constraint's text.
-  int max_tools = 128;
+  int max_tools = static_cast<int>(kMaxToolCallTools);
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);
