@@ -35,16 +35,17 @@ INSTANTIATE_TEST_SUITE_P(
         // vLLM's own example: 43 steps of 3 guesses, 10 kept: 39 kept none, 1 one, 3 all.
         MetricsCase{"vllms_example",
                     Stats(43, 129, 10, {4, 3, 3}),
-                    R"({"speculative_decoding":{"mean_acceptance_length":1.2325581395348837,)"
-                    R"("draft_acceptance_rate":0.07751937984496124,)"
-                    R"("acceptance_histogram":[39,1,0,3],"num_spec_steps":43,)"
-                    R"("num_draft_tokens":129,"num_accepted_draft_tokens":10,)"
-                    R"("num_spec_tokens":3}})"},
+                    R"({"speculative_decoding": {"mean_acceptance_length": 1.2325581395348837, )"
+                    R"("draft_acceptance_rate": 0.07751937984496124, )"
+                    R"("acceptance_histogram": [39, 1, 0, 3], "num_spec_steps": 43, )"
+                    R"("num_draft_tokens": 129, "num_accepted_draft_tokens": 10, )"
+                    R"("num_spec_tokens": 3}})"},
         MetricsCase{"no_steps",
                     Stats(0, 0, 0, {}),
-                    R"({"speculative_decoding":{"mean_acceptance_length":0,)"
-                    R"("draft_acceptance_rate":0,"acceptance_histogram":[0],"num_spec_steps":0,)"
-                    R"("num_draft_tokens":0,"num_accepted_draft_tokens":0,"num_spec_tokens":0}})"}),
+                    R"({"speculative_decoding": {"mean_acceptance_length": 0.0, )"
+                    R"("draft_acceptance_rate": 0.0, "acceptance_histogram": [0], )"
+                    R"("num_spec_steps": 0, "num_draft_tokens": 0, )"
+                    R"("num_accepted_draft_tokens": 0, "num_spec_tokens": 0}})"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(CompletionTokensDetailsTest, CarryThePredictionsCounts) {
@@ -52,7 +53,7 @@ TEST(CompletionTokensDetailsTest, CarryThePredictionsCounts) {
   usage.set_accepted_prediction_tokens(120);
   usage.set_rejected_prediction_tokens(7);
   EXPECT_EQ(json::Serialize(CompletionTokensDetails(usage)),
-            R"({"accepted_prediction_tokens":120,"rejected_prediction_tokens":7})");
+            R"({"accepted_prediction_tokens": 120, "rejected_prediction_tokens": 7})");
 }
 
 }  // namespace
