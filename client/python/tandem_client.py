@@ -102,6 +102,8 @@ class Result:
         self.prompt_tokens = message.usage.prompt_tokens
         self.cached_prompt_tokens = message.usage.cached_prompt_tokens
         self.generated_tokens = message.usage.generated_tokens
+        self.accepted_prediction_tokens = message.usage.accepted_prediction_tokens
+        self.rejected_prediction_tokens = message.usage.rejected_prediction_tokens
         t, s = message.timing, message.speculation
         self.timing = {f.name: getattr(t, f.name) for f in t.DESCRIPTOR.fields}
         self.speculation = {f.name: getattr(s, f.name) for f in s.DESCRIPTOR.fields}

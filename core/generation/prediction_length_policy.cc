@@ -38,7 +38,10 @@ double PredictionLengthPolicy::RoundSeconds(int32_t k) const {
   double row = variance > 1 ? (sum_ks_ / weight_ - mean_k * mean_s) / variance : -1;
   const double prior_row = options_.row_cost * mean_s / (1 + options_.row_cost * mean_k);
   if (row < 0) row = prior_row;  // too little spread to fit, or noise against it
-  const double base = std::max(mean_s - row * mean_k, 1e-9);
+  // A few slow rounds (the OS preempting the call) can tilt the line until a round without
+  // guesses looks free: the rows may take at most 80 % of a mean round.
+  if (mean_k > 0) row = std::min(row, 0.8 * mean_s / mean_k);
+  const double base = mean_s - row * mean_k;
   return base + row * k;
 }
 
@@ -50,7 +53,12 @@ void PredictionLengthPolicy::Observe(const RoundReport& round) {
   cut_ = a * cut_ + (round.predicted_accepted < round.predicted ? 1 : 0);
   const double t = options_.timing_decay;
   const double k = round.predicted + round.forced;
-  const double s = round.round_seconds > 0 ? round.round_seconds : round.verify_seconds;
+  double s = round.round_seconds > 0 ? round.round_seconds : round.verify_seconds;
+  // A round more than twice its expected time counts as twice it (as the draft's cost model
+  // does): one preempted round must not swamp the estimates.
+  if (const double expected = RoundSeconds(static_cast<int32_t>(k)); expected > 0) {
+    s = std::min(s, 2 * expected);
+  }
   weight_ = t * weight_ + 1;
   sum_k_ = t * sum_k_ + k;
   sum_s_ = t * sum_s_ + s;

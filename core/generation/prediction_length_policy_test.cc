@@ -68,5 +68,18 @@ TEST(PredictionLengthPolicyTest, ProbesAgainAfterSittingOut) {
   EXPECT_EQ(policy.Next(), options.probe_tokens);
 }
 
+// Slow rounds at the largest k (a preempted call) must not make a round without guesses look
+// free: an exact prediction keeps being guessed.
+TEST(PredictionLengthPolicyTest, PreemptedRoundsDoNotStopAnExactPrediction) {
+  PredictionLengthPolicy policy;
+  for (int i = 0; i < 60; ++i) {
+    const int32_t k = policy.Next();
+    ASSERT_GT(k, 0) << "round " << i;
+    RoundReport round = Round(k, k);
+    if (i % 5 == 4) round.round_seconds *= 20;  // preempted
+    policy.Observe(round);
+  }
+}
+
 }  // namespace
 }  // namespace tandem
