@@ -46,6 +46,8 @@ int64_t PredictionDrafter::SuffixMatchIndex(absl::Span<const int32_t> output, in
 void PredictionDrafter::Step(absl::Span<const int32_t> output, int64_t i) {
   const int32_t token = output[i];
   const int64_t size = static_cast<int64_t>(prediction_.size());
+  const bool missed_before = misses_ > 0;
+  misses_ = 0;
   if (next_ >= 0 && next_ < size && prediction_[next_] == token) {
     ++next_;
     return;
@@ -57,12 +59,17 @@ void PredictionDrafter::Step(absl::Span<const int32_t> output, int64_t i) {
       return;
     }
   }
-  if (const int64_t matched = SuffixMatchIndex(output, i + 1); matched >= 0) {
-    next_ = matched;
-    return;
+  // Far jumps only once a substitution failed to explain the edit (in repetitive text the
+  // same few tokens recur far away).
+  if (!aligned || missed_before) {
+    if (const int64_t matched = SuffixMatchIndex(output, i + 1); matched >= 0) {
+      next_ = matched;
+      return;
+    }
   }
   // A substitution while aligned (past the end nothing is expected).
   next_ = aligned && next_ < size ? next_ + 1 : -1;
+  misses_ = next_ >= 0 ? 1 : 0;
 }
 
 void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,
@@ -80,12 +87,13 @@ void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,
     states_.resize(common);
     next_ = common == 0 ? 0 : states_.back().next;
     anchor_ = common == 0 ? 0 : states_.back().anchor;
+    misses_ = common == 0 ? 0 : states_.back().misses;
   }
   for (size_t i = common; i < output.size(); ++i) {
     Step(output, static_cast<int64_t>(i));
     if (next_ >= 0) anchor_ = next_;
     seen_.push_back(output[i]);
-    states_.push_back({next_, anchor_});
+    states_.push_back({next_, anchor_, misses_});
   }
   if (next_ < 0 || k <= 0) return;
   const int64_t end = std::min<int64_t>(next_ + k, static_cast<int64_t>(prediction_.size()));

@@ -8,12 +8,14 @@
 //   - otherwise (an edit), the first of
 //       1. the token found near `next` (prediction[next + d] for d = 1, -1, 2, -2, ... up to
 //          `window`): the prediction had d extra tokens there (or lacked |d|): after it;
-//       2. the longest suffix of the output (at least min_match tokens, at most max_match) that
+//       2. when the token before was a substitution too (rule 3 did not explain the edit): the
+//          longest suffix of the output (at least min_match tokens, at most max_match) that
 //          occurs in the prediction, the occurrence nearest after `next` (or after where the
 //          output was last aligned) first: after it (an
 //          edit longer than the window, or an output that left the prediction and came back);
 //       3. a substitution: next + 1 (the output replaced prediction[next]);
-//     and when the output was not aligned (nothing expected), only 2.
+//     and when the output was not aligned (nothing expected), only 2. In repetitive text the
+//     same few tokens recur far away: a far jump waits until a nearby explanation failed.
 // So a token replaced, inserted or deleted in the middle costs one round's rest, not the rest
 // of the prediction. Past the prediction's end nothing is expected until 2 finds a match.
 //
@@ -64,11 +66,13 @@ class PredictionDrafter {
   struct State {
     int64_t next = 0;    // the prediction's index expected next, or -1
     int64_t anchor = 0;  // the last such index (where a lost output was last aligned)
+    int32_t misses = 0;  // the last token was explained as a substitution
   };
   std::vector<int32_t> seen_;      // the output tokens aligned so far
   std::vector<State> states_;      // the state after each of them
   int64_t next_ = 0;               // the current State
   int64_t anchor_ = 0;
+  int32_t misses_ = 0;
 };
 
 }  // namespace tandem
