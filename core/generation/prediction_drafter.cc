@@ -46,7 +46,7 @@ int64_t PredictionDrafter::SuffixMatchIndex(absl::Span<const int32_t> output, in
 void PredictionDrafter::Step(absl::Span<const int32_t> output, int64_t i) {
   const int32_t token = output[i];
   const int64_t size = static_cast<int64_t>(prediction_.size());
-  const bool missed_before = misses_ > 0;
+  const int32_t missed_before = misses_;
   misses_ = 0;
   if (next_ >= 0 && next_ < size && prediction_[next_] == token) {
     ++next_;
@@ -61,15 +61,17 @@ void PredictionDrafter::Step(absl::Span<const int32_t> output, int64_t i) {
   }
   // Far jumps only once a substitution failed to explain the edit (in repetitive text the
   // same few tokens recur far away).
-  if (!aligned || missed_before) {
+  if (!aligned || missed_before > 0) {
     if (const int64_t matched = SuffixMatchIndex(output, i + 1); matched >= 0) {
       next_ = matched;
       return;
     }
   }
-  // A substitution while aligned (past the end nothing is expected).
-  next_ = aligned && next_ < size ? next_ + 1 : -1;
-  misses_ = next_ >= 0 ? 1 : 0;
+  // A substitution while aligned (past the end nothing is expected); more than `window` in a
+  // row are no edit but another text: the output is lost.
+  const bool substituted = aligned && next_ < size && missed_before < options_.window;
+  next_ = substituted ? next_ + 1 : -1;
+  misses_ = substituted ? missed_before + 1 : 0;
 }
 
 void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,

@@ -13,7 +13,8 @@
 //          occurs in the prediction, the occurrence nearest after `next` (or after where the
 //          output was last aligned) first: after it (an
 //          edit longer than the window, or an output that left the prediction and came back);
-//       3. a substitution: next + 1 (the output replaced prediction[next]);
+//       3. a substitution: next + 1 (the output replaced prediction[next]), unless `window`
+//          tokens in a row were substitutions: that is another text, and the output is lost;
 //     and when the output was not aligned (nothing expected), only 2. In repetitive text the
 //     same few tokens recur far away: a far jump waits until a nearby explanation failed.
 // So a token replaced, inserted or deleted in the middle costs one round's rest, not the rest
@@ -66,7 +67,7 @@ class PredictionDrafter {
   struct State {
     int64_t next = 0;    // the prediction's index expected next, or -1
     int64_t anchor = 0;  // the last such index (where a lost output was last aligned)
-    int32_t misses = 0;  // the last token was explained as a substitution
+    int32_t misses = 0;  // tokens in a row explained as substitutions
   };
   std::vector<int32_t> seen_;      // the output tokens aligned so far
   std::vector<State> states_;      // the state after each of them
