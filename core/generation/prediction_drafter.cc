@@ -97,7 +97,8 @@ void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,
     seen_.push_back(output[i]);
     states_.push_back({next_, anchor_, misses_});
   }
-  if (next_ < 0 || k <= 0) return;
+  if (next_ < 0 || k <= 0 || misses_ >= 2) return;
+  if (misses_ == 1) k = std::min(k, options_.after_edit);
   const int64_t end = std::min<int64_t>(next_ + k, static_cast<int64_t>(prediction_.size()));
   out->assign(prediction_.begin() + next_, prediction_.begin() + std::max(next_, end));
 }

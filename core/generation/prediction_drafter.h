@@ -18,7 +18,8 @@
 //     and when the output was not aligned (nothing expected), only 2. In repetitive text the
 //     same few tokens recur far away: a far jump waits until a nearby explanation failed.
 // So a token replaced, inserted or deleted in the middle costs one round's rest, not the rest
-// of the prediction. Past the prediction's end nothing is expected until 2 finds a match.
+// of the prediction. Guesses right after a substitution are few (after_edit), and inside a run
+// of edits there are none until the output matches the prediction again. Past the prediction's end nothing is expected until 2 finds a match.
 //
 // Thread-safety: one per request, on the round driver's thread.
 #ifndef TANDEM_CORE_GENERATION_PREDICTION_DRAFTER_H_
@@ -33,6 +34,10 @@ namespace tandem {
 
 struct PredictionOptions {
   int32_t window = 8;     // how far from the expected index an edited output's token is sought
+  // Right after a token explained as a substitution the alignment is a guess of its own: at
+  // most this many guesses then, and none after two in a row (the output is inside an edit;
+  // the draft guesses there) until a token matches again.
+  int32_t after_edit = 4;
   int32_t min_match = 3;  // the shortest suffix match that re-aligns a lost output
   int32_t max_match = 32;
 };
