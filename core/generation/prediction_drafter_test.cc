@@ -53,8 +53,14 @@ INSTANTIATE_TEST_SUITE_P(
         // The output lacks 13: found one ahead.
         AlignCase{"a_token_the_output_skips", kText, {10, 11, 12, 14}, 3, {15, 16, 17}},
         AlignCase{"three_tokens_the_output_skips", kText, {10, 11, 12, 16}, 2, {17, 18}},
-        // The output inserts 98 97 before 13: substitutions at first, then 13 is found behind.
-        AlignCase{"tokens_the_output_inserts", kText, {10, 11, 12, 98, 97, 13}, 2, {14, 15}},
+        // The output inserts 98 97 before 13: substitutions at first, then 13 is found behind;
+        // three misses in a row: no guesses until a token matches again.
+        AlignCase{"none_inside_a_run_of_edits", kText, {10, 11, 12, 98, 97, 13}, 2, {}},
+        AlignCase{"tokens_the_output_inserts", kText, {10, 11, 12, 98, 97, 13, 14}, 2, {15, 16}},
+        // Right after an edit, at most after_edit (4) guesses until two tokens in a row match.
+        AlignCase{"few_right_after_an_edit", kText, {10, 11, 12, 99, 14}, 8, {15, 16, 17, 18}},
+        AlignCase{"all_once_confirmed", kText, {10, 11, 12, 99, 14, 15}, 6,
+                  {16, 17, 18, 19, 20, 21}},
         // Twelve tokens edited away, then three in a row of the prediction re-align.
         AlignCase{"a_long_edit_realigns_by_suffix_match", kText,
                   {10, 11, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 25, 26, 27}, 2,
