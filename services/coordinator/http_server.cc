@@ -13,6 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/base/json.h"
+// --- #30 apis ---
+#include "services/coordinator/anthropic_request.h"
+#include "services/coordinator/anthropic_response.h"
+#include "services/coordinator/api_reply.h"
+#include "services/coordinator/responses_request.h"
+#include "services/coordinator/responses_response.h"
+// --- end ---
 #include "services/coordinator/generate_run.h"
 #include "services/coordinator/http_error.h"
 #include "services/coordinator/http_front.h"
@@ -28,6 +35,15 @@ namespace {
 constexpr absl::Duration kKeepAlive = absl::Seconds(1);  // an SSE comment when idle this long
 constexpr char kJson[] = "application/json";
 constexpr char kModelsPrefix[] = "/v1/models/";
+// --- #30 apis ---
+constexpr char kMessages[] = "/v1/messages";
+constexpr char kCountTokens[] = "/v1/messages/count_tokens";
+constexpr char kResponses[] = "/v1/responses";
+constexpr char kResponsesPrefix[] = "/v1/responses/";
+
+// Anthropic's routes answer errors in Anthropic's shape.
+bool IsAnthropicPath(const std::string& path) { return absl::StartsWith(path, kMessages); }
+// --- end ---
 
 std::string Sse(absl::string_view data) { return absl::StrCat("data: ", data, "\n\n"); }
 
@@ -157,6 +173,24 @@ class HttpServer::Impl {
   // Writes the stream's events until it ends (true) or the client is gone (false).
   bool Pump(SseStream& stream, const OpenAiReply& reply, HttpExchange& exchange);
   HttpResponse Error(const absl::Status& status, ErrorOrigin origin = ErrorOrigin::kRequest) const;
+  // --- #30 apis: Anthropic's Messages and OpenAI's Responses, over the same run ---
+  HttpResponse ErrorFor(const std::string& path, const absl::Status& status,
+                        ErrorOrigin origin = ErrorOrigin::kRequest) const;
+  void GenerateMessages(const HttpRequest& http, HttpExchange& exchange);
+  void CountTokens(const HttpRequest& http, HttpExchange& exchange);
+  void GenerateResponses(const HttpRequest& http, HttpExchange& exchange);
+  // The model and limit checks every API's request passes (a response when refused).
+  std::optional<HttpResponse> CheckApiRequest(const std::string& path, const std::string& model,
+                                              const v1::GenerateRequest& generate) const;
+  void RunApi(const v1::GenerateRequest& generate, bool stream, ApiReply& reply,
+              HttpExchange& exchange);
+  void CompleteApi(const v1::GenerateRequest& generate, ApiReply& reply, HttpExchange& exchange);
+  void StreamApi(const v1::GenerateRequest& generate, ApiReply& reply, HttpExchange& exchange);
+  bool PumpApi(SseStream& stream, ApiReply& reply, HttpExchange& exchange);
+  std::string NewApiId(const char* prefix) {
+    return absl::StrCat(prefix, id_prefix_, "-", next_id_++);
+  }
+  // --- end ---
   json::Object Models(const v1::DescribeModelResponse& described) const;
   std::string NewId(OpenAiEndpoint endpoint) {
     return absl::StrCat(endpoint == OpenAiEndpoint::kChatCompletions ? "chatcmpl-" : "cmpl-",
@@ -239,10 +273,15 @@ HttpResponse HttpServer::Impl::Error(const absl::Status& status, ErrorOrigin ori
 
 std::optional<HttpResponse> HttpServer::Impl::Authenticate(const HttpRequest& request) const {
   if (options_.api_keys == nullptr || request.path == "/health") return std::nullopt;
-  const absl::Status allowed =
-      options_.api_keys->Check(std::string(request.Header("authorization")));
+  std::string authorization(request.Header("authorization"));
+  // --- #30 apis: Anthropic's clients send the key as `x-api-key: KEY` ---
+  if (authorization.empty() && !request.Header("x-api-key").empty()) {
+    authorization = absl::StrCat("Bearer ", request.Header("x-api-key"));
+  }
+  // --- end ---
+  const absl::Status allowed = options_.api_keys->Check(authorization);
   if (allowed.ok()) return std::nullopt;
-  HttpResponse response = Error(allowed);
+  HttpResponse response = ErrorFor(request.path, allowed);
   response.headers.emplace_back("WWW-Authenticate", "Bearer");
   return response;
 }
@@ -269,10 +308,30 @@ std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) 
     if (draining_) return Error(absl::UnavailableError("the server is shutting down"));
     return std::nullopt;  // a generation: on a handler thread
   }
+  // --- #30 apis ---
+  if (request.method == "POST" && (path == kMessages || path == kCountTokens || path == kResponses)) {
+    if (draining_) return ErrorFor(path, absl::UnavailableError("the server is shutting down"));
+    return std::nullopt;  // a generation (or a tokenization): on a handler thread
+  }
+  if (absl::StartsWith(path, kResponsesPrefix) &&
+      (get || request.method == "DELETE" || request.method == "POST")) {
+    return Error(absl::NotFoundError(
+        "this server is stateless: no response is stored (send store false and the whole "
+        "input with each request)"));
+  }
+  if (IsAnthropicPath(path)) {
+    return ErrorFor(path, absl::NotFoundError(absl::StrCat("no route ", request.method, " ", path)));
+  }
+  // --- end ---
   return Error(absl::NotFoundError(absl::StrCat("no route ", request.method, " ", path)));
 }
 
 void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange) {
+  // --- #30 apis ---
+  if (http.path == kMessages) return GenerateMessages(http, exchange);
+  if (http.path == kCountTokens) return CountTokens(http, exchange);
+  if (http.path == kResponses) return GenerateResponses(http, exchange);
+  // --- end ---
   const OpenAiEndpoint endpoint = http.path == "/v1/chat/completions"
                                       ? OpenAiEndpoint::kChatCompletions
                                       : OpenAiEndpoint::kCompletions;
@@ -398,6 +457,178 @@ bool HttpServer::Impl::Pump(SseStream& stream, const OpenAiReply& reply, HttpExc
           : Sse(HttpErrorBody(ToHttpError(PublicStatus(status, coordinator_->Redactions()))));
   return exchange.Write(last) && exchange.End();
 }
+
+// --- #30 apis: Anthropic's Messages API and OpenAI's Responses API. Their requests become
+// the same GenerateRequest (anthropic_request.h, responses_request.h) and run through the
+// same Coordinator::Generate (StartRun); only the JSON around the run is theirs (ApiReply).
+HttpResponse HttpServer::Impl::ErrorFor(const std::string& path, const absl::Status& status,
+                                        ErrorOrigin origin) const {
+  if (!IsAnthropicPath(path)) return Error(status, origin);
+  const HttpError error = ToHttpError(PublicStatus(status, coordinator_->Redactions()), origin);
+  HttpResponse response = JsonResponse(AnthropicErrorBody(error));
+  response.status = error.status;
+  return response;
+}
+
+std::optional<HttpResponse> HttpServer::Impl::CheckApiRequest(
+    const std::string& path, const std::string& model, const v1::GenerateRequest& generate) const {
+  if (draining_) return ErrorFor(path, absl::UnavailableError("the server is shutting down"));
+  if (model != model_) {
+    return ErrorFor(path, absl::NotFoundError(absl::StrCat(
+                              "the model '", model, "' does not exist; this server serves '",
+                              model_, "' (GET /v1/models)")));
+  }
+  // The coordinator checks the same limits again; here a violation is told apart as 413.
+  if (absl::Status limits = CheckGenerateLimits(generate, options_.limits); !limits.ok()) {
+    return ErrorFor(path, limits, ErrorOrigin::kRequestLimit);
+  }
+  return std::nullopt;
+}
+
+void HttpServer::Impl::GenerateMessages(const HttpRequest& http, HttpExchange& exchange) {
+  absl::StatusOr<AnthropicRequest> request =
+      ParseAnthropicRequest(http.body, AnthropicEndpoint::kMessages);
+  if (!request.ok()) {
+    exchange.Respond(ErrorFor(http.path, request.status()));
+    return;
+  }
+  if (auto refused = CheckApiRequest(http.path, request->model, request->generate)) {
+    {
+    exchange.Respond(*std::move(refused));
+    return;
+  }
+  }
+  AnthropicReply reply(NewApiId("msg_"), model_,
+                       {request->generate.stop_strings().begin(),
+                        request->generate.stop_strings().end()});
+  RunApi(request->generate, request->stream, reply, exchange);
+}
+
+void HttpServer::Impl::CountTokens(const HttpRequest& http, HttpExchange& exchange) {
+  absl::StatusOr<AnthropicRequest> request =
+      ParseAnthropicRequest(http.body, AnthropicEndpoint::kCountTokens);
+  if (!request.ok()) {
+    exchange.Respond(ErrorFor(http.path, request.status()));
+    return;
+  }
+  if (auto refused = CheckApiRequest(http.path, request->model, request->generate)) {
+    {
+    exchange.Respond(*std::move(refused));
+    return;
+  }
+  }
+  // The rendered prompt, tokenized as a Generate of the same conversation tokenizes it.
+  v1::TokenizeRequest tokenize;
+  *tokenize.mutable_chat() = request->generate.chat();
+  absl::StatusOr<v1::TokenizeResponse> tokens = coordinator_->Tokenize(tokenize);
+  if (!tokens.ok()) {
+    exchange.Respond(ErrorFor(http.path, tokens.status()));
+    return;
+  }
+  exchange.Respond(JsonResponse(json::Serialize(
+      json::Object{{"input_tokens", static_cast<int64_t>(tokens->token_ids_size())}})));
+}
+
+void HttpServer::Impl::GenerateResponses(const HttpRequest& http, HttpExchange& exchange) {
+  absl::StatusOr<ResponsesRequest> request = ParseResponsesRequest(http.body);
+  if (!request.ok()) {
+    exchange.Respond(Error(request.status()));
+    return;
+  }
+  if (auto refused = CheckApiRequest(http.path, request->model, request->generate)) {
+    {
+    exchange.Respond(*std::move(refused));
+    return;
+  }
+  }
+  ResponsesReply reply(NewApiId("resp_"), absl::ToUnixSeconds(absl::Now()), model_, *request);
+  RunApi(request->generate, request->stream, reply, exchange);
+}
+
+void HttpServer::Impl::RunApi(const v1::GenerateRequest& generate, bool stream, ApiReply& reply,
+                              HttpExchange& exchange) {
+  InFlight in_flight(in_flight_);
+  if (stream) return StreamApi(generate, reply, exchange);
+  CompleteApi(generate, reply, exchange);
+}
+
+void HttpServer::Impl::CompleteApi(const v1::GenerateRequest& generate, ApiReply& reply,
+                                   HttpExchange& exchange) {
+  SseStream run;
+  run.run = StartRun(generate, exchange);
+  CollectedReply collected;
+  bool ended = false;
+  while (!ended) {
+    ended = run.run->Wait(absl::Seconds(1), &run.pending);
+    for (const v1::GenerateResponse& message : run.pending) {
+      collected.text += message.delta().text();
+      collected.reasoning += message.delta().reasoning_text();
+      if (message.has_final()) collected.result = message.final();
+    }
+    run.pending.clear();
+  }
+  const absl::Status status = run.run->status();
+  if (!status.ok()) {
+    const HttpError error = ToHttpError(PublicStatus(status, coordinator_->Redactions()));
+    HttpResponse response = JsonResponse(reply.ErrorBody(error));
+    response.status = error.status;
+    {
+    exchange.Respond(std::move(response));
+    return;
+  }
+  }
+  exchange.Respond(JsonResponse(reply.Complete(collected)));
+}
+
+void HttpServer::Impl::StreamApi(const v1::GenerateRequest& generate, ApiReply& reply,
+                                 HttpExchange& exchange) {
+  SseStream stream;
+  stream.run = StartRun(generate, exchange);  // joined when `stream` goes
+  // Until the first message the request can still fail with its own status: wait for it.
+  while (stream.pending.empty() && !stream.ended) {
+    stream.ended = stream.run->Wait(absl::Seconds(1), &stream.pending);
+  }
+  if (stream.ended && stream.pending.empty()) {
+    const absl::Status status = stream.run->status();
+    if (!status.ok()) {
+      const HttpError error = ToHttpError(PublicStatus(status, coordinator_->Redactions()));
+      HttpResponse response = JsonResponse(reply.ErrorBody(error));
+      response.status = error.status;
+      {
+    exchange.Respond(std::move(response));
+    return;
+  }
+    }
+  }
+  HttpResponse head;
+  head.content_type = "text/event-stream";
+  head.headers.emplace_back("Cache-Control", "no-cache");
+  if (!exchange.Start(head) || !PumpApi(stream, reply, exchange)) stream.run->Cancel();
+}
+
+bool HttpServer::Impl::PumpApi(SseStream& stream, ApiReply& reply, HttpExchange& exchange) {
+  for (;;) {
+    for (const v1::GenerateResponse& m : stream.pending) {
+      for (const std::string& event : reply.Events(m)) {
+        if (!exchange.Write(event)) return false;
+      }
+    }
+    stream.pending.clear();
+    if (stream.ended) break;
+    stream.ended = stream.run->Wait(kKeepAlive, &stream.pending);
+    if (stream.pending.empty() && !stream.ended && !exchange.Write(": keep-alive\n\n")) {
+      return false;
+    }
+  }
+  const absl::Status status = stream.run->status();
+  if (!status.ok() &&
+      !exchange.Write(reply.StreamError(
+          ToHttpError(PublicStatus(status, coordinator_->Redactions()))))) {
+    return false;
+  }
+  return exchange.End();
+}
+// --- end ---
 
 absl::Status CheckHttpListen(const std::string& listen) {
   std::string host;
