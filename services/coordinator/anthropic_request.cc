@@ -251,7 +251,6 @@ absl::Status StopSequences(const Value& v, v1::GenerateRequest* g) {
 
 // The generation fields (not for count_tokens); kNotFound when `key` is none.
 absl::Status GenerationField(const std::string& key, const Value& v, AnthropicRequest& r) {
-  v1::SamplingParams* s = r.generate.mutable_sampling();
   if (key == "max_tokens") {
     ASSIGN_OR_RETURN(int64_t n, Int(key, v, 1, kInt32Max));
     r.generate.set_max_tokens(static_cast<int32_t>(n));
@@ -261,13 +260,13 @@ absl::Status GenerationField(const std::string& key, const Value& v, AnthropicRe
     return StopSequences(v, &r.generate);
   } else if (key == "temperature") {
     ASSIGN_OR_RETURN(float f, Float(key, v));
-    s->set_temperature(f);
+    r.generate.mutable_sampling()->set_temperature(f);
   } else if (key == "top_p") {
     ASSIGN_OR_RETURN(float f, Float(key, v));
-    s->set_top_p(f);
+    r.generate.mutable_sampling()->set_top_p(f);
   } else if (key == "top_k") {
     ASSIGN_OR_RETURN(int64_t k, Int(key, v, 0, kInt32Max));
-    s->set_top_k(static_cast<int32_t>(k));
+    r.generate.mutable_sampling()->set_top_k(static_cast<int32_t>(k));
   } else if (key == "metadata" || key == "service_tier") {
     return absl::OkStatus();  // nothing changes here
   } else {

@@ -254,7 +254,6 @@ absl::Status NeutralField(const std::string& key, const Value& v) {
 
 absl::Status Field(const std::string& key, const Value& v, OpenAiConstraintParser& constraint,
                    ResponsesRequest& r) {
-  v1::SamplingParams* s = r.generate.mutable_sampling();
   if (key == "model") {
     ASSIGN_OR_RETURN(r.model, String(key, v));
   } else if (key == "input") {
@@ -267,7 +266,7 @@ absl::Status Field(const std::string& key, const Value& v, OpenAiConstraintParse
     r.max_output_tokens = v;
   } else if (key == "temperature" || key == "top_p") {
     ASSIGN_OR_RETURN(float f, Float(key, v));
-    key == "temperature" ? s->set_temperature(f) : s->set_top_p(f);
+    key == "temperature" ? r.generate.mutable_sampling()->set_temperature(f) : r.generate.mutable_sampling()->set_top_p(f);
     (key == "temperature" ? r.temperature : r.top_p) = v;
   } else if (key == "stream") {
     ASSIGN_OR_RETURN(r.stream, Bool(key, v));
