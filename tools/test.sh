@@ -93,6 +93,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_tests="$fuzz_tests|reasoning_splitter"
     fuzz_tests="$fuzz_tests|tool_call_parser"
     fuzz_tests="$fuzz_tests|tool_call_spec"
+    fuzz_tests="$fuzz_tests|anthropic_request|responses_request"  # #30 apis
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
