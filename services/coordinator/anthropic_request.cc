@@ -57,7 +57,8 @@ absl::StatusOr<std::string> Text(const std::string& field, const Value& v) {
     const std::string f = absl::StrCat(field, "[", i, "]");
     const Value& block = v.as_array()[i];
     ASSIGN_OR_RETURN(std::string type, BlockType(f, block));
-    if (type != "text") return Refused(f, absl::StrCat(" (a block of type '", type, "'; text only)"));
+    if (type != "text")
+      return Refused(f, absl::StrCat(" (a block of type '", type, "'; text only)"));
     RETURN_IF_ERROR(OnlyMembers(f, block, {"text", "citations"}));
     const Value* t = block.as_object().Find("text");
     if (t == nullptr) return Invalid(f + ".text", "is required");
@@ -131,7 +132,8 @@ absl::Status Message(size_t index, const Value& v, v1::ChatConversation* chat) {
   if (!v.is_object()) return WrongType(field, "an object", v);
   const Value* role_value = v.as_object().Find("role");
   const Value* content = v.as_object().Find("content");
-  if (role_value == nullptr || role_value->is_null()) return Invalid(field + ".role", "is required");
+  if (role_value == nullptr || role_value->is_null())
+    return Invalid(field + ".role", "is required");
   ASSIGN_OR_RETURN(std::string role, String(field + ".role", *role_value));
   if (role != "user" && role != "assistant") {
     return Invalid(field + ".role", absl::StrCat("'", role, "' is not 'user' or 'assistant'"));
@@ -148,16 +150,16 @@ absl::Status Message(size_t index, const Value& v, v1::ChatConversation* chat) {
     message.set_content(content->as_string());
   } else if (content->is_array()) {
     for (size_t i = 0; i < content->as_array().size(); ++i) {
-      RETURN_IF_ERROR(Block(absl::StrCat(field, ".content[", i, "]"), content->as_array()[i],
-                            role, &message, chat));
+      RETURN_IF_ERROR(Block(absl::StrCat(field, ".content[", i, "]"), content->as_array()[i], role,
+                            &message, chat));
     }
   } else {
     return WrongType(field + ".content", "a string or an array of content blocks", *content);
   }
   // A user turn of tool results only is the tool messages alone.
-  const bool only_results = content->is_array() && !content->as_array().empty() &&
-                            message.content().empty() && role == "user" &&
-                            chat->messages_size() > 0 && chat->messages().rbegin()->role() == "tool";
+  const bool only_results =
+      content->is_array() && !content->as_array().empty() && message.content().empty() &&
+      role == "user" && chat->messages_size() > 0 && chat->messages().rbegin()->role() == "tool";
   if (!only_results) *chat->add_messages() = std::move(message);
   return absl::OkStatus();
 }

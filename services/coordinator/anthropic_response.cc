@@ -59,10 +59,9 @@ const char* AnthropicErrorType(int status) {
 }
 
 std::string AnthropicErrorBody(const HttpError& error) {
-  return Compact(json::Object{
-      {"type", "error"},
-      {"error", json::Object{{"type", AnthropicErrorType(error.status)},
-                             {"message", error.message}}}});
+  return Compact(json::Object{{"type", "error"},
+                              {"error", json::Object{{"type", AnthropicErrorType(error.status)},
+                                                     {"message", error.message}}}});
 }
 
 AnthropicReply::AnthropicReply(std::string id, std::string model,
@@ -163,7 +162,9 @@ std::vector<std::string> AnthropicReply::Events(const v1::GenerateResponse& m) {
   for (const v1::ToolCallDelta& piece : d.tool_calls()) {
     if (!piece.name().empty() || open_ != Block::kToolUse) {  // a call's first piece
       Open(Block::kToolUse,
-           {{"type", "tool_use"}, {"id", piece.id()}, {"name", piece.name()},
+           {{"type", "tool_use"},
+            {"id", piece.id()},
+            {"name", piece.name()},
             {"input", json::Object{}}},
            &events);
     }
@@ -176,11 +177,11 @@ std::vector<std::string> AnthropicReply::Events(const v1::GenerateResponse& m) {
     // A reply with no block at all still gets its (empty) text block, as Anthropic sends one.
     if (index_ < 0) Open(Block::kText, {{"type", "text"}, {"text", ""}}, &events);
     Close(&events);
-    events.push_back(Event("message_delta",
-                           {{"delta", json::Object{{"stop_reason", StopReason(result)},
-                                                   {"stop_sequence", StopSequence(result)}}},
-                            {"usage", Usage(result)},
-                            {"tandem", TandemStatistics(result)}}));
+    events.push_back(
+        Event("message_delta", {{"delta", json::Object{{"stop_reason", StopReason(result)},
+                                                       {"stop_sequence", StopSequence(result)}}},
+                                {"usage", Usage(result)},
+                                {"tandem", TandemStatistics(result)}}));
     events.push_back(Event("message_stop", {}));
   }
   return events;

@@ -47,9 +47,7 @@ class AnthropicReply : public ApiReply {
   std::string Complete(const CollectedReply& reply) override;
   std::vector<std::string> Events(const v1::GenerateResponse& message) override;
   std::string StreamError(const HttpError& error) override;
-  std::string ErrorBody(const HttpError& error) const override {
-    return AnthropicErrorBody(error);
-  }
+  std::string ErrorBody(const HttpError& error) const override { return AnthropicErrorBody(error); }
 
   const char* StopReason(const v1::GenerationResult& result) const;
   // The stop string that ended the reply when that is known, else null.

@@ -49,8 +49,10 @@ TEST(AnthropicResponseTest, StopReasonsMapFromTheResult) {
       {"finish_reason: FINISH_REASON_CONTEXT_FULL", {}, "max_tokens", nullptr},
       {"finish_reason: FINISH_REASON_STOP_STRING", {"END"}, "stop_sequence", "END"},
       {"finish_reason: FINISH_REASON_STOP_STRING", {"A", "B"}, "stop_sequence", nullptr},
-      {"finish_reason: FINISH_REASON_STOP_TOKEN tool_calls { id: \"c\" name: \"f\" }", {},
-       "tool_use", nullptr},
+      {"finish_reason: FINISH_REASON_STOP_TOKEN tool_calls { id: \"c\" name: \"f\" }",
+       {},
+       "tool_use",
+       nullptr},
   };
   for (const auto& c : kCases) {
     AnthropicReply reply("msg_1", "m", c.stops);
@@ -62,9 +64,8 @@ TEST(AnthropicResponseTest, StopReasonsMapFromTheResult) {
 
 TEST(AnthropicResponseTest, CompleteHasThinkingTextAndToolUseBlocks) {
   AnthropicReply reply("msg_1", "m", {});
-  const json::Value body = Parse(reply.Complete(
-      {"Sure.", "Let me think.",
-       Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
+  const json::Value body = Parse(
+      reply.Complete({"Sure.", "Let me think.", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
                  usage { prompt_tokens: 7 generated_tokens: 3 cached_prompt_tokens: 2 }
                  tool_calls { id: "call_1" name: "get" arguments: "{\"city\": \"Paris\"}" }
                  tool_calls { id: "call_2" name: "get" arguments: "not json" })")}));
@@ -92,11 +93,11 @@ TEST(AnthropicResponseTest, AnEmptyReplyStillHasATextBlock) {
 TEST(AnthropicResponseTest, StreamEventsFollowAnthropicsOrder) {
   AnthropicReply reply("msg_1", "m", {});
   std::vector<std::string> events;
-  for (const char* m : {R"(delta { reasoning_text: "hm" })", R"(delta { text: "He" })",
-                        R"(delta { text: "llo" })",
-                        R"(delta { tool_calls { index: 0 id: "c1" name: "f" arguments: "{\"a\"" } })",
-                        R"(delta { tool_calls { index: 0 arguments: ": 1}" } })",
-                        R"(final { finish_reason: FINISH_REASON_STOP_TOKEN
+  for (const char* m :
+       {R"(delta { reasoning_text: "hm" })", R"(delta { text: "He" })", R"(delta { text: "llo" })",
+        R"(delta { tool_calls { index: 0 id: "c1" name: "f" arguments: "{\"a\"" } })",
+        R"(delta { tool_calls { index: 0 arguments: ": 1}" } })",
+        R"(final { finish_reason: FINISH_REASON_STOP_TOKEN
                                    usage { prompt_tokens: 4 generated_tokens: 6 }
                                    tool_calls { id: "c1" name: "f" arguments: "{\"a\": 1}" } })"}) {
     for (std::string& e : reply.Events(Message(m))) events.push_back(std::move(e));
@@ -147,10 +148,14 @@ TEST(AnthropicResponseTest, ErrorsHaveAnthropicsShapeAndTypes) {
   const struct {
     int status;
     const char* type;
-  } kCases[] = {{400, "invalid_request_error"}, {401, "authentication_error"},
-                {403, "permission_error"},      {404, "not_found_error"},
-                {413, "request_too_large"},     {429, "rate_limit_error"},
-                {503, "overloaded_error"},      {500, "api_error"},
+  } kCases[] = {{400, "invalid_request_error"},
+                {401, "authentication_error"},
+                {403, "permission_error"},
+                {404, "not_found_error"},
+                {413, "request_too_large"},
+                {429, "rate_limit_error"},
+                {503, "overloaded_error"},
+                {500, "api_error"},
                 {504, "api_error"}};
   for (const auto& c : kCases) {
     HttpError error{c.status, "x", "y", "bad thing", "field"};

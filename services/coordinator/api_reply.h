@@ -1,8 +1,9 @@
-// What one HTTP API (OpenAI's chat completions, Anthropic's Messages, OpenAI's Responses)
-// makes of a Generate run: the whole JSON body of a reply that was not streamed, or the
+// What one HTTP API (OpenAI's chat and text completions, Anthropic's Messages, OpenAI's
+// Responses) makes of a Generate run: the whole JSON body of a reply that was not streamed, or the
 // Server-Sent Events of one that is. The HTTP server runs every API's request through the
 // same Coordinator::Generate and hands what comes back to the request's ApiReply; the JSON
-// shapes are the ApiReply's alone (anthropic_response.h, responses_response.h).
+// shapes are the ApiReply's alone (openai_api_reply.h, anthropic_response.h,
+// responses_response.h).
 //
 // Not thread-safe: one per request, used by the handler thread that runs it.
 #ifndef TANDEM_SERVICES_COORDINATOR_API_REPLY_H_
@@ -19,8 +20,9 @@ namespace tandem {
 
 // The reply of a run that was not streamed, gathered from its messages.
 struct CollectedReply {
-  std::string text;       // the deltas' text, joined
-  std::string reasoning;  // their reasoning_text, joined
+  std::string text;                                                // the deltas' text, joined
+  std::string reasoning;                                           // their reasoning_text, joined
+  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;  // theirs, in order
   v1::GenerationResult result;
 };
 
@@ -33,6 +35,9 @@ class ApiReply {
   // The SSE events (framed, "event: ...\ndata: ...\n\n") one message of the run becomes; the
   // first call also opens the stream, a message with `final` also closes it.
   virtual std::vector<std::string> Events(const v1::GenerateResponse& message) = 0;
+  // What ends a stream whose run succeeded, after the final message's events (OpenAI's
+  // "data: [DONE]"; nothing for the APIs whose last event says it).
+  virtual std::string StreamEnd() { return ""; }
   // The SSE event telling a streaming client the run failed after the stream started.
   virtual std::string StreamError(const HttpError& error) = 0;
   // The JSON body of an error answered before anything was streamed.

@@ -104,7 +104,8 @@ absl::Status OpenAiConstraintParser::FlatFormat(absl::string_view field, const V
   }
   for (const auto& [key, v] : value.as_object()) {
     if (key != "type" && !v.is_null()) {
-      return Invalid(absl::StrCat(field, ".", key), absl::StrCat("unknown field for type '", type, "'"));
+      return Invalid(absl::StrCat(field, ".", key),
+                     absl::StrCat("unknown field for type '", type, "'"));
     }
   }
   if (type == "text") return absl::OkStatus();

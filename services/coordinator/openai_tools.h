@@ -9,9 +9,10 @@
 //   messages[i].tool_call_id  (a "tool" turn)
 //
 // The shape is checked here (a function name as the tool-call grammar takes it,
-// CheckToolName: 1 to 64 of a-z, A-Z, 0-9, '_', '.', '-'; names unique; `parameters` an object); how the fields fit together (a
-// tool_choice naming a tool that exists) is the coordinator's to judge, for gRPC and HTTP
-// alike (reply_syntax.h), and what the parameters schema says its compiler's. `strict` is accepted and not used: forced calls always match the schema.
+// CheckToolName: 1 to 64 of a-z, A-Z, 0-9, '_', '.', '-'; names unique; `parameters` an object);
+// how the fields fit together (a tool_choice naming a tool that exists) is the coordinator's to
+// judge, for gRPC and HTTP alike (reply_syntax.h), and what the parameters schema says its
+// compiler's. `strict` is accepted and not used: forced calls always match the schema.
 //
 // Errors are kInvalidArgument naming the field (openai_fields.h).
 // Thread-safe (no state).

@@ -77,8 +77,9 @@ absl::Status MessageItem(const std::string& f, const json::Object& item,
   ASSIGN_OR_RETURN(std::string role, RequiredString(f, item, "role"));
   if (role == "developer") role = "system";
   if (role != "user" && role != "assistant" && role != "system") {
-    return Invalid(f + ".role",
-                   absl::StrCat("'", role, "' is not 'user', 'assistant', 'system' or 'developer'"));
+    return Invalid(
+        f + ".role",
+        absl::StrCat("'", role, "' is not 'user', 'assistant', 'system' or 'developer'"));
   }
   const Value* content = Member(item, "content");
   if (content == nullptr) return Invalid(f + ".content", "is required");
@@ -92,10 +93,11 @@ absl::Status FunctionCallItem(const std::string& f, const json::Object& item,
                               v1::ChatConversation* chat) {
   RETURN_IF_ERROR(OnlyMembers(f, item, {"call_id", "name", "arguments"}));
   // Consecutive calls are one assistant turn's.
-  const bool joins = chat->messages_size() > 0 && chat->messages().rbegin()->role() == "assistant" &&
+  const bool joins = chat->messages_size() > 0 &&
+                     chat->messages().rbegin()->role() == "assistant" &&
                      chat->messages().rbegin()->tool_calls_size() > 0;
-  v1::ChatMessage* turn = joins ? chat->mutable_messages(chat->messages_size() - 1)
-                                : chat->add_messages();
+  v1::ChatMessage* turn =
+      joins ? chat->mutable_messages(chat->messages_size() - 1) : chat->add_messages();
   turn->set_role("assistant");
   v1::ToolCall* call = turn->add_tool_calls();
   ASSIGN_OR_RETURN(*call->mutable_id(), RequiredString(f, item, "call_id"));
@@ -158,7 +160,8 @@ absl::Status Tools(const Value& v, v1::GenerateRequest* g) {
       return Unsupported(f + ".type", absl::StrCat("the built-in tool '", type, "'"),
                          " (function tools only)");
     }
-    RETURN_IF_ERROR(OnlyMembers(f, tool.as_object(), {"name", "description", "parameters", "strict"}));
+    RETURN_IF_ERROR(
+        OnlyMembers(f, tool.as_object(), {"name", "description", "parameters", "strict"}));
     std::string description;
     if (const Value* d = Member(tool.as_object(), "description"); d != nullptr) {
       ASSIGN_OR_RETURN(description, String(f + ".description", *d));
@@ -188,8 +191,9 @@ absl::Status ToolChoice(const Value& v, v1::GenerateRequest* g) {
     } else if (mode == "required") {
       choice->set_mode(v1::ToolChoice::MODE_REQUIRED);
     } else {
-      return Invalid("tool_choice", absl::StrCat("'", mode, "' is not 'none', 'auto', 'required' "
-                                                            "or {\"type\": \"function\", ...}"));
+      return Invalid("tool_choice", absl::StrCat("'", mode,
+                                                 "' is not 'none', 'auto', 'required' "
+                                                 "or {\"type\": \"function\", ...}"));
     }
     return absl::OkStatus();
   }
@@ -200,7 +204,8 @@ absl::Status ToolChoice(const Value& v, v1::GenerateRequest* g) {
                        " (function tools only)");
   }
   RETURN_IF_ERROR(OnlyMembers("tool_choice", v.as_object(), {"name"}));
-  ASSIGN_OR_RETURN(*choice->mutable_function(), RequiredString("tool_choice", v.as_object(), "name"));
+  ASSIGN_OR_RETURN(*choice->mutable_function(),
+                   RequiredString("tool_choice", v.as_object(), "name"));
   choice->set_mode(v1::ToolChoice::MODE_FUNCTION);
   return absl::OkStatus();
 }
@@ -214,7 +219,8 @@ absl::Status Text(const Value& v, OpenAiConstraintParser& constraint, ResponsesR
       r.text_format = value;
     } else if (key == "verbosity") {
       ASSIGN_OR_RETURN(std::string verbosity, String("text.verbosity", value));
-      if (verbosity != "medium") return Unsupported("text.verbosity", "text.verbosity other than 'medium'", "");
+      if (verbosity != "medium")
+        return Unsupported("text.verbosity", "text.verbosity other than 'medium'", "");
     } else {
       return Unsupported("text." + key, "text." + key, "");
     }
@@ -241,8 +247,9 @@ absl::Status NeutralField(const std::string& key, const Value& v) {
     if (!v.is_array()) return WrongType(key, "an array", v);
     if (!v.as_array().empty()) return Unsupported(key, "a non-empty include", "");
   } else if (key == "previous_response_id" || key == "conversation") {
-    return Unsupported(key, key, " (a stateless server stores no response or conversation: send "
-                                 "the whole input each time)");
+    return Unsupported(key, key,
+                       " (a stateless server stores no response or conversation: send "
+                       "the whole input each time)");
   } else if (key == "user" || key == "service_tier" || key == "safety_identifier" ||
              key == "prompt_cache_key") {
     return absl::OkStatus();  // nothing changes here
@@ -266,7 +273,8 @@ absl::Status Field(const std::string& key, const Value& v, OpenAiConstraintParse
     r.max_output_tokens = v;
   } else if (key == "temperature" || key == "top_p") {
     ASSIGN_OR_RETURN(float f, Float(key, v));
-    key == "temperature" ? r.generate.mutable_sampling()->set_temperature(f) : r.generate.mutable_sampling()->set_top_p(f);
+    key == "temperature" ? r.generate.mutable_sampling()->set_temperature(f)
+                         : r.generate.mutable_sampling()->set_top_p(f);
     (key == "temperature" ? r.temperature : r.top_p) = v;
   } else if (key == "stream") {
     ASSIGN_OR_RETURN(r.stream, Bool(key, v));

@@ -66,8 +66,7 @@ const Converts kConverts[] = {
      R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true
                tools { name: "f" description: "d" parameters_json: "{\"type\": \"object\"}" } }
         tool_choice { mode: MODE_FUNCTION function: "f" } parallel_tool_calls: false)"},
-    {"ToolChoiceRequired",
-     R"({"model": "m", "input": "x", "tool_choice": "required"})",
+    {"ToolChoiceRequired", R"({"model": "m", "input": "x", "tool_choice": "required"})",
      R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
         tool_choice { mode: MODE_REQUIRED })"},
     {"TextFormatJsonSchemaIsFlat",
@@ -129,14 +128,13 @@ const Refuses kRefuses[] = {
      "previous_response_id", "stores no response"},
     {"ConversationNeedsState", R"({"model": "m", "input": "x", "conversation": "c"})",
      "conversation", "stores no response"},
-    {"StoreTrue", R"({"model": "m", "input": "x", "store": true})", "store",
-     "nothing is stored"},
+    {"StoreTrue", R"({"model": "m", "input": "x", "store": true})", "store", "nothing is stored"},
     {"Background", R"({"model": "m", "input": "x", "background": true})", "background",
      "no background mode"},
     {"BuiltInTools", R"({"model": "m", "input": "x", "tools": [{"type": "web_search"}]})",
      "tools[0].type", "the built-in tool 'web_search'"},
-    {"Reasoning", R"({"model": "m", "input": "x", "reasoning": {"effort": "low"}})",
-     "reasoning", "field 'reasoning' is not supported"},
+    {"Reasoning", R"({"model": "m", "input": "x", "reasoning": {"effort": "low"}})", "reasoning",
+     "field 'reasoning' is not supported"},
     {"InputImages", R"({"model": "m", "input": [{"role": "user", "content": [
        {"type": "input_image", "image_url": "x"}]}]})",
      "input[0].content[0]", "of type 'input_image'"},

@@ -42,19 +42,19 @@ json::Object ReasoningPart(std::string text) {
 ResponsesReply::ResponsesReply(std::string id, int64_t created, std::string model,
                                const ResponsesRequest& request)
     : id_(std::move(id)), created_(created), model_(std::move(model)) {
-  echo_ = {{"instructions", request.instructions},
-           {"max_output_tokens", request.max_output_tokens},
-           {"temperature", request.temperature},
-           {"top_p", request.top_p},
-           {"tools", request.tools},
-           {"tool_choice", request.tool_choice},
-           {"parallel_tool_calls", request.generate.has_parallel_tool_calls()
-                                       ? request.generate.parallel_tool_calls()
-                                       : true},
-           {"text", json::Object{{"format", request.text_format}}},
-           {"metadata", request.metadata},
-           {"store", false},
-           {"previous_response_id", nullptr}};
+  echo_ = {
+      {"instructions", request.instructions},
+      {"max_output_tokens", request.max_output_tokens},
+      {"temperature", request.temperature},
+      {"top_p", request.top_p},
+      {"tools", request.tools},
+      {"tool_choice", request.tool_choice},
+      {"parallel_tool_calls",
+       request.generate.has_parallel_tool_calls() ? request.generate.parallel_tool_calls() : true},
+      {"text", json::Object{{"format", request.text_format}}},
+      {"metadata", request.metadata},
+      {"store", false},
+      {"previous_response_id", nullptr}};
 }
 
 std::string ResponsesReply::ItemId(const char* prefix, int index) const {
@@ -63,14 +63,9 @@ std::string ResponsesReply::ItemId(const char* prefix, int index) const {
 
 json::Object ResponsesReply::Response(const char* status, json::Array output,
                                       const v1::GenerationResult* result) const {
-  json::Object r{{"id", id_},
-                 {"object", "response"},
-                 {"created_at", created_},
-                 {"status", status},
-                 {"error", nullptr},
-                 {"incomplete_details", nullptr},
-                 {"model", model_},
-                 {"output", std::move(output)}};
+  json::Object r{{"id", id_},        {"object", "response"},       {"created_at", created_},
+                 {"status", status}, {"error", nullptr},           {"incomplete_details", nullptr},
+                 {"model", model_},  {"output", std::move(output)}};
   for (const auto& [key, value] : echo_) r.Set(key, value);
   r.Set("usage", nullptr);
   if (result != nullptr) {
@@ -142,11 +137,10 @@ void ResponsesReply::Close(std::vector<std::string>* events) {
                                                              {"text", item_text_}}));
     item_.Set("content", json::Array{ReasoningPart(item_text_)});
   } else {
-    events->push_back(Event("response.function_call_arguments.done",
-                            {{"item_id", item_id},
-                             {"output_index", index_},
-                             {"name", *item_.Find("name")},
-                             {"arguments", item_text_}}));
+    events->push_back(Event("response.function_call_arguments.done", {{"item_id", item_id},
+                                                                      {"output_index", index_},
+                                                                      {"name", *item_.Find("name")},
+                                                                      {"arguments", item_text_}}));
     item_.Set("arguments", item_text_);
   }
   if (item_.Contains("status")) item_.Set("status", "completed");
@@ -166,11 +160,11 @@ void ResponsesReply::Open(Kind kind, json::Object item, std::vector<std::string>
   events->push_back(
       Event("response.output_item.added", {{"output_index", index_}, {"item", item_}}));
   if (kind == Kind::kMessage) {
-    events->push_back(Event("response.content_part.added",
-                            {{"item_id", item_.Find("id")->as_string()},
-                             {"output_index", index_},
-                             {"content_index", 0},
-                             {"part", TextPart("")}}));
+    events->push_back(
+        Event("response.content_part.added", {{"item_id", item_.Find("id")->as_string()},
+                                              {"output_index", index_},
+                                              {"content_index", 0},
+                                              {"part", TextPart("")}}));
   }
 }
 
@@ -178,7 +172,8 @@ std::vector<std::string> ResponsesReply::Events(const v1::GenerateResponse& m) {
   std::vector<std::string> events;
   if (!started_) {
     started_ = true;
-    events.push_back(Event("response.created", {{"response", Response("in_progress", {}, nullptr)}}));
+    events.push_back(
+        Event("response.created", {{"response", Response("in_progress", {}, nullptr)}}));
     events.push_back(
         Event("response.in_progress", {{"response", Response("in_progress", {}, nullptr)}}));
   }
@@ -186,52 +181,65 @@ std::vector<std::string> ResponsesReply::Events(const v1::GenerateResponse& m) {
   if (!d.reasoning_text().empty()) {
     if (open_ != Kind::kReasoning) {
       Open(Kind::kReasoning,
-           {{"type", "reasoning"}, {"id", ItemId("rs", index_ + 1)}, {"summary", json::Array{}},
+           {{"type", "reasoning"},
+            {"id", ItemId("rs", index_ + 1)},
+            {"summary", json::Array{}},
             {"content", json::Array{}}},
            &events);
     }
     item_text_ += d.reasoning_text();
-    events.push_back(Event("response.reasoning_text.delta",
-                           {{"item_id", item_.Find("id")->as_string()},
-                            {"output_index", index_},
-                            {"content_index", 0},
-                            {"delta", d.reasoning_text()}}));
+    events.push_back(
+        Event("response.reasoning_text.delta", {{"item_id", item_.Find("id")->as_string()},
+                                                {"output_index", index_},
+                                                {"content_index", 0},
+                                                {"delta", d.reasoning_text()}}));
   }
   if (!d.text().empty()) {
     if (open_ != Kind::kMessage) {
       Open(Kind::kMessage,
-           {{"type", "message"}, {"id", ItemId("msg", index_ + 1)}, {"status", "in_progress"},
-            {"role", "assistant"}, {"content", json::Array{}}},
+           {{"type", "message"},
+            {"id", ItemId("msg", index_ + 1)},
+            {"status", "in_progress"},
+            {"role", "assistant"},
+            {"content", json::Array{}}},
            &events);
     }
     item_text_ += d.text();
-    events.push_back(Event("response.output_text.delta", {{"item_id", item_.Find("id")->as_string()},
-                                                          {"output_index", index_},
-                                                          {"content_index", 0},
-                                                          {"delta", d.text()},
-                                                          {"logprobs", json::Array{}}}));
+    events.push_back(
+        Event("response.output_text.delta", {{"item_id", item_.Find("id")->as_string()},
+                                             {"output_index", index_},
+                                             {"content_index", 0},
+                                             {"delta", d.text()},
+                                             {"logprobs", json::Array{}}}));
   }
   for (const v1::ToolCallDelta& piece : d.tool_calls()) {
     if (!piece.name().empty() || open_ != Kind::kCall) {  // a call's first piece
       Open(Kind::kCall,
-           {{"type", "function_call"}, {"id", ItemId("fc", index_ + 1)}, {"call_id", piece.id()},
-            {"name", piece.name()}, {"arguments", ""}, {"status", "in_progress"}},
+           {{"type", "function_call"},
+            {"id", ItemId("fc", index_ + 1)},
+            {"call_id", piece.id()},
+            {"name", piece.name()},
+            {"arguments", ""},
+            {"status", "in_progress"}},
            &events);
     }
     if (piece.arguments().empty()) continue;
     item_text_ += piece.arguments();
-    events.push_back(Event("response.function_call_arguments.delta",
-                           {{"item_id", item_.Find("id")->as_string()},
-                            {"output_index", index_},
-                            {"delta", piece.arguments()}}));
+    events.push_back(
+        Event("response.function_call_arguments.delta", {{"item_id", item_.Find("id")->as_string()},
+                                                         {"output_index", index_},
+                                                         {"delta", piece.arguments()}}));
   }
   if (m.has_final()) {
     const v1::GenerationResult& result = m.final();
     // A reply with no item at all still gets its (empty) message, as Complete() gives it.
     if (index_ < 0) {
       Open(Kind::kMessage,
-           {{"type", "message"}, {"id", ItemId("msg", 0)}, {"status", "in_progress"},
-            {"role", "assistant"}, {"content", json::Array{}}},
+           {{"type", "message"},
+            {"id", ItemId("msg", 0)},
+            {"status", "in_progress"},
+            {"role", "assistant"},
+            {"content", json::Array{}}},
            &events);
     }
     Close(&events);
@@ -252,13 +260,12 @@ std::vector<std::string> ResponsesReply::Events(const v1::GenerateResponse& m) {
 }
 
 std::string ResponsesReply::StreamError(const HttpError& error) {
-  return Event("error", {{"code", error.code},
-                         {"message", error.message},
-                         {"param", error.param.empty() ? json::Value() : json::Value(error.param)}});
+  return Event("error",
+               {{"code", error.code},
+                {"message", error.message},
+                {"param", error.param.empty() ? json::Value() : json::Value(error.param)}});
 }
 
-std::string ResponsesReply::ErrorBody(const HttpError& error) const {
-  return HttpErrorBody(error);
-}
+std::string ResponsesReply::ErrorBody(const HttpError& error) const { return HttpErrorBody(error); }
 
 }  // namespace tandem

@@ -47,9 +47,8 @@ TEST(ResponsesResponseTest, CompleteHasItemsUsageAndTheRequestsFields) {
   ResponsesReply reply("resp_a-1", 100, "m",
                        Request(R"({"model": "m", "input": "x", "instructions": "i",
                                    "max_output_tokens": 9, "temperature": 0})"));
-  const json::Value body = Parse(reply.Complete(
-      {"Sure.", "hm",
-       Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
+  const json::Value body =
+      Parse(reply.Complete({"Sure.", "hm", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
                  usage { prompt_tokens: 7 generated_tokens: 3 cached_prompt_tokens: 2 }
                  tool_calls { id: "call_1" name: "get" arguments: "{\"a\": 1}" })")}));
   EXPECT_EQ(*Get(body, "id"), json::Value("resp_a-1"));

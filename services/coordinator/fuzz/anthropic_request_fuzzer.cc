@@ -54,8 +54,7 @@ void CheckOne(absl::string_view body, AnthropicEndpoint endpoint) {
   }
   v1::GenerationResult result;
   result.set_finish_reason(v1::FINISH_REASON_STOP_STRING);
-  AnthropicReply reply("msg_1", request->model,
-                       {g.stop_strings().begin(), g.stop_strings().end()});
+  AnthropicReply reply("msg_1", request->model, {g.stop_strings().begin(), g.stop_strings().end()});
   const std::string complete = reply.Complete({"text", "", result});
   TANDEM_FUZZ_ASSERT(json::Parse(complete).ok(), "reply is not JSON: %s", complete.c_str());
 }

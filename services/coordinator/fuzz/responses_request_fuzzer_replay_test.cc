@@ -23,7 +23,8 @@ const char* const kHostile[] = {
     "{\"model\": \"\", \"input\": []}",
     "{\"model\": \"m\", \"input\": [{}]}",
     "{\"model\": \"m\", \"input\": [{\"type\": \"function_call\", \"call_id\": 1}]}",
-    "{\"model\": \"m\", \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"input_text\"}]}]}",
+    "{\"model\": \"m\", \"input\": [{\"role\": \"user\", \"content\": [{\"type\": "
+    "\"input_text\"}]}]}",
     "{\"model\": \"m\", \"input\": \"\xff\xfe\"}",
     "{\"model\": \"m\", \"input\": \"x\", \"instructions\": \"\\ud800\"}",
     "{\"model\": \"m\", \"input\": \"x\", \"text\": {\"format\": {\"type\": \"json_schema\", "
@@ -32,8 +33,10 @@ const char* const kHostile[] = {
     "\"format\": {\"type\": \"json_object\"}}}",
     "{\"model\": \"m\", \"input\": \"x\", \"tools\": [{\"type\": \"function\", \"name\": \"f\", "
     "\"parameters\": []}], \"tool_choice\": {\"type\": \"function\"}}",
-    "{\"model\": \"m\", \"input\": \"x\", \"max_output_tokens\": 2147483648, \"temperature\": 1e39}",
-    "{\"model\": \"m\", \"input\": \"x\", \"metadata\": {\"a\": [1, {\"b\": null}]}, \"tools\": []}",
+    "{\"model\": \"m\", \"input\": \"x\", \"max_output_tokens\": 2147483648, \"temperature\": "
+    "1e39}",
+    "{\"model\": \"m\", \"input\": \"x\", \"metadata\": {\"a\": [1, {\"b\": null}]}, \"tools\": "
+    "[]}",
 };
 
 std::vector<fuzzing::Input> Seeds() {
