@@ -13,6 +13,8 @@ tools/make_fixture_model), through the official npm clients: `@anthropic-ai/sdk`
     arguments, the result sent back, the final answer; streamed calls equal plain ones;
   - count_tokens equals the chat completion's prompt_tokens for the same conversation;
   - text.format json_schema equals chat's response_format for the same greedy request;
+  - a reasoning model's reasoning (DeepSeek-R1's fixture) is a `thinking` block and a
+    `reasoning` item, equal to chat's reasoning_content;
   - refusals: Anthropic's error shape naming the field (no max_tokens, `thinking`), the
     Responses API's stateful fields (previous_response_id, store true, built-in tools) with
     error.param, and 404 for stored responses.
@@ -50,11 +52,11 @@ SYSTEM = "You are terse."
 QUESTION = "What is the weather in Paris?"
 
 
-def make(seed):
-    path = os.path.join(FOLDER, f"hermes-{seed}.gguf")
+def make(seed, family="hermes", *flags):
+    path = os.path.join(FOLDER, f"{family}-{seed}.gguf")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_fixture_model"),
-                        "--family", "hermes", "--templates", TEMPLATES, "--seed", str(seed),
-                        "--out-gguf", path], capture_output=True, text=True, timeout=120)
+                        "--family", family, "--templates", TEMPLATES, "--seed", str(seed),
+                        *flags, "--out-gguf", path], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return path
 
@@ -301,6 +303,29 @@ def test_x_api_key_is_accepted():
     assert status == 401 and body["error"]["type"] == "authentication_error", body
 
 
+def test_only_reasoning_is_a_thinking_block_and_a_reasoning_item():
+    # A reasoning model (DeepSeek-R1's template and tokens): chat's reasoning_content is the
+    # Messages API's thinking block and the Responses API's reasoning item, streamed or not.
+    global HTTP
+    target = make(1, "deepseek-r1", "--token-bias", "</think>=4")
+    with Cluster(target_model=target, draft_model=target,
+                 coordinator_args=["--http-listen", "127.0.0.1:0"]) as stack:
+        HTTP = f"{SCHEME}://" + stacklib.http_address(stack.coordinator)
+        [expected] = chat([chat_request(max_tokens=40)])
+        reasoning = expected["message"].get("reasoning_content") or ""
+        assert reasoning, expected
+        for reply in anthropic("batch", [messages_request(max_tokens=40),
+                                         messages_request(max_tokens=40, stream=True)]):
+            thinking = [b["thinking"] for b in reply["content"] if b["type"] == "thinking"]
+            assert thinking == [reasoning], (reply, expected)
+            assert text_of(reply) == (expected["message"]["content"] or ""), (reply, expected)
+        for reply in responses("batch", [responses_request(max_output_tokens=40),
+                                         responses_request(max_output_tokens=40, stream=True)]):
+            items = [i for i in reply["output"] if i["type"] == "reasoning"]
+            assert [i["content"][0]["text"] for i in items] == [reasoning], (reply, expected)
+            assert reply["output_text"] == (expected["message"]["content"] or ""), reply
+
+
 def main():
     global HTTP
     for package in ("openai", "@anthropic-ai/sdk"):
@@ -310,7 +335,10 @@ def main():
     with Cluster(target_model=target, draft_model=draft,
                  coordinator_args=["--http-listen", "127.0.0.1:0"]) as stack:
         HTTP = f"{SCHEME}://" + stacklib.http_address(stack.coordinator)
-        return opslib.run_tests(globals())
+        failed = opslib.run_tests({k: v for k, v in globals().items()
+                                   if k.startswith("test_") and not k.startswith("test_only_")})
+    return failed | opslib.run_tests({k: v for k, v in globals().items()
+                                      if k.startswith("test_only_")})
 
 
 if __name__ == "__main__":
