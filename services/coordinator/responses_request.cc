@@ -92,10 +92,9 @@ absl::Status MessageItem(const std::string& f, const json::Object& item,
 absl::Status FunctionCallItem(const std::string& f, const json::Object& item,
                               v1::ChatConversation* chat) {
   RETURN_IF_ERROR(OnlyMembers(f, item, {"call_id", "name", "arguments"}));
-  // Consecutive calls are one assistant turn's.
-  const bool joins = chat->messages_size() > 0 &&
-                     chat->messages().rbegin()->role() == "assistant" &&
-                     chat->messages().rbegin()->tool_calls_size() > 0;
+  // Calls after the assistant's text or other calls are that assistant turn's.
+  const bool joins =
+      chat->messages_size() > 0 && chat->messages().rbegin()->role() == "assistant";
   v1::ChatMessage* turn =
       joins ? chat->mutable_messages(chat->messages_size() - 1) : chat->add_messages();
   turn->set_role("assistant");

@@ -9,7 +9,7 @@
 //      "developer" (as "system"), "content": a string or parts {"type": "input_text" |
 //      "output_text", "text"}}
 //     {"type": "function_call", "call_id", "name", "arguments"}  a call of the assistant
-//                                          (consecutive calls: one assistant turn)
+//                                          (joining the assistant turn just before it)
 //     {"type": "function_call_output", "call_id", "output"}      a "tool" message
 //     {"type": "reasoning"}                earlier reasoning: dropped, as templates drop it
 //   max_output_tokens     max_tokens

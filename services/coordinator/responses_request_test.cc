@@ -59,6 +59,16 @@ const Converts kConverts[] = {
                messages { role: "tool" content: "one" tool_call_id: "c1" }
                messages { role: "tool" content: "two" tool_call_id: "c2" }
                add_generation_prompt: true })"},
+    {"CallsAfterTheAssistantsTextAreItsTurn",
+     R"({"model": "m", "input": [{"role": "user", "content": "x"},
+         {"role": "assistant", "content": "Let me look."},
+         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+         {"type": "function_call_output", "call_id": "c1", "output": "one"}]})",
+     R"(chat { messages { role: "user" content: "x" }
+               messages { role: "assistant" content: "Let me look."
+                          tool_calls { id: "c1" name: "f" arguments: "{}" } }
+               messages { role: "tool" content: "one" tool_call_id: "c1" }
+               add_generation_prompt: true })"},
     {"FlatFunctionToolsAndToolChoice",
      R"({"model": "m", "input": "x", "tools": [{"type": "function", "name": "f",
          "description": "d", "parameters": {"type": "object"}, "strict": true}],
