@@ -11,6 +11,15 @@
 namespace tandem {
 namespace {
 
+// A reply of `text`, `reasoning` and `result` (no logprobs).
+CollectedReply Collected(std::string text, std::string reasoning, v1::GenerationResult result) {
+  CollectedReply reply;
+  reply.text = std::move(text);
+  reply.reasoning = std::move(reasoning);
+  reply.result = std::move(result);
+  return reply;
+}
+
 v1::GenerationResult Result(const std::string& text) {
   v1::GenerationResult r;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
@@ -56,7 +65,7 @@ TEST(AnthropicResponseTest, StopReasonsMapFromTheResult) {
   };
   for (const auto& c : kCases) {
     AnthropicReply reply("msg_1", "m", c.stops);
-    const json::Value body = Parse(reply.Complete({"hi", "", Result(c.result)}));
+    const json::Value body = Parse(reply.Complete(Collected("hi", "", Result(c.result))));
     EXPECT_EQ(*body.as_object().Find("stop_reason"), json::Value(c.stop_reason)) << c.result;
     EXPECT_EQ(*body.as_object().Find("stop_sequence"), c.stop_sequence) << c.result;
   }
@@ -64,11 +73,11 @@ TEST(AnthropicResponseTest, StopReasonsMapFromTheResult) {
 
 TEST(AnthropicResponseTest, CompleteHasThinkingTextAndToolUseBlocks) {
   AnthropicReply reply("msg_1", "m", {});
-  const json::Value body = Parse(
-      reply.Complete({"Sure.", "Let me think.", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
+  const json::Value body = Parse(reply.Complete(
+      Collected("Sure.", "Let me think.", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
                  usage { prompt_tokens: 7 generated_tokens: 3 cached_prompt_tokens: 2 }
                  tool_calls { id: "call_1" name: "get" arguments: "{\"city\": \"Paris\"}" }
-                 tool_calls { id: "call_2" name: "get" arguments: "not json" })")}));
+                 tool_calls { id: "call_2" name: "get" arguments: "not json" })"))));
   const json::Object& o = body.as_object();
   EXPECT_EQ(*o.Find("id"), json::Value("msg_1"));
   EXPECT_EQ(*o.Find("type"), json::Value("message"));
@@ -86,7 +95,7 @@ TEST(AnthropicResponseTest, CompleteHasThinkingTextAndToolUseBlocks) {
 
 TEST(AnthropicResponseTest, AnEmptyReplyStillHasATextBlock) {
   AnthropicReply reply("msg_1", "m", {});
-  const json::Value body = Parse(reply.Complete({"", "", Result("")}));
+  const json::Value body = Parse(reply.Complete(Collected("", "", Result(""))));
   EXPECT_EQ(*body.as_object().Find("content"), Parse(R"([{"type": "text", "text": ""}])"));
 }
 

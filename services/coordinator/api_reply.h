@@ -22,8 +22,8 @@ namespace tandem {
 struct CollectedReply {
   std::string text;                                                // the deltas' text, joined
   std::string reasoning;                                           // their reasoning_text, joined
-  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;  // theirs, in order
   v1::GenerationResult result;
+  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;  // theirs, in order
 };
 
 class ApiReply {

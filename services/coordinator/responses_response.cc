@@ -135,6 +135,10 @@ void ResponsesReply::Close(std::vector<std::string>* events) {
                                                              {"output_index", index_},
                                                              {"content_index", 0},
                                                              {"text", item_text_}}));
+    events->push_back(Event("response.content_part.done", {{"item_id", item_id},
+                                                           {"output_index", index_},
+                                                           {"content_index", 0},
+                                                           {"part", ReasoningPart(item_text_)}}));
     item_.Set("content", json::Array{ReasoningPart(item_text_)});
   } else {
     events->push_back(Event("response.function_call_arguments.done", {{"item_id", item_id},
@@ -159,12 +163,12 @@ void ResponsesReply::Open(Kind kind, json::Object item, std::vector<std::string>
   item_ = std::move(item);
   events->push_back(
       Event("response.output_item.added", {{"output_index", index_}, {"item", item_}}));
-  if (kind == Kind::kMessage) {
-    events->push_back(
-        Event("response.content_part.added", {{"item_id", item_.Find("id")->as_string()},
-                                              {"output_index", index_},
-                                              {"content_index", 0},
-                                              {"part", TextPart("")}}));
+  if (kind != Kind::kCall) {  // a message's or reasoning's one part
+    events->push_back(Event("response.content_part.added",
+                            {{"item_id", item_.Find("id")->as_string()},
+                             {"output_index", index_},
+                             {"content_index", 0},
+                             {"part", kind == Kind::kMessage ? TextPart("") : ReasoningPart("")}}));
   }
 }
 

@@ -17,10 +17,11 @@
 // A stream: response.created, response.in_progress; per item response.output_item.added,
 // then for a message response.content_part.added, response.output_text.delta…,
 // response.output_text.done, response.content_part.done; for a call
-// response.function_call_arguments.delta…, .done; for reasoning response.reasoning_text.delta…,
-// .done; then response.output_item.done; finally response.completed (response.incomplete when
-// max_output_tokens or the context ended it) with the whole response. A failure after the
-// start is an "error" event ({"type": "error", "code", "message", "param"}).
+// response.function_call_arguments.delta…, .done; for reasoning response.content_part.added,
+// response.reasoning_text.delta…, .done, response.content_part.done; then
+// response.output_item.done; finally response.completed (response.incomplete when max_output_tokens
+// or the context ended it) with the whole response. A failure after the start is an "error" event
+// ({"type": "error", "code", "message", "param"}).
 //
 // Not thread-safe: one per request.
 #ifndef TANDEM_SERVICES_COORDINATOR_RESPONSES_RESPONSE_H_

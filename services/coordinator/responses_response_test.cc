@@ -11,6 +11,15 @@
 namespace tandem {
 namespace {
 
+// A reply of `text`, `reasoning` and `result` (no logprobs).
+CollectedReply Collected(std::string text, std::string reasoning, v1::GenerationResult result) {
+  CollectedReply reply;
+  reply.text = std::move(text);
+  reply.reasoning = std::move(reasoning);
+  reply.result = std::move(result);
+  return reply;
+}
+
 v1::GenerationResult Result(const std::string& text) {
   v1::GenerationResult r;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
@@ -47,10 +56,10 @@ TEST(ResponsesResponseTest, CompleteHasItemsUsageAndTheRequestsFields) {
   ResponsesReply reply("resp_a-1", 100, "m",
                        Request(R"({"model": "m", "input": "x", "instructions": "i",
                                    "max_output_tokens": 9, "temperature": 0})"));
-  const json::Value body =
-      Parse(reply.Complete({"Sure.", "hm", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
+  const json::Value body = Parse(
+      reply.Complete(Collected("Sure.", "hm", Result(R"(finish_reason: FINISH_REASON_STOP_TOKEN
                  usage { prompt_tokens: 7 generated_tokens: 3 cached_prompt_tokens: 2 }
-                 tool_calls { id: "call_1" name: "get" arguments: "{\"a\": 1}" })")}));
+                 tool_calls { id: "call_1" name: "get" arguments: "{\"a\": 1}" })"))));
   EXPECT_EQ(*Get(body, "id"), json::Value("resp_a-1"));
   EXPECT_EQ(*Get(body, "object"), json::Value("response"));
   EXPECT_EQ(*Get(body, "created_at"), json::Value(100));
@@ -75,7 +84,7 @@ TEST(ResponsesResponseTest, MaxTokensMakeItIncomplete) {
   ResponsesReply reply("resp_a-1", 100, "m", Request(R"({"model": "m", "input": "x"})"));
   for (const char* finish : {"FINISH_REASON_LENGTH", "FINISH_REASON_CONTEXT_FULL"}) {
     const json::Value body =
-        Parse(reply.Complete({"ab", "", Result(absl::StrCat("finish_reason: ", finish))}));
+        Parse(reply.Complete(Collected("ab", "", Result(absl::StrCat("finish_reason: ", finish)))));
     EXPECT_EQ(*Get(body, "status"), json::Value("incomplete"));
     EXPECT_EQ(*Get(body, "incomplete_details"), Parse(R"({"reason": "max_output_tokens"})"));
   }
@@ -124,6 +133,21 @@ TEST(ResponsesResponseTest, StreamEventsAreNumberedAndEndWithTheWholeResponse) {
       {"type": "function_call", "id": "fc_a-1_1", "call_id": "c1", "name": "f",
        "arguments": "{}", "status": "completed"}])"));
   EXPECT_EQ(*Get(*Get(done, "usage"), "total_tokens"), json::Value(10));
+}
+
+TEST(ResponsesResponseTest, ReasoningStreamsAsAReasoningItemWithOnePart) {
+  ResponsesReply reply("resp_a-1", 100, "m", Request(R"({"model": "m", "input": "x"})"));
+  std::vector<std::string> names;
+  for (const char* m : {R"(delta { reasoning_text: "h" })", R"(delta { reasoning_text: "m" })",
+                        R"(final { finish_reason: FINISH_REASON_LENGTH })"}) {
+    for (const std::string& e : reply.Events(Message(m))) names.push_back(Split(e).first);
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "response.created", "response.in_progress", "response.output_item.added",
+                "response.content_part.added", "response.reasoning_text.delta",
+                "response.reasoning_text.delta", "response.reasoning_text.done",
+                "response.content_part.done", "response.output_item.done", "response.incomplete"}));
 }
 
 TEST(ResponsesResponseTest, AStreamCutByMaxTokensEndsIncomplete) {

@@ -307,7 +307,7 @@ def test_only_reasoning_is_a_thinking_block_and_a_reasoning_item():
     # A reasoning model (DeepSeek-R1's template and tokens): chat's reasoning_content is the
     # Messages API's thinking block and the Responses API's reasoning item, streamed or not.
     global HTTP
-    target = make(1, "deepseek-r1", "--token-bias", "</think>=4")
+    target = make(1, "deepseek-r1")  # greedy, it reasons to the end of max_tokens
     with Cluster(target_model=target, draft_model=target,
                  coordinator_args=["--http-listen", "127.0.0.1:0"]) as stack:
         HTTP = f"{SCHEME}://" + stacklib.http_address(stack.coordinator)

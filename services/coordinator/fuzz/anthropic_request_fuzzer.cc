@@ -22,6 +22,15 @@
 namespace tandem {
 namespace {
 
+// A reply of `text`, `reasoning` and `result` (no logprobs).
+CollectedReply Collected(std::string text, std::string reasoning, v1::GenerationResult result) {
+  CollectedReply reply;
+  reply.text = std::move(text);
+  reply.reasoning = std::move(reasoning);
+  reply.result = std::move(result);
+  return reply;
+}
+
 void CheckError(const absl::Status& status, ErrorOrigin origin) {
   const HttpError error = ToHttpError(status, origin);
   TANDEM_FUZZ_ASSERT(error.status >= 400 && error.message.size() <= 1024, "status %d, %zu bytes",
@@ -55,7 +64,7 @@ void CheckOne(absl::string_view body, AnthropicEndpoint endpoint) {
   v1::GenerationResult result;
   result.set_finish_reason(v1::FINISH_REASON_STOP_STRING);
   AnthropicReply reply("msg_1", request->model, {g.stop_strings().begin(), g.stop_strings().end()});
-  const std::string complete = reply.Complete({"text", "", result});
+  const std::string complete = reply.Complete(Collected("text", "", result));
   TANDEM_FUZZ_ASSERT(json::Parse(complete).ok(), "reply is not JSON: %s", complete.c_str());
 }
 

@@ -22,6 +22,15 @@
 namespace tandem {
 namespace {
 
+// A reply of `text`, `reasoning` and `result` (no logprobs).
+CollectedReply Collected(std::string text, std::string reasoning, v1::GenerationResult result) {
+  CollectedReply reply;
+  reply.text = std::move(text);
+  reply.reasoning = std::move(reasoning);
+  reply.result = std::move(result);
+  return reply;
+}
+
 void CheckError(const absl::Status& status, ErrorOrigin origin) {
   const HttpError error = ToHttpError(status, origin);
   TANDEM_FUZZ_ASSERT(error.status >= 400 && error.message.size() <= 1024, "status %d, %zu bytes",
@@ -59,7 +68,7 @@ void CheckOne(absl::string_view body) {
     CheckError(s, ErrorOrigin::kRequestLimit);
   }
   ResponsesReply reply("resp_1", 0, request->model, *request);
-  const std::string complete = reply.Complete({"text", "", v1::GenerationResult()});
+  const std::string complete = reply.Complete(Collected("text", "", v1::GenerationResult()));
   TANDEM_FUZZ_ASSERT(json::Parse(complete).ok(), "response is not JSON: %s", complete.c_str());
 }
 
