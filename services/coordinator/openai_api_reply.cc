@@ -5,7 +5,7 @@
 namespace tandem {
 
 OpenAiApiReply::OpenAiApiReply(OpenAiReply reply, OpenAiEndpoint endpoint, bool logprobs)
-    : reply_(std::move(reply)), endpoint_(endpoint) {
+    : reply_(std::move(reply)) {
   if (logprobs) logprobs_.emplace(endpoint);
 }
 

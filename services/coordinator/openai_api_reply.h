@@ -30,7 +30,6 @@ class OpenAiApiReply : public ApiReply {
 
  private:
   OpenAiReply reply_;
-  OpenAiEndpoint endpoint_;
   std::optional<OpenAiLogprobs> logprobs_;  // when the request asked for them
   bool role_sent_ = false;
 };
