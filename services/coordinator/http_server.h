@@ -1,17 +1,22 @@
 // The coordinator's OpenAI-compatible HTTP API on the event-driven front (http_front.h), over
 // the same Coordinator as the gRPC Generator: each request body becomes a
 // tandem.v1.GenerateRequest (openai_request.h), runs through Coordinator::Generate, and the
-// reply becomes OpenAI's JSON (openai_response.h) or, with "stream": true, Server-Sent
-// Events ("data: {chunk}" lines, then "data: [DONE]"; ": keep-alive" comments while nothing
-// is generated). A client that disconnects, streamed or not, queued or running, cancels the
+// reply becomes the API's JSON (an ApiReply, api_reply.h: OpenAI's openai_response.h) or,
+// with "stream": true, Server-Sent Events (OpenAI's "data: {chunk}" lines, then "data:
+// [DONE]"; ": keep-alive" comments while nothing is generated). A client that disconnects, streamed or not, queued or running, cancels the
 // rounds and frees the session on both workers, as a cancelled gRPC call does.
 //
 //   POST /v1/chat/completions, POST /v1/completions
+//   POST /v1/messages, POST /v1/messages/count_tokens   Anthropic's Messages API (#30 apis:
+//                                         anthropic_request.h; errors in Anthropic's shape)
+//   POST /v1/responses                    OpenAI's Responses API, stateless (responses_request.h;
+//                                         GET/DELETE /v1/responses/{id}: 404, nothing stored)
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
 //
 // With tls_cert/tls_key it serves HTTPS (OpenSSL). With API keys, every route but GET
-// /health needs `Authorization: Bearer KEY`, or it is 401 before the body is read.
+// /health needs `Authorization: Bearer KEY` (or `x-api-key: KEY`), or it is 401 before the
+// body is read.
 //
 // Errors are OpenAI's {"error": {...}} with the status http_error.h maps; messages hide
 // worker addresses and model paths (public_status.h). Every request logs one line
