@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/cors_policy.h"  // #30 front
 #include "services/coordinator/http_front.h"
 #include "services/coordinator/request_limits.h"
 
@@ -58,6 +59,7 @@ struct HttpServerOptions {
   int max_connections = HttpFrontOptions().max_connections;       // then the oldest idle one closes
   int max_connections_per_address = HttpFrontOptions().max_connections_per_address;  // likewise
   size_t max_buffered_body_bytes = HttpFrontOptions().max_buffered_body_bytes;       // then 503
+  CorsPolicy cors;  // #30 front: --cors-origins; off by default
 };
 
 class HttpServer {
