@@ -21,10 +21,12 @@ using ::testing::IsEmpty;
 using ::testing::MatchesRegex;
 
 TEST(ServedModelNamesTest, ParsesOneOrMoreNamesInOrder) {
-  EXPECT_THAT(ParseServedModelNames(""), ::testing::Optional(IsEmpty()));
-  EXPECT_THAT(ParseServedModelNames("gpt-4o-mini"), ::testing::Optional(ElementsAre("gpt-4o-mini")));
-  EXPECT_THAT(ParseServedModelNames("stories,meta-llama/Llama-3.2-1B,a:b"),
-              ::testing::Optional(ElementsAre("stories", "meta-llama/Llama-3.2-1B", "a:b")));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> names, ParseServedModelNames(""));
+  EXPECT_THAT(names, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(names, ParseServedModelNames("gpt-4o-mini"));
+  EXPECT_THAT(names, ElementsAre("gpt-4o-mini"));
+  ASSERT_OK_AND_ASSIGN(names, ParseServedModelNames("stories,meta-llama/Llama-3.2-1B,a:b"));
+  EXPECT_THAT(names, ElementsAre("stories", "meta-llama/Llama-3.2-1B", "a:b"));
 }
 
 TEST(ServedModelNamesTest, RefusesEmptyRepeatedSpacedAndTooManyNames) {

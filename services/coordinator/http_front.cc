@@ -310,9 +310,9 @@ class Exchange final : public HttpExchange {
 
   Conn& c_;
   const HttpRequest& request_;
-  const HttpFront::Handlers& handlers_;
   const absl::Duration write_timeout_;
   const std::atomic<bool>& stop_;
+  const HttpFront::Handlers& handlers_;  // #30 front: more_headers
   bool started_ = false;
   bool ended_ = false;
   bool chunked_ = false;

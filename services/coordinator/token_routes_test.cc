@@ -57,10 +57,10 @@ TEST(TokenRoutesTest, TokenizeReplyWithPiecesGivesTextOrBytes) {
   const std::vector<std::string> vocab = {"a", " b", "\xe2\x96", "\x81"};
   v1::TokenizeResponse ids;
   for (int id : {0, 1, 2}) ids.add_token_ids(id);
-  EXPECT_EQ(TokenizeReply(ids, false, vocab), R"({"tokens":[0,1,2]})");
+  EXPECT_EQ(TokenizeReply(ids, false, vocab), R"({"tokens": [0, 1, 2]})");
   EXPECT_EQ(TokenizeReply(ids, true, vocab),
-            R"({"tokens":[{"id":0,"piece":"a"},{"id":1,"piece":" b"},)"
-            R"({"id":2,"piece":[226,150]}]})");
+            R"({"tokens": [{"id": 0, "piece": "a"}, {"id": 1, "piece": " b"}, )"
+            R"({"id": 2, "piece": [226, 150]}]})");
 }
 
 TEST(TokenRoutesTest, DetokenizeBodyIsBoundedAndInTheVocabulary) {
@@ -93,7 +93,7 @@ TEST(DetokenizeTest, JoinsCharactersSplitOverIdsAndRepairsTheRest) {
   for (int id : {4, 2}) r.add_token_ids(id);
   ASSERT_OK_AND_ASSIGN(text, Detokenize(r, vocab, 16));
   EXPECT_EQ(text.text(), "\xef\xbf\xbd\xef\xbf\xbd");  // two U+FFFD
-  EXPECT_EQ(DetokenizeReply(text), "{\"content\":\"\xef\xbf\xbd\xef\xbf\xbd\"}");
+  EXPECT_EQ(DetokenizeReply(text), "{\"content\": \"\xef\xbf\xbd\xef\xbf\xbd\"}");
 }
 
 TEST(DetokenizeTest, RefusesIdsOutsideTheVocabularyAndTooMany) {
