@@ -34,6 +34,9 @@ constexpr FieldName kFields[] = {
     {"prompt", ""},
     {"the prompt", ""},
     {"constraint", "response_format"},
+    {"prediction.text", "prediction.content"},
+    {"prediction.token_ids", "prediction.content"},
+    {"prediction", "prediction"},
 };
 
 // Whether `message` starts with `field` as a whole word ("chat.tools" not "chat.toolsx").

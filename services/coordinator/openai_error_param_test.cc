@@ -36,6 +36,7 @@ absl::Status Refusal(const BadRequest& c) {
   GenerateSettings settings;
   settings.vocab_size = 100;
   settings.limits.max_prompt_tokens = 8;
+  settings.limits.max_prompt_bytes = 32;
   settings.default_max_tokens = 16;
   settings.default_draft_tokens = 4;
   const auto tokenize = [](const v1::TokenizeRequest&) -> absl::StatusOr<v1::TokenizeResponse> {
@@ -60,6 +61,8 @@ TEST_P(ErrorParamTest, NamesTheField) {
 
 #define M R"("model": "m", )"
 #define HI R"("messages": [{"role": "user", "content": "hi"}])"
+// A prediction of 40 bytes, over the 32-byte prompt limit of these tests.
+#define PREDICTED "0123456789012345678901234567890123456789"
 
 const BadRequest kBadRequests[] = {
     // The parser's.
@@ -92,6 +95,9 @@ const BadRequest kBadRequests[] = {
     {"PromptIdsOverTheContext", kText, "{" M R"("prompt": [1,2,3,4,5,6,7,8,9]})", "prompt"},
     {"ToolsWithoutAToolFormat", kChat,
      "{" M HI R"(, "tools": [{"type": "function", "function": {"name": "f"}}]})", "tools"},
+    {"PredictionOverThePromptLimit", kChat,
+     "{" M HI R"(, "prediction": {"type": "content", "content": ")" PREDICTED R"("}})",
+     "prediction.content"},
     {"ToolChoiceWithoutTools", kChat, "{" M HI R"(, "tool_choice": "required"})",
      "tool_choice"},
 };
@@ -124,6 +130,7 @@ TEST(OpenAiParamOfTest, OtherErrorsAreLeftAlone) {
 
 #undef M
 #undef HI
+#undef PREDICTED
 
 }  // namespace
 }  // namespace tandem
