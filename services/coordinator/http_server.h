@@ -9,6 +9,10 @@
 //   POST /v1/chat/completions, POST /v1/completions
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
+//   POST /tokenize, POST /detokenize      llama-server's token routes (token_routes.h)
+//   OPTIONS any route                     a CORS preflight, without a key (cors_policy.h)
+// and each /v1 route without /v1 (route_aliases.h). `model` may be any served name
+// (DescribeModelResponse.served_model_names); replies echo it, with system_fingerprint.
 //
 // With tls_cert/tls_key it serves HTTPS (OpenSSL). With API keys, every route but GET
 // /health needs `Authorization: Bearer KEY`, or it is 401 before the body is read.
