@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "services/coordinator/http_error.h"
 #include "tandem/v1/generator.pb.h"
@@ -42,6 +43,9 @@ class ApiReply {
   virtual std::string StreamError(const HttpError& error) = 0;
   // The JSON body of an error answered before anything was streamed.
   virtual std::string ErrorBody(const HttpError& error) const = 0;
+  // A run's error as this API tells its client about it (OpenAI's names the body's field as
+  // error.param); the status as it is by default.
+  virtual absl::Status ForClient(absl::Status status) const { return status; }
 };
 
 // One SSE event: "event: NAME\ndata: DATA\n\n" ("data: DATA\n\n" when `name` is empty).

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/base/json.h"
 // --- #30 apis ---
 #include "services/coordinator/anthropic_request.h"
@@ -24,10 +25,15 @@
 #include "services/coordinator/http_error.h"
 #include "services/coordinator/http_front.h"
 #include "services/coordinator/openai_api_reply.h"
+#include "services/coordinator/openai_error_param.h"  // #30 front
+#include "services/coordinator/openai_fields.h"
+#include "services/coordinator/openai_logprobs.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/openai_response.h"
 #include "services/coordinator/public_status.h"
 #include "services/coordinator/request_log.h"
+#include "services/coordinator/route_aliases.h"  // #30 front
+#include "services/coordinator/token_routes.h"   // #30 front
 
 namespace tandem {
 namespace {
@@ -115,7 +121,14 @@ class HttpServer::Impl {
       : options_(options), coordinator_(coordinator), started_(absl::ToUnixSeconds(absl::Now())) {
     const v1::DescribeModelResponse described = coordinator_->Describe();
     model_ = described.target().name();
-    models_ = Models(described);
+    // --- #30 front ---
+    names_.assign(described.served_model_names().begin(), described.served_model_names().end());
+    if (names_.empty()) names_.push_back(model_);
+    for (const std::string& name : names_) models_.push_back(Models(described, name));
+    system_fingerprint_ = described.system_fingerprint();
+    vocab_size_ = described.target().vocab_size();
+    max_detokenize_ids_ = static_cast<size_t>(std::max(1, described.target().context_size()));
+    // --- end ---
     id_prefix_ = absl::StrFormat("%08x", std::random_device()());
   }
 
@@ -164,7 +177,14 @@ class HttpServer::Impl {
     return absl::StrCat(prefix, id_prefix_, "-", next_id_++);
   }
   // --- end ---
-  json::Object Models(const v1::DescribeModelResponse& described) const;
+  json::Object Models(const v1::DescribeModelResponse& described, const std::string& id) const;
+  // --- #30 front ---
+  // POST /tokenize and /detokenize (token_routes.h), on a handler thread.
+  void TokenRoute(const HttpRequest& request, HttpExchange& exchange);
+  bool Serves(const std::string& name) const {
+    return std::find(names_.begin(), names_.end(), name) != names_.end();
+  }
+  // --- end ---
   std::string NewId(OpenAiEndpoint endpoint) {
     return absl::StrCat(endpoint == OpenAiEndpoint::kChatCompletions ? "chatcmpl-" : "cmpl-",
                         id_prefix_, "-", next_id_++);
@@ -174,7 +194,13 @@ class HttpServer::Impl {
   Coordinator* coordinator_;
   int64_t started_;
   std::string model_;
-  json::Object models_;  // GET /v1/models
+  // --- #30 front ---
+  std::vector<std::string> names_;  // --served-model-name, or the target's own name
+  json::Array models_;              // GET /v1/models: one per name
+  std::string system_fingerprint_;
+  int32_t vocab_size_ = 0;
+  size_t max_detokenize_ids_ = 1;
+  // --- end ---
   std::string id_prefix_;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<bool> serving_{false};
@@ -206,6 +232,14 @@ absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   handlers.handle = [this](const HttpRequest& request, HttpExchange& exchange) {
     Generate(request, exchange);
   };
+  // --- #30 front ---
+  handlers.rewrite = AliasV1Route;
+  if (options_.cors.enabled()) {
+    handlers.more_headers = [this](const HttpRequest& request, CorsPolicy::Headers* headers) {
+      options_.cors.AddHeaders(request, headers);
+    };
+  }
+  // --- end ---
   handlers.error = [this](int status, const std::string& message) {
     return status == 413 ? Error(absl::InvalidArgumentError(
                                      absl::StrCat("the body is over ", options_.max_body_bytes,
@@ -219,7 +253,8 @@ absl::StatusOr<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   return front_->port();
 }
 
-json::Object HttpServer::Impl::Models(const v1::DescribeModelResponse& described) const {
+json::Object HttpServer::Impl::Models(const v1::DescribeModelResponse& described,
+                                      const std::string& id) const {
   const v1::ModelInfo& t = described.target();
   json::Object tandem{{"role", "target"},
                       {"architecture", t.architecture()},
@@ -230,7 +265,7 @@ json::Object HttpServer::Impl::Models(const v1::DescribeModelResponse& described
                       {"draft", described.has_draft() ? json::Value(described.draft().name())
                                                       : json::Value(nullptr)},
                       {"default_draft_tokens", described.default_draft_tokens()}};
-  return {{"id", t.name()},
+  return {{"id", id},
           {"object", "model"},
           {"created", started_},
           {"owned_by", "tandem"},
@@ -245,7 +280,10 @@ HttpResponse HttpServer::Impl::Error(const absl::Status& status, ErrorOrigin ori
 }
 
 std::optional<HttpResponse> HttpServer::Impl::Authenticate(const HttpRequest& request) const {
-  if (options_.api_keys == nullptr || request.path == "/health") return std::nullopt;
+  // A preflight never carries the key (#30 front: CORS); it is answered with no data.
+  if (options_.api_keys == nullptr || request.path == "/health" || request.method == "OPTIONS") {
+    return std::nullopt;
+  }
   std::string authorization(request.Header("authorization"));
   // --- #30 apis: Anthropic's clients send the key as `x-api-key: KEY` ---
   if (authorization.empty() && !request.Header("x-api-key").empty()) {
@@ -262,22 +300,27 @@ std::optional<HttpResponse> HttpServer::Impl::Authenticate(const HttpRequest& re
 std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) const {
   const std::string& path = request.path;
   const bool get = request.method == "GET" || request.method == "HEAD";
+  if (request.method == "OPTIONS") return options_.cors.Preflight(request);  // #30 front
   if (get && path == "/health") {
     if (!serving_) return Error(absl::UnavailableError("no target worker is ready"));
     return JsonResponse(R"({"status":"ok"})");
   }
   if (get && path == "/v1/models") {
-    return JsonResponse(
-        json::Serialize(json::Object{{"object", "list"}, {"data", json::Array{models_}}}));
+    return JsonResponse(json::Serialize(json::Object{{"object", "list"}, {"data", models_}}));
   }
   if (get && absl::StartsWith(path, kModelsPrefix) && path.size() > strlen(kModelsPrefix)) {
     const std::string id = path.substr(strlen(kModelsPrefix));
-    if (id != model_) {
+    const auto named = std::find_if(models_.begin(), models_.end(), [&](const json::Value& m) {
+      return m.as_object().Find("id")->as_string() == id;
+    });
+    if (named == models_.end()) {
       return Error(absl::NotFoundError(absl::StrCat("the model '", id, "' does not exist")));
     }
-    return JsonResponse(json::Serialize(models_));
+    return JsonResponse(json::Serialize(*named));
   }
-  if (request.method == "POST" && (path == "/v1/chat/completions" || path == "/v1/completions")) {
+  const bool tokens = path == "/tokenize" || path == "/detokenize";  // #30 front
+  if (request.method == "POST" &&
+      (path == "/v1/chat/completions" || path == "/v1/completions" || tokens)) {
     if (draining_) return Error(absl::UnavailableError("the server is shutting down"));
     return std::nullopt;  // a generation: on a handler thread
   }
@@ -302,6 +345,7 @@ std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) 
 }
 
 void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange) {
+  if (http.path == "/tokenize" || http.path == "/detokenize") return TokenRoute(http, exchange);
   if (draining_) {
     exchange.Respond(ErrorFor(http.path, absl::UnavailableError("the server is shutting down")));
     return;
@@ -323,14 +367,23 @@ void HttpServer::Impl::GenerateOpenAi(const HttpRequest& http, HttpExchange& exc
     exchange.Respond(Error(request.status()));
     return;
   }
+  // The coordinator checks the same limits again; here a violation is told apart as 413 (with
+  // error.param, #30 front).
+  if (absl::Status limits = CheckGenerateLimits(request->generate, options_.limits); !limits.ok()) {
+    exchange.Respond(Error(WithOpenAiParam(limits, *request), ErrorOrigin::kRequestLimit));
+    return;
+  }
   if (std::optional<HttpResponse> refused =
           CheckApiRequest(http.path, request->model, request->generate)) {
     exchange.Respond(*std::move(refused));
     return;
   }
-  OpenAiApiReply reply(OpenAiReply(endpoint, NewId(endpoint), absl::ToUnixSeconds(absl::Now()),
-                                   model_, request->include_usage),
-                       endpoint, request->generate.logprobs());
+  // #30 front: the name the request used (as vLLM answers), and the fingerprint.
+  OpenAiReply openai(endpoint, NewId(endpoint), absl::ToUnixSeconds(absl::Now()), request->model,
+                     request->include_usage);
+  openai.set_system_fingerprint(system_fingerprint_);
+  OpenAiApiReply reply(std::move(openai), endpoint, request->generate.logprobs());
+  reply.set_request(*request);  // its errors name the body's fields (error.param)
   RunApi(request->generate, request->stream, reply, exchange);
 }
 
@@ -342,7 +395,8 @@ void HttpServer::Impl::RunApi(const v1::GenerateRequest& generate, bool stream, 
 }
 
 HttpResponse HttpServer::Impl::RunError(const absl::Status& status, const ApiReply& reply) const {
-  const HttpError error = ToHttpError(PublicStatus(status, coordinator_->Redactions()));
+  const HttpError error =
+      ToHttpError(PublicStatus(reply.ForClient(status), coordinator_->Redactions()));
   HttpResponse response = JsonResponse(reply.ErrorBody(error));
   response.status = error.status;
   return response;
@@ -454,10 +508,10 @@ HttpResponse HttpServer::Impl::ErrorFor(const std::string& path, const absl::Sta
 
 std::optional<HttpResponse> HttpServer::Impl::CheckApiRequest(
     const std::string& path, const std::string& model, const v1::GenerateRequest& generate) const {
-  if (model != model_) {
-    return ErrorFor(path, absl::NotFoundError(absl::StrCat("the model '", model,
-                                                           "' does not exist; this server serves '",
-                                                           model_, "' (GET /v1/models)")));
+  if (!Serves(model)) {  // #30 front: any served name
+    return ErrorFor(path, absl::NotFoundError(absl::StrCat(
+                              "the model '", model, "' does not exist; this server serves '",
+                              absl::StrJoin(names_, "', '"), "' (GET /v1/models)")));
   }
   // The coordinator checks the same limits again; here a violation is told apart as 413.
   if (absl::Status limits = CheckGenerateLimits(generate, options_.limits); !limits.ok()) {
@@ -478,7 +532,7 @@ void HttpServer::Impl::GenerateMessages(const HttpRequest& http, HttpExchange& e
     return;
   }
   AnthropicReply reply(
-      NewApiId("msg_"), model_,
+      NewApiId("msg_"), request->model,
       {request->generate.stop_strings().begin(), request->generate.stop_strings().end()});
   RunApi(request->generate, request->stream, reply, exchange);
 }
@@ -516,10 +570,36 @@ void HttpServer::Impl::GenerateResponses(const HttpRequest& http, HttpExchange& 
     exchange.Respond(*std::move(refused));
     return;
   }
-  ResponsesReply reply(NewApiId("resp_"), absl::ToUnixSeconds(absl::Now()), model_, *request);
+  ResponsesReply reply(NewApiId("resp_"), absl::ToUnixSeconds(absl::Now()), request->model,
+                       *request);
   RunApi(request->generate, request->stream, reply, exchange);
 }
 
+// --- #30 front ---
+void HttpServer::Impl::TokenRoute(const HttpRequest& http, HttpExchange& exchange) {
+  if (http.path == "/tokenize") {
+    absl::StatusOr<TokenizeBody> body = ParseTokenizeBody(http.body);
+    if (!body.ok()) return static_cast<void>(exchange.Respond(Error(body.status())));
+    absl::StatusOr<v1::TokenizeResponse> ids = coordinator_->Tokenize(body->request);
+    if (!ids.ok()) {
+      const absl::Status status = ids.status();
+      const bool client = absl::IsInvalidArgument(status) || absl::IsOutOfRange(status);
+      exchange.Respond(Error(client && !openai::ErrorParam(status).has_value()
+                                 ? openai::WithParam(status, "content")
+                                 : status));
+      return;
+    }
+    exchange.Respond(
+        JsonResponse(TokenizeReply(*ids, body->with_pieces, coordinator_->token_bytes())));
+    return;
+  }
+  absl::StatusOr<v1::DetokenizeRequest> ids =
+      ParseDetokenizeBody(http.body, vocab_size_, max_detokenize_ids_);
+  if (!ids.ok()) return static_cast<void>(exchange.Respond(Error(ids.status())));
+  absl::StatusOr<v1::DetokenizeResponse> text = coordinator_->Detokenize(*ids);
+  if (!text.ok()) return static_cast<void>(exchange.Respond(Error(text.status())));
+  exchange.Respond(JsonResponse(DetokenizeReply(*text)));
+}
 // --- end ---
 
 absl::Status CheckHttpListen(const std::string& listen) {

@@ -13,6 +13,10 @@
 //                                         GET/DELETE /v1/responses/{id}: 404, nothing stored)
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
+//   POST /tokenize, POST /detokenize      llama-server's token routes (token_routes.h)
+//   OPTIONS any route                     a CORS preflight, without a key (cors_policy.h)
+// and each /v1 route without /v1 (route_aliases.h). `model` may be any served name
+// (DescribeModelResponse.served_model_names); replies echo it, with system_fingerprint.
 //
 // With tls_cert/tls_key it serves HTTPS (OpenSSL). With API keys, every route but GET
 // /health needs `Authorization: Bearer KEY` (or `x-api-key: KEY`), or it is 401 before the
@@ -39,6 +43,7 @@
 #include "absl/time/time.h"
 #include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/cors_policy.h"  // #30 front
 #include "services/coordinator/http_front.h"
 #include "services/coordinator/request_limits.h"
 
@@ -63,6 +68,7 @@ struct HttpServerOptions {
   int max_connections = HttpFrontOptions().max_connections;       // then the oldest idle one closes
   int max_connections_per_address = HttpFrontOptions().max_connections_per_address;  // likewise
   size_t max_buffered_body_bytes = HttpFrontOptions().max_buffered_body_bytes;       // then 503
+  CorsPolicy cors;  // #30 front: --cors-origins; off by default
 };
 
 class HttpServer {

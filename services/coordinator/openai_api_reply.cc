@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "services/coordinator/openai_error_param.h"
+
 namespace tandem {
 
 OpenAiApiReply::OpenAiApiReply(OpenAiReply reply, OpenAiEndpoint endpoint, bool logprobs)
@@ -46,5 +48,9 @@ std::string OpenAiApiReply::StreamError(const HttpError& error) {
 }
 
 std::string OpenAiApiReply::ErrorBody(const HttpError& error) const { return HttpErrorBody(error); }
+
+absl::Status OpenAiApiReply::ForClient(absl::Status status) const {
+  return request_.has_value() ? WithOpenAiParam(std::move(status), *request_) : status;
+}
 
 }  // namespace tandem

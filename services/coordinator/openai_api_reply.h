@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "services/coordinator/api_reply.h"
@@ -27,8 +28,13 @@ class OpenAiApiReply : public ApiReply {
   std::string StreamEnd() override;
   std::string StreamError(const HttpError& error) override;
   std::string ErrorBody(const HttpError& error) const override;
+  // With the request: a coordinator error about one of its fields names the body's field
+  // (openai_error_param.h).
+  absl::Status ForClient(absl::Status status) const override;
+  void set_request(OpenAiRequest request) { request_ = std::move(request); }
 
  private:
+  std::optional<OpenAiRequest> request_;
   OpenAiReply reply_;
   std::optional<OpenAiLogprobs> logprobs_;  // when the request asked for them
   bool role_sent_ = false;
