@@ -16,6 +16,7 @@
 #include "services/coordinator/generate_run.h"
 #include "services/coordinator/http_error.h"
 #include "services/coordinator/http_front.h"
+#include "services/coordinator/openai_embeddings.h"  // #30 embeddings
 #include "services/coordinator/openai_logprobs.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/openai_response.h"
@@ -150,6 +151,10 @@ class HttpServer::Impl {
   std::optional<HttpResponse> Route(const HttpRequest& request) const;
   // A handler thread: a generation.
   void Generate(const HttpRequest& request, HttpExchange& exchange);
+  // --- #30 embeddings ---
+  // A handler thread: POST /v1/embeddings (openai_embeddings.h).
+  void Embeddings(const HttpRequest& request, HttpExchange& exchange);
+  // --- end ---
   void Complete(const OpenAiRequest& request, const OpenAiReply& reply, HttpExchange& exchange);
   void Stream(const OpenAiRequest& request, const OpenAiReply& reply, HttpExchange& exchange);
   std::unique_ptr<GenerateRun> StartRun(const v1::GenerateRequest& generate,
@@ -265,7 +270,8 @@ std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) 
     }
     return JsonResponse(json::Serialize(models_));
   }
-  if (request.method == "POST" && (path == "/v1/chat/completions" || path == "/v1/completions")) {
+  if (request.method == "POST" && (path == "/v1/chat/completions" || path == "/v1/completions" ||
+                                  path == "/v1/embeddings" /* #30 embeddings */)) {
     if (draining_) return Error(absl::UnavailableError("the server is shutting down"));
     return std::nullopt;  // a generation: on a handler thread
   }
@@ -280,6 +286,7 @@ void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange)
     exchange.Respond(Error(absl::UnavailableError("the server is shutting down")));
     return;
   }
+  if (http.path == "/v1/embeddings") return Embeddings(http, exchange);  // #30 embeddings
   absl::StatusOr<OpenAiRequest> request = ParseOpenAiRequest(http.body, endpoint);
   if (!request.ok()) {
     exchange.Respond(Error(request.status()));
@@ -334,6 +341,16 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
   if (request.generate.logprobs()) choice_logprobs = OpenAiLogprobs(request.endpoint).Of(logprobs);
   exchange.Respond(JsonResponse(reply.Complete(text, reasoning, result, std::move(choice_logprobs))));
 }
+
+// --- #30 embeddings ---
+void HttpServer::Impl::Embeddings(const HttpRequest& http, HttpExchange& exchange) {
+  InFlight in_flight(in_flight_);
+  const EmbeddingsOutcome out =
+      ServeEmbeddings(http.body, model_, options_.limits,
+                      [this](const v1::EmbedRequest& r) { return coordinator_->Embed(r); });
+  exchange.Respond(out.status.ok() ? JsonResponse(out.body) : Error(out.status, out.origin));
+}
+// --- end ---
 
 std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate,
                                                         const HttpExchange& exchange) {
