@@ -2,6 +2,7 @@
 // pooling comes from the request or the worker's default, bad input gets the exact code
 // naming the input, and a call past its deadline or before the model loads is refused.
 #include <chrono>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,32 @@ TEST_F(WorkerEmbedRpcTest, IsRefusedPastItsDeadline) {
   v1::EmbedTokensResponse response;
   EXPECT_EQ(worker_.stub->Embed(&context, Request({{1, 2}}), &response).error_code(),
             grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+TEST(WorkerEmbedRpcPoolingTest, AWorkerStartedWithLastPoolsByTheLastPositionUnlessAsked) {
+  testing::TestServerOptions options;
+  options.pooling = Pooling::kLast;  // --pooling last
+  testing::TestWorkerServer worker;
+  ASSERT_OK(testing::StartTestWorkerServer(options, &worker));
+  const std::vector<int32_t> input = testing::LongPrompt(5, 20);
+  ThreadPool pool(1);
+  Decoder decoder(worker.engine->model(), pool);
+  for (auto [asked, pooling] : {std::pair{v1::EMBED_POOLING_UNSPECIFIED, Pooling::kLast},
+                                std::pair{v1::EMBED_POOLING_MEAN, Pooling::kMean}}) {
+    SCOPED_TRACE(v1::EmbedPooling_Name(asked));
+    grpc::ClientContext context;
+    v1::EmbedTokensResponse response;
+    ASSERT_TRUE(worker.stub->Embed(&context, Request({input}, asked), &response).ok());
+    EXPECT_EQ(response.pooling(),
+              pooling == Pooling::kLast ? v1::EMBED_POOLING_LAST : v1::EMBED_POOLING_MEAN);
+    absl::StatusOr<std::vector<float>> want =
+        Embed(decoder, input, pooling, worker.engine->options().kv_type);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(std::vector<float>(response.embeddings(0).values().begin(),
+                                 response.embeddings(0).values().end()),
+              *want);
+  }
+  worker.server->Shutdown();
 }
 
 TEST(WorkerEmbedRpcLoadingTest, IsUnavailableUntilTheModelIsLoaded) {
