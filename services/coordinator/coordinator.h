@@ -113,6 +113,13 @@ class Coordinator {
   // With the coordinator's copy of the target's tokenizer while every target replica reports
   // its fingerprint; else by the least-loaded ready target.
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // --- #30 embeddings ---
+  // Generator.Embed (coordinator_embed.cc): checks the limits, tokenizes text inputs as text
+  // prompts are, and has a ready target embed them all in one call, bounded by `deadline`
+  // (capped by max_request_time). Errors as Generator.Embed documents.
+  absl::StatusOr<v1::EmbedResponse> Embed(const v1::EmbedRequest& request,
+                                          absl::Time deadline = absl::InfiniteFuture());
+  // --- end ---
   // Whether Tokenize (and so a text or chat prompt) runs in the coordinator now.
   bool tokenizes_locally() const;
   // The models as public clients may see them: names, never file paths.

@@ -27,6 +27,7 @@
 #include "services/coordinator/openai_api_reply.h"
 #include "services/coordinator/openai_error_param.h"  // #30 front
 #include "services/coordinator/openai_fields.h"
+#include "services/coordinator/openai_embeddings.h"  // #30 embeddings
 #include "services/coordinator/openai_logprobs.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/openai_response.h"
@@ -157,6 +158,10 @@ class HttpServer::Impl {
               HttpExchange& exchange);
   void Complete(const v1::GenerateRequest& generate, ApiReply& reply, HttpExchange& exchange);
   void Stream(const v1::GenerateRequest& generate, ApiReply& reply, HttpExchange& exchange);
+  // --- #30 embeddings ---
+  // A handler thread: POST /v1/embeddings (openai_embeddings.h).
+  void Embeddings(const HttpRequest& request, HttpExchange& exchange);
+  // --- end ---
   std::unique_ptr<GenerateRun> StartRun(const v1::GenerateRequest& generate,
                                         const HttpExchange& exchange);
   // Writes the stream's events until it ends (true) or the client is gone (false).
@@ -319,8 +324,8 @@ std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) 
     return JsonResponse(json::Serialize(*named));
   }
   const bool tokens = path == "/tokenize" || path == "/detokenize";  // #30 front
-  if (request.method == "POST" &&
-      (path == "/v1/chat/completions" || path == "/v1/completions" || tokens)) {
+  if (request.method == "POST" && (path == "/v1/chat/completions" || path == "/v1/completions" ||
+                                  path == "/v1/embeddings" /* #30 embeddings */ || tokens)) {
     if (draining_) return Error(absl::UnavailableError("the server is shutting down"));
     return std::nullopt;  // a generation: on a handler thread
   }
@@ -346,6 +351,7 @@ std::optional<HttpResponse> HttpServer::Impl::Route(const HttpRequest& request) 
 
 void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange) {
   if (http.path == "/tokenize" || http.path == "/detokenize") return TokenRoute(http, exchange);
+  if (http.path == "/v1/embeddings") return Embeddings(http, exchange);  // #30 embeddings
   if (draining_) {
     exchange.Respond(ErrorFor(http.path, absl::UnavailableError("the server is shutting down")));
     return;
@@ -430,6 +436,16 @@ void HttpServer::Impl::Complete(const v1::GenerateRequest& generate, ApiReply& r
   }
   exchange.Respond(JsonResponse(reply.Complete(collected)));
 }
+
+// --- #30 embeddings ---
+void HttpServer::Impl::Embeddings(const HttpRequest& http, HttpExchange& exchange) {
+  InFlight in_flight(in_flight_);
+  const EmbeddingsOutcome out =
+      ServeEmbeddings(http.body, names_, options_.limits,
+                      [this](const v1::EmbedRequest& r) { return coordinator_->Embed(r); });
+  exchange.Respond(out.status.ok() ? JsonResponse(out.body) : Error(out.status, out.origin));
+}
+// --- end ---
 
 std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate,
                                                         const HttpExchange& exchange) {
