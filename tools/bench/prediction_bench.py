@@ -8,7 +8,7 @@ worker, coordinator), greedy:
      insertion or a deletion each, seeded), spread evenly or clustered in runs of 8; plus the
      reference itself and an unrelated prediction (another prompt's output);
   3. each request with its prediction, and the same request without one, interleaved
-     --repeats times: decode tok/s (the final Timing's), target passes per output token (the
+     --repeats times (in a fresh random order each time): decode tok/s (the final Timing's), target passes per output token (the
      coordinator's verify calls), and whether the output is the reference token for token.
 
 Prints the medians, each case's tok/s ratio to the request without a prediction, and PASS/FAIL
@@ -132,8 +132,13 @@ def main(argv):
         cases.append(("unrelated", unrelated))
         results = {name: [] for name, _ in cases}
         identical = True
+        order = random.Random(29)
         for repeat in range(a.repeats):
-            for name, prediction in cases:
+            # A fresh order each repeat: a neighbour's load varies with time, and a fixed order
+            # would give one case the same part of it every time.
+            shuffled = list(cases)
+            order.shuffle(shuffled)
+            for name, prediction in shuffled:
                 ids, rate, passes, accepted, rejected, rounds = run(stack, PROMPT, a.tokens,
                                                                     prediction)
                 identical &= ids == reference
