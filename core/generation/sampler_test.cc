@@ -697,9 +697,8 @@ TEST(SamplerOpenAiStepsTest, BiasAndPenaltiesOverTheGeneratedTokensOnly) {
     config.presence_penalty = c.presence;
     config.frequency_penalty = c.frequency;
     config.output_start = 3;
-    std::vector<double> values = c.expected;
-    ExpectNear(DenseDistribution(config, logits, context), Kept(4, {0, 1, 2, 3}, values))
-        << c.name;
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(config, logits, context), Kept(4, {0, 1, 2, 3}, c.expected));
   }
 }
 

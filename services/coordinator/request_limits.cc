@@ -139,6 +139,12 @@ absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const Reque
       break;  // "set one of text, chat or token_ids" comes later, with the other checks
   }
   RETURN_IF_ERROR(CheckStops(request, limits));
+  // --- #30 sampling ---
+  if (request.sampling().logit_bias_size() > limits.max_logit_bias) {
+    return TooLong("sampling.logit_bias", request.sampling().logit_bias_size(),
+                   limits.max_logit_bias, "entries");
+  }
+  // --- end ---
   return CheckConstraint(request.constraint(), limits);
 }
 

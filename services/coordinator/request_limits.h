@@ -31,6 +31,9 @@ struct RequestLimits {
   // Tools a chat request offers (the tool-call grammar's own bound: kMaxToolCallTools); their
   // names, descriptions and schemas together are bounded as a constraint's text.
   int max_tools = static_cast<int>(kMaxToolCallTools);
+  // --- #30 sampling ---
+  int max_logit_bias = 1024;  // sampling.logit_bias entries (each costs every sampled position)
+  // --- end ---
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);

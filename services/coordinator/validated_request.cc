@@ -131,6 +131,7 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   // Unset fields take the one set of defaults (sampling_defaults.h).
   p.sampler = SamplerConfigFromProto(request.sampling(), fresh_seed);
   RETURN_IF_ERROR(ValidateSamplerConfig(p.sampler, settings.vocab_size));
+  RETURN_IF_ERROR(CheckLogitBiasVocabulary(p.sampler, settings.vocab_size));
   RETURN_IF_ERROR(CheckCounts(request));
   RETURN_IF_ERROR(CheckLogprobsRequest(request));
   RETURN_IF_ERROR(CheckEnums(request.speculation()));
@@ -143,6 +144,8 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   valid.stop_strings.assign(request.stop_strings().begin(), request.stop_strings().end());
   std::string rendered;
   ASSIGN_OR_RETURN(p.context, PromptTokens(request, settings.vocab_size, tokenize, &rendered));
+  // The output begins after the prompt (a request resumed from its history keeps this).
+  p.sampler.output_start = static_cast<int64_t>(p.context.size());
   // Tools and reasoning (reply_syntax.h): the constraint tools force, where it starts.
   RETURN_IF_ERROR(ApplyReplySyntax(request, settings.syntax, rendered, &valid.constraint,
                                    &valid.parsing));
