@@ -178,6 +178,13 @@ def test_bad_values_are_400_naming_the_field():
             assert words in e["error"]["message"], (fields, e)
             if param is not None:
                 assert e["error"]["param"] == param, (fields, e)
+    # More entries than the request limit: 413, as every limit.
+    many = {str(i): 1 for i in range(1025)}
+    reply = node("generate", endpoint="completions",
+                 request={"model": MODEL, "max_tokens": 4, "prompt": "Hi", "logit_bias": many})
+    e = reply["error"]
+    assert e["status"] == 413 and "sampling.logit_bias is 1025 entries; the limit is 1024" in \
+        e["error"]["message"], e
 
 
 def main():
