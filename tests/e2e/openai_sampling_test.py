@@ -64,9 +64,9 @@ def text_of(reply):
 
 
 def grpc(logit_bias=None, presence=None, frequency=None, speculation=None, temperature=0.0,
-         seed=None):
+         seed=None, prompt=PROMPT):
     """(text, ids) of the same request over gRPC."""
-    r = STUBS.generator_pb2.GenerateRequest(text=PROMPT, max_tokens=TOKENS, ignore_eos=True)
+    r = STUBS.generator_pb2.GenerateRequest(text=prompt, max_tokens=TOKENS, ignore_eos=True)
     r.sampling.temperature = temperature
     for token, bias in (logit_bias or {}).items():
         r.sampling.logit_bias[int(token)] = bias
@@ -127,6 +127,22 @@ def test_penalties_change_greedy_output_and_every_drafter_agrees():
     assert encouraged not in (plain, text)
     assert text_of(complete(presence_penalty=-2, frequency_penalty=-0.5,
                             speculation=TARGET_ALONE)) == encouraged
+
+
+def test_the_prompt_does_not_count_for_the_penalties():
+    # A prompt that holds the token greedy decoding emits first: were the prompt counted, the
+    # strongest penalties would push that token down; counted from the output's start (the
+    # coordinator's output_start on every worker call), the first token is greedy's.
+    prompt = ("Once upon a time, there was a little girl. She was very happy. "
+              "Once upon a time, there was a little")
+    _, plain = grpc(prompt=prompt)
+    prompt_ids = STACK.stub.Tokenize(STUBS.generator_pb2.TokenizeRequest(
+        text=prompt, add_special=True), timeout=30).token_ids
+    assert plain[0] in prompt_ids, (plain[0], list(prompt_ids))  # the test has teeth
+    for speculation in (None, TARGET_ALONE):
+        _, penalised = grpc(prompt=prompt, presence=2, frequency=2, speculation=speculation)
+        assert penalised[0] == plain[0], (penalised, plain)
+        assert penalised != plain  # the penalties do act on the output
 
 
 def test_seeded_sampling_with_bias_and_penalties_is_drafter_invariant_under_gumbel():
