@@ -371,6 +371,14 @@ TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("top_p")));
   EXPECT_THAT(target->Draft(s, 0, {1}, 0, SamplerConfig(), nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draft tokens 0")));
+  SamplerConfig before_zero;  // VerifyRequest.output_start < 0
+  before_zero.output_start = -1;
+  EXPECT_THAT(target->Verify(s, 0, {1}, 403, {}, {}, before_zero, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("output_start")));
+  SamplerConfig unordered;  // logit_bias not by increasing id (a proto map is sorted first)
+  unordered.logit_bias = {{9, 1}, {3, 1}};
+  EXPECT_THAT(target->Draft(s, 0, {1}, 2, unordered, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("logit_bias")));
   SparseDistribution broken{{7, 3}, {0.5f, 0.5f}};  // ids not increasing
   EXPECT_THAT(target->Verify(s, 0, {1}, 403, {7}, {broken}, SamplerConfig(), nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("guess 0")));
