@@ -42,7 +42,9 @@ id: bias in [-100, 100]}, -100 bans), presence_penalty, frequency_penalty, stop 
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
 add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
-list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls; and at
+list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls,
+prediction (the text the reply is expected to mostly be, or a list of token ids: OpenAI's
+Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept); and at
 most one
 output constraint (tandem.v1.Constraint), which the whole reply then matches:
     response_format  OpenAI's: {"type": "json_object"}, or {"type": "json_schema",
@@ -79,7 +81,7 @@ _OPTIONS = set(_SAMPLING) | {"logit_bias"} | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
     "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
-    "parallel_tool_calls"} | {
+    "parallel_tool_calls", "prediction"} | {
     "response_format", "json_schema", "grammar", "regex"}
 
 
@@ -101,6 +103,8 @@ class Result:
         self.prompt_tokens = message.usage.prompt_tokens
         self.cached_prompt_tokens = message.usage.cached_prompt_tokens
         self.generated_tokens = message.usage.generated_tokens
+        self.accepted_prediction_tokens = message.usage.accepted_prediction_tokens
+        self.rejected_prediction_tokens = message.usage.rejected_prediction_tokens
         t, s = message.timing, message.speculation
         self.timing = {f.name: getattr(t, f.name) for f in t.DESCRIPTOR.fields}
         self.speculation = {f.name: getattr(s, f.name) for f in s.DESCRIPTOR.fields}
@@ -235,6 +239,11 @@ class Client:
         r.speculation.adaptive = options.get("adaptive", False)
         _constraint(r.constraint, options)
         self._tools(r, options)
+        prediction = options.get("prediction")
+        if isinstance(prediction, str):
+            r.prediction.text = prediction
+        elif prediction is not None:
+            r.prediction.token_ids.ids.extend(prediction)
         return r
 
     def _tools(self, r, options):

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <utility>
 
+#include "services/coordinator/speculation_metrics.h"
+
 namespace tandem {
 namespace {
 
@@ -45,7 +47,8 @@ json::Object OpenAiUsage(const v1::GenerationResult& result) {
   return {{"prompt_tokens", u.prompt_tokens()},
           {"completion_tokens", u.generated_tokens()},
           {"total_tokens", int64_t{u.prompt_tokens()} + u.generated_tokens()},
-          {"prompt_tokens_details", json::Object{{"cached_tokens", u.cached_prompt_tokens()}}}};
+          {"prompt_tokens_details", json::Object{{"cached_tokens", u.cached_prompt_tokens()}}},
+          {"completion_tokens_details", CompletionTokensDetails(u)}};
 }
 
 json::Object TandemStatistics(const v1::GenerationResult& result) {
@@ -65,7 +68,11 @@ json::Object TandemStatistics(const v1::GenerationResult& result) {
                                        {"final_draft_tokens", s.final_draft_tokens()},
                                        {"pipelined", s.pipelined()},
                                        {"predrafted_rounds", s.predrafted_rounds()},
-                                       {"forced_tokens", s.forced_tokens()}}},
+                                       {"forced_tokens", s.forced_tokens()},
+                                       {"forced_accepted_tokens", s.forced_accepted_tokens()},
+                                       {"predicted_tokens", s.predicted_tokens()},
+                                       {"predicted_accepted_tokens", s.predicted_accepted_tokens()},
+                                       {"predicted_rounds", s.predicted_rounds()}}},
           {"timing",
            json::Object{{"prefill_seconds", Finite(t.prefill_seconds())},
                         {"decode_seconds", Finite(t.decode_seconds())},
@@ -106,6 +113,7 @@ std::string OpenAiReply::Complete(const std::string& text, const std::string& re
   choice.Set("finish_reason", OpenAiFinishReason(result));
   reply.Set("choices", json::Array{std::move(choice)});
   reply.Set("usage", OpenAiUsage(result));
+  reply.Set("metrics", SpeculationMetrics(result.speculation()));
   reply.Set("tandem", TandemStatistics(result));
   return Serialize(reply);
 }
@@ -180,6 +188,7 @@ std::string OpenAiReply::UsageChunk(const v1::GenerationResult& result) const {
   json::Object chunk = Head(true);
   chunk.Set("choices", json::Array{});
   chunk.Set("usage", OpenAiUsage(result));
+  chunk.Set("metrics", SpeculationMetrics(result.speculation()));
   return Serialize(chunk);
 }
 
