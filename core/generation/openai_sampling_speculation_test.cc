@@ -5,6 +5,7 @@
 // steps are really applied. (The sampled case, chi-square, is in speculative_session_test.)
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "core/generation/generation_test_util.h"
 #include "core/generation/in_process_backends.h"
 #include "core/generation/ngram_draft_backend.h"
+#include "core/generation/prediction_drafter.h"
+#include "core/generation/prediction_length_policy.h"
 #include "core/generation/round_driver.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
@@ -99,10 +102,12 @@ class OpenAiSamplingSpeculationTest : public ::testing::Test {
     return tokens;
   }
 
-  // The n-gram drafter through the round driver over the in-process target (the
-  // coordinator's loop): its one-hot guesses are verified with the target's sampler steps.
+  // The n-gram drafter (or, given a prediction, the client's predicted output) through the
+  // round driver over the in-process target (the coordinator's loop): their one-hot guesses
+  // are verified with the target's sampler steps.
   std::vector<int32_t> WithNgram(int32_t k, const SamplerConfig& config,
-                                 const std::vector<int32_t>& prompt, GenerationResult* result) {
+                                 const std::vector<int32_t>& prompt, GenerationResult* result,
+                                 const std::vector<int32_t>* prediction = nullptr) {
     std::vector<int32_t> tokens;
     Decoder decoder(*target_, pool_);
     ModelState state;
@@ -117,7 +122,15 @@ class OpenAiSamplingSpeculationTest : public ::testing::Test {
     InProcessTarget target(decoder, state, *sampler, config.seed, &scratch);
     NgramDraft ngram;
     FixedDraftLength policy(k);
-    RoundDriver driver(target, &ngram, nullptr, policy);
+    RoundDriverOptions options;
+    std::optional<PredictionDrafter> predicted;
+    PredictionLengthPolicy prediction_policy;
+    if (prediction != nullptr) {
+      options.prediction = &predicted.emplace(*prediction, static_cast<int64_t>(prompt.size()));
+      options.prediction_policy = &prediction_policy;
+    }
+    RoundDriver driver(target, prediction != nullptr ? nullptr : &ngram, nullptr, policy,
+                       options);
     const std::vector<int32_t> stop_ids = {kEos};
     RoundLimits limits;
     limits.stop_ids = stop_ids;
@@ -172,6 +185,25 @@ TEST_F(OpenAiSamplingSpeculationTest, GreedyOutputIsTheTargetAlonesWithTheSameSt
   }
   EXPECT_GT(drafted, 0);
   EXPECT_GT(ngram_drafted, 0) << "the n-gram drafter never guessed: its path went untested";
+}
+
+// Predicted Outputs: the prediction's guesses are verified with the same steps, whether the
+// prediction is the output itself or the output without the steps (wrong in places).
+TEST_F(OpenAiSamplingSpeculationTest, PredictedGuessesAreVerifiedWithTheSameSteps) {
+  ASSERT_OK_AND_ASSIGN(std::vector<testing::GoldenCase> cases, testing::StoriesGoldenCases());
+  const std::vector<int32_t>& prompt = cases[0].prompt_ids;
+  SamplerConfig plain;
+  plain.temperature = 0;
+  const std::vector<int32_t> unsteered = Alone(plain, prompt);
+  ASSERT_GE(unsteered.size(), 4u);
+  const SamplerConfig steered = Steered(unsteered);
+  const std::vector<int32_t> expected = Alone(steered, prompt);
+  for (const std::vector<int32_t>* prediction : {&expected, &unsteered}) {
+    GenerationResult r;
+    EXPECT_EQ(WithNgram(4, steered, prompt, &r, prediction), expected)
+        << (prediction == &expected ? "the output" : "the unsteered output");
+    EXPECT_GT(r.speculation.predicted, 0) << "no predicted guess was tested";
+  }
 }
 
 // The penalties count the generated tokens only: a prompt made of the tokens the target would
