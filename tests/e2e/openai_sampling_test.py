@@ -2,7 +2,8 @@
 (openai_http_client.mjs, run with Node) over the real stack on loopback (stories260K target +
 its distilled draft): logit_bias -100 bans a token the model otherwise emits, +100 forces one,
 presence_penalty and frequency_penalty change greedy output, and with them the output is the
-same whether the draft model speculates, the n-gram drafter does or the target runs alone
+same whether the draft model speculates, the n-gram drafter does, a client's prediction does
+or the target runs alone
 (greedy; and seeded sampling under Gumbel coupling, which is drafter-invariant). Each HTTP
 reply equals gRPC Generate's for the same request, whose token ids the assertions read. Bad
 values are 400s naming the field (error.param).
@@ -122,6 +123,10 @@ def test_penalties_change_greedy_output_and_every_drafter_agrees():
     assert text == grpc(presence=1.5, frequency=1.0)[0]
     assert text_of(complete(**fields, speculation=TARGET_ALONE)) == text
     assert text_of(complete(**fields, speculation=NGRAM)) == text
+    # A client's predicted output (the reply without the penalties: wrong in places) is
+    # verified with the same steps.
+    predicted = complete(**fields, prediction={"type": "content", "content": plain})
+    assert text_of(predicted) == text, (text_of(predicted), text)
     # Encouraging repeats (negative penalties) changes it the other way.
     encouraged = text_of(complete(presence_penalty=-2, frequency_penalty=-0.5))
     assert encouraged not in (plain, text)
