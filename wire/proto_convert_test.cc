@@ -80,10 +80,14 @@ const SamplingCase kCases[] = {
        (*p.mutable_logit_bias())[7] = 2;
        (*p.mutable_logit_bias())[41] = -0.5f;
      },
-     [](auto& c) { c.logit_bias = {{7, 2}, {41, -0.5f}, {300, -100}}; }},
+     [](auto& c) {
+       c.logit_bias = {{7, 2}, {41, -0.5f}, {300, -100}};
+     }},
     {"logit_bias_out_of_range", [](auto& p) { (*p.mutable_logit_bias())[3] = 100.5f; },
-     [](auto& c) { c.logit_bias = {{3, 100.5f}}; }, absl::StatusCode::kInvalidArgument,
-     "logit_bias"},
+     [](auto& c) {
+       c.logit_bias = {{3, 100.5f}};
+     },
+     absl::StatusCode::kInvalidArgument, "logit_bias"},
 };
 
 class SamplingFromProtoTest : public ::testing::TestWithParam<SamplingCase> {};

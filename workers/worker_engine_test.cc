@@ -182,8 +182,8 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
                                return true;
                              })
                   .status());
-    EXPECT_EQ(distributed, in_process) << "temperature " << sampler.temperature << " presence "
-                                       << sampler.presence_penalty;
+    EXPECT_EQ(distributed, in_process)
+        << "temperature " << sampler.temperature << " presence " << sampler.presence_penalty;
     EXPECT_EQ(distributed.size(), 40u);
   }
 }

@@ -302,10 +302,9 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
       std::vector<int32_t> continued;
       SamplerConfig sampler = SamplerConfigFromProto(verify.sampling());
       sampler.output_start = verify.output_start();
-      absl::StatusOr<AcceptanceResult> out =
-          engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
-                        std::move(guesses), q, sampler, &timing, &logprobs,
-                        verify.continue_tokens(), &continued);
+      absl::StatusOr<AcceptanceResult> out = engine.Verify(
+          session, verify.position(), verify.tokens(), verify.pending_token(), std::move(guesses),
+          q, sampler, &timing, &logprobs, verify.continue_tokens(), &continued);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();

@@ -229,8 +229,8 @@ std::string TempFile(const std::string& name, const std::string& text) {
 
 TEST(ChatOptionsTest, LogitBiasAndOpenAiPenaltiesReachTheSampler) {
   ASSERT_OK_AND_ASSIGN(ChatProcessOptions o,
-                       Parse({"m.gguf", "--logit-bias", "9=-100,2=1.5", "--presence-penalty",
-                              "0.5", "--frequency-penalty", "-1"}));
+                       Parse({"m.gguf", "--logit-bias", "9=-100,2=1.5", "--presence-penalty", "0.5",
+                              "--frequency-penalty", "-1"}));
   EXPECT_EQ(o.chat.sampler.logit_bias, (std::vector<LogitBias>{{2, 1.5f}, {9, -100}}));
   EXPECT_EQ(o.chat.sampler.presence_penalty, 0.5f);
   EXPECT_EQ(o.chat.sampler.frequency_penalty, -1);

@@ -129,8 +129,7 @@ class OpenAiSamplingSpeculationTest : public ::testing::Test {
       options.prediction = &predicted.emplace(*prediction, static_cast<int64_t>(prompt.size()));
       options.prediction_policy = &prediction_policy;
     }
-    RoundDriver driver(target, prediction != nullptr ? nullptr : &ngram, nullptr, policy,
-                       options);
+    RoundDriver driver(target, prediction != nullptr ? nullptr : &ngram, nullptr, policy, options);
     const std::vector<int32_t> stop_ids = {kEos};
     RoundLimits limits;
     limits.stop_ids = stop_ids;

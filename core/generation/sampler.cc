@@ -50,8 +50,8 @@ absl::Status ValidateLogitBias(absl::Span<const LogitBias> entries) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const LogitBias& e = entries[i];
     if (e.token < 0 || (i > 0 && e.token <= entries[i - 1].token)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sampler logit_bias token ", e.token, " is negative or out of increasing order"));
+      return absl::InvalidArgumentError(absl::StrCat("sampler logit_bias token ", e.token,
+                                                     " is negative or out of increasing order"));
     }
     if (!(e.bias >= -kMaxLogitBias && e.bias <= kMaxLogitBias)) {
       return absl::InvalidArgumentError(absl::StrCat("sampler logit_bias of token ", e.token,
@@ -66,8 +66,8 @@ absl::Status ValidateLogitBias(absl::Span<const LogitBias> entries) {
 absl::Status CheckLogitBiasVocabulary(const SamplerConfig& config, int64_t vocab_size) {
   for (const LogitBias& e : config.logit_bias) {
     if (e.token < 0 || e.token >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "logit_bias token ", e.token, " is outside the vocabulary of ", vocab_size));
+      return absl::InvalidArgumentError(
+          absl::StrCat("logit_bias token ", e.token, " is outside the vocabulary of ", vocab_size));
     }
   }
   return absl::OkStatus();

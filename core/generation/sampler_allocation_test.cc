@@ -51,7 +51,8 @@ TEST(SamplerAllocationTest, LogitBiasAndOpenAiPenaltiesAllocateNothing) {
   for (size_t i = 0; i < context.size(); ++i) context[i] = static_cast<int32_t>(i * 31 % 700);
   for (float temperature : {0.0f, 0.8f}) {
     SamplerConfig config = Config(temperature, 40, 0.95f, 0.05f, 1.1f);
-    for (int32_t id = 0; id < 1024; ++id) config.logit_bias.push_back({id * 31, id % 2 ? -100.0f : 3.0f});
+    for (int32_t id = 0; id < 1024; ++id)
+      config.logit_bias.push_back({id * 31, id % 2 ? -100.0f : 3.0f});
     config.presence_penalty = 0.6f;
     config.frequency_penalty = 0.3f;
     config.output_start = 500;

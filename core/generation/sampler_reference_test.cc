@@ -203,8 +203,8 @@ std::string Describe(const SamplerConfig& c, const std::vector<float>& logits,
   out << "T " << c.temperature << " top_k " << c.top_k << " top_p " << c.top_p << " min_p "
       << c.min_p << " penalty " << c.repetition_penalty << " window " << c.penalty_window
       << " presence " << c.presence_penalty << " frequency " << c.frequency_penalty
-      << " output_start " << c.output_start << " logit_bias " << c.logit_bias.size()
-      << " vocab " << logits.size() << " logits";
+      << " output_start " << c.output_start << " logit_bias " << c.logit_bias.size() << " vocab "
+      << logits.size() << " logits";
   for (size_t i = 0; i < std::min<size_t>(logits.size(), 16); ++i) out << " " << logits[i];
   out << (logits.size() > 16 ? " ..." : "") << " context";
   for (size_t i = 0; i < std::min<size_t>(context.size(), 16); ++i) out << " " << context[i];

@@ -81,18 +81,33 @@ TEST(SamplerCreateTest, RejectsEachInvalidFieldByName) {
       {"infinite penalty", with([&](SamplerConfig& c) { c.repetition_penalty = inf; }),
        "repetition_penalty"},
       {"negative window", with([](SamplerConfig& c) { c.penalty_window = -1; }), "penalty_window"},
-      {"bias below -100", with([](SamplerConfig& c) { c.logit_bias = {{1, -100.5f}}; }),
+      {"bias below -100", with([](SamplerConfig& c) {
+         c.logit_bias = {{1, -100.5f}};
+       }),
        "logit_bias of token 1 must be in [-100, 100], got -100.5"},
-      {"bias above 100", with([](SamplerConfig& c) { c.logit_bias = {{2, 101}}; }),
+      {"bias above 100", with([](SamplerConfig& c) {
+         c.logit_bias = {{2, 101}};
+       }),
        "logit_bias of token 2"},
-      {"nan bias", with([&](SamplerConfig& c) { c.logit_bias = {{1, nan}}; }), "logit_bias"},
-      {"infinite bias", with([&](SamplerConfig& c) { c.logit_bias = {{1, -inf}}; }),
+      {"nan bias", with([&](SamplerConfig& c) {
+         c.logit_bias = {{1, nan}};
+       }),
        "logit_bias"},
-      {"negative bias id", with([](SamplerConfig& c) { c.logit_bias = {{-1, 1}}; }),
+      {"infinite bias", with([&](SamplerConfig& c) {
+         c.logit_bias = {{1, -inf}};
+       }),
+       "logit_bias"},
+      {"negative bias id", with([](SamplerConfig& c) {
+         c.logit_bias = {{-1, 1}};
+       }),
        "logit_bias token -1"},
-      {"bias ids out of order", with([](SamplerConfig& c) { c.logit_bias = {{3, 1}, {2, 1}}; }),
+      {"bias ids out of order", with([](SamplerConfig& c) {
+         c.logit_bias = {{3, 1}, {2, 1}};
+       }),
        "logit_bias token 2 is negative or out of increasing order"},
-      {"repeated bias id", with([](SamplerConfig& c) { c.logit_bias = {{3, 1}, {3, 2}}; }),
+      {"repeated bias id", with([](SamplerConfig& c) {
+         c.logit_bias = {{3, 1}, {3, 2}};
+       }),
        "logit_bias token 3"},
       {"presence above 2", with([](SamplerConfig& c) { c.presence_penalty = 2.01f; }),
        "presence_penalty must be in [-2, 2]"},
@@ -751,7 +766,7 @@ TEST(SamplerOpenAiStepsTest, OutputStartMovesWhatCountsAndSetOutputStartChangesI
   EXPECT_EQ(sampler.Sample(logits, context, 2), 0);  // output_start 0: 1 and 2 penalised
   sampler.set_output_start(1);
   EXPECT_EQ(sampler.Sample(logits, context, 2), 1);  // only 2 is output
-  sampler.set_output_start(5);                        // beyond the context: nothing counts
+  sampler.set_output_start(5);                       // beyond the context: nothing counts
   EXPECT_EQ(sampler.Sample(logits, context, 2), 1);
 }
 

@@ -368,10 +368,13 @@ TEST_F(SpeculativeSessionTest, BiasedAndPenalisedTokensAreDistributedAsTheTarget
   greedy.context_size = 32;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> alone, Session::Create(*target_, pool_, greedy));
   std::vector<int32_t> first;
-  ASSERT_OK(alone->Generate(kOpenPrompt, 2, [&](int32_t t) {
-                   first.push_back(t);
-                   return true;
-                 }).status());
+  ASSERT_OK(alone
+                ->Generate(kOpenPrompt, 2,
+                           [&](int32_t t) {
+                             first.push_back(t);
+                             return true;
+                           })
+                .status());
   ASSERT_EQ(first.size(), 2u);
   SamplerConfig biased = PlainT1();
   biased.logit_bias = {{std::min(first[0], first[1]), first[0] < first[1] ? -100.0f : 2.0f},

@@ -213,14 +213,16 @@ INSTANTIATE_TEST_SUITE_P(
         LimitCase{"LogitBiasAtTheLimit",
                   [] {
                     v1::GenerateRequest r = Text(5);
-                    for (int id = 0; id < 1024; ++id) (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
+                    for (int id = 0; id < 1024; ++id)
+                      (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
                     return r;
                   },
                   absl::StatusCode::kOk, ""},
         LimitCase{"LogitBiasOverTheLimit",
                   [] {
                     v1::GenerateRequest r = Text(5);
-                    for (int id = 0; id < 1025; ++id) (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
+                    for (int id = 0; id < 1025; ++id)
+                      (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
                     return r;
                   },
                   absl::StatusCode::kInvalidArgument,

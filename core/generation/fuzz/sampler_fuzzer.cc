@@ -125,10 +125,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              with_uniform);
   // Without a step that moves logits: no repetition penalty over a context, no logit_bias, no
   // OpenAI penalty over generated tokens.
-  const bool unmoved =
-      (c.config.repetition_penalty == 1.0f || c.context.empty()) && c.config.logit_bias.empty() &&
-      ((c.config.presence_penalty == 0 && c.config.frequency_penalty == 0) ||
-       static_cast<int64_t>(c.context.size()) <= c.config.output_start);
+  const bool unmoved = (c.config.repetition_penalty == 1.0f || c.context.empty()) &&
+                       c.config.logit_bias.empty() &&
+                       ((c.config.presence_penalty == 0 && c.config.frequency_penalty == 0) ||
+                        static_cast<int64_t>(c.context.size()) <= c.config.output_start);
   if (sampler.greedy() && unmoved) {
     int32_t best = 0;
     for (int32_t i = 1; i < c.vocab_size; ++i) {
