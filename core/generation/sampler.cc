@@ -67,7 +67,8 @@ absl::Status CheckLogitBiasVocabulary(const SamplerConfig& config, int64_t vocab
   for (const LogitBias& e : config.logit_bias) {
     if (e.token < 0 || e.token >= vocab_size) {
       return absl::InvalidArgumentError(
-          absl::StrCat("logit_bias token ", e.token, " is outside the vocabulary of ", vocab_size));
+          absl::StrCat("sampler logit_bias token ", e.token, " is outside the vocabulary of ",
+                       vocab_size));
     }
   }
   return absl::OkStatus();

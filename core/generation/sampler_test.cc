@@ -149,7 +149,7 @@ TEST(SamplerCreateTest, LogitBiasIdsAreCheckedAgainstTheVocabularyOnRequest) {
   EXPECT_THAT(CheckLogitBiasVocabulary(config, 8), IsOk());
   EXPECT_THAT(CheckLogitBiasVocabulary(config, 7),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "logit_bias token 7 is outside the vocabulary of 7"));
+                       "sampler logit_bias token 7 is outside the vocabulary of 7"));
 }
 
 // The worked example, exactly.

@@ -27,6 +27,9 @@ class GeneratorService final : public v1::Generator::Service {
                              v1::DescribeModelResponse* response) override;
   grpc::Status CloseSession(grpc::ServerContext* context, const v1::CloseSessionRequest* request,
                             v1::CloseSessionResponse* response) override;
+  // #30 front
+  grpc::Status Detokenize(grpc::ServerContext* context, const v1::DetokenizeRequest* request,
+                          v1::DetokenizeResponse* response) override;
 
  private:
   grpc::Status Public(const absl::Status& status) const;
