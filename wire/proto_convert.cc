@@ -1,5 +1,7 @@
 #include "wire/proto_convert.h"
 
+#include <algorithm>
+
 #include "core/generation/sampling_defaults.h"
 
 namespace tandem {
@@ -16,6 +18,14 @@ SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t 
   config.penalty_window = params.has_penalty_window() ? params.penalty_window() : D::kPenaltyWindow;
   config.seed = params.has_seed() ? params.seed() : unset_seed;
   config.coupling = CouplingFromProto(params.coupling());
+  // A proto map's order is unspecified: the sampler takes its entries by increasing id.
+  for (const auto& [token, bias] : params.logit_bias()) config.logit_bias.push_back({token, bias});
+  std::sort(config.logit_bias.begin(), config.logit_bias.end(),
+            [](const LogitBias& a, const LogitBias& b) { return a.token < b.token; });
+  config.presence_penalty =
+      params.has_presence_penalty() ? params.presence_penalty() : D::kPresencePenalty;
+  config.frequency_penalty =
+      params.has_frequency_penalty() ? params.frequency_penalty() : D::kFrequencyPenalty;
   return config;
 }
 
@@ -28,6 +38,9 @@ void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* param
   params->set_penalty_window(config.penalty_window);
   params->set_seed(config.seed);
   params->set_coupling(CouplingToProto(config.coupling));
+  for (const LogitBias& e : config.logit_bias) (*params->mutable_logit_bias())[e.token] = e.bias;
+  params->set_presence_penalty(config.presence_penalty);
+  params->set_frequency_penalty(config.frequency_penalty);
 }
 
 Coupling CouplingFromProto(v1::Coupling coupling) {

@@ -20,7 +20,8 @@ namespace tandem {
 // and a set one is used as given, zero included; Sampler::Create then rejects what is out of
 // range (kInvalidArgument naming the field, e.g. a negative penalty_window).
 SamplerConfig SamplerConfigFromProto(const v1::SamplingParams& params, uint64_t unset_seed = 0);
-// Sets every field, so the receiver's defaults never matter.
+// Sets every field, so the receiver's defaults never matter. (output_start is not a sampling
+// parameter: it travels in DraftRequest/VerifyRequest.output_start.)
 void SamplerConfigToProto(const SamplerConfig& config, v1::SamplingParams* params);
 
 // COUPLING_GUMBEL is Coupling::kGumbel; every other value (unspecified, standard, one this

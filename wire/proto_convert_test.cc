@@ -67,6 +67,27 @@ const SamplingCase kCases[] = {
      [](auto& c) { c.penalty_window = -1; }, absl::StatusCode::kInvalidArgument, "penalty_window"},
     {"seed_zero_is_a_seed", [](auto& p) { p.set_seed(0); }, [](auto& c) { c.seed = 0; }},
     {"seed_set", [](auto& p) { p.set_seed(99); }, [](auto& c) { c.seed = 99; }},
+    {"presence_penalty_set", [](auto& p) { p.set_presence_penalty(-2); },
+     [](auto& c) { c.presence_penalty = -2; }},
+    {"presence_penalty_above_2", [](auto& p) { p.set_presence_penalty(2.5f); },
+     [](auto& c) { c.presence_penalty = 2.5f; }, absl::StatusCode::kInvalidArgument,
+     "presence_penalty"},
+    {"frequency_penalty_set", [](auto& p) { p.set_frequency_penalty(1.5f); },
+     [](auto& c) { c.frequency_penalty = 1.5f; }},
+    {"logit_bias_by_increasing_id",
+     [](auto& p) {
+       (*p.mutable_logit_bias())[300] = -100;
+       (*p.mutable_logit_bias())[7] = 2;
+       (*p.mutable_logit_bias())[41] = -0.5f;
+     },
+     [](auto& c) {
+       c.logit_bias = {{7, 2}, {41, -0.5f}, {300, -100}};
+     }},
+    {"logit_bias_out_of_range", [](auto& p) { (*p.mutable_logit_bias())[3] = 100.5f; },
+     [](auto& c) {
+       c.logit_bias = {{3, 100.5f}};
+     },
+     absl::StatusCode::kInvalidArgument, "logit_bias"},
 };
 
 class SamplingFromProtoTest : public ::testing::TestWithParam<SamplingCase> {};
@@ -85,6 +106,9 @@ TEST_P(SamplingFromProtoTest, UnsetTakesTheDefaultSetIsUsedAsGiven) {
   EXPECT_EQ(got.repetition_penalty, want.repetition_penalty);
   EXPECT_EQ(got.penalty_window, want.penalty_window);
   EXPECT_EQ(got.seed, want.seed);
+  EXPECT_EQ(got.presence_penalty, want.presence_penalty);
+  EXPECT_EQ(got.frequency_penalty, want.frequency_penalty);
+  EXPECT_EQ(got.logit_bias, want.logit_bias);
   if (c.code == absl::StatusCode::kOk) {
     EXPECT_OK(Sampler::Create(got, 512).status());
   } else {
@@ -132,6 +156,8 @@ TEST(SamplingDefaultsTest, AreTheNumbersTheProtoDocuments) {
       {"min_p", d.min_p},
       {"repetition_penalty", d.repetition_penalty},
       {"penalty_window", d.penalty_window},
+      {"presence_penalty", d.presence_penalty},
+      {"frequency_penalty", d.frequency_penalty},
   };
   for (const auto& [field, value] : kCode) {
     SCOPED_TRACE(field);
@@ -158,9 +184,15 @@ TEST(SamplingToProtoTest, RoundTripsEveryFieldWhateverTheDefaults) {
   config.repetition_penalty = 1.25f;
   config.penalty_window = 0;
   config.seed = 0;
+  config.logit_bias = {{1, -100}, {9, 3.5f}};
+  config.presence_penalty = 0.25f;
+  config.frequency_penalty = -1;
   v1::SamplingParams params;
   SamplerConfigToProto(config, &params);
   const SamplerConfig back = SamplerConfigFromProto(params, kSeed);
+  EXPECT_EQ(back.logit_bias, config.logit_bias);
+  EXPECT_EQ(back.presence_penalty, 0.25f);
+  EXPECT_EQ(back.frequency_penalty, -1);
   EXPECT_EQ(back.temperature, 0);
   EXPECT_EQ(back.top_k, 0);
   EXPECT_EQ(back.top_p, 1);

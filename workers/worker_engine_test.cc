@@ -148,12 +148,22 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
       Engine(WorkerRole::kDraft, "models/stories260K/derived/stories-draft-distilled.gguf");
   ASSERT_NE(target, nullptr);
   ASSERT_NE(draft, nullptr);
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};  // "Once upon a time"
+  std::vector<SamplerConfig> configs;
   for (float temperature : {0.0f, 0.8f}) {
     SamplerConfig sampler;
     sampler.temperature = temperature;
     sampler.top_p = 0.95f;
     sampler.seed = 1234;
-    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};  // "Once upon a time"
+    configs.push_back(sampler);
+    // Issue #30's steps; the coordinator tells the workers where the output starts.
+    sampler.logit_bias = {{13, -100}, {400, 1.5f}};
+    sampler.presence_penalty = 0.6f;
+    sampler.frequency_penalty = -0.4f;
+    sampler.output_start = static_cast<int64_t>(prompt.size());
+    configs.push_back(sampler);
+  }
+  for (const SamplerConfig& sampler : configs) {
     const std::vector<int32_t> distributed = Speculate(*draft, *target, prompt, 40, 4, sampler);
 
     ThreadPool pool(1);
@@ -172,7 +182,8 @@ TEST(WorkerEngineTest, DistributedRoundsEqualInProcessSpeculationForTheSameSeed)
                                return true;
                              })
                   .status());
-    EXPECT_EQ(distributed, in_process) << "temperature " << temperature;
+    EXPECT_EQ(distributed, in_process)
+        << "temperature " << sampler.temperature << " presence " << sampler.presence_penalty;
     EXPECT_EQ(distributed.size(), 40u);
   }
 }
@@ -360,6 +371,14 @@ TEST(WorkerEngineTest, BadRequestsGetExactCodesAndLeaveTheSessionUsable) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("top_p")));
   EXPECT_THAT(target->Draft(s, 0, {1}, 0, SamplerConfig(), nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draft tokens 0")));
+  SamplerConfig before_zero;  // VerifyRequest.output_start < 0
+  before_zero.output_start = -1;
+  EXPECT_THAT(target->Verify(s, 0, {1}, 403, {}, {}, before_zero, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("output_start")));
+  SamplerConfig unordered;  // logit_bias not by increasing id (a proto map is sorted first)
+  unordered.logit_bias = {{9, 1}, {3, 1}};
+  EXPECT_THAT(target->Draft(s, 0, {1}, 2, unordered, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("logit_bias")));
   SparseDistribution broken{{7, 3}, {0.5f, 0.5f}};  // ids not increasing
   EXPECT_THAT(target->Verify(s, 0, {1}, 403, {7}, {broken}, SamplerConfig(), nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("guess 0")));

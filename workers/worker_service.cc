@@ -273,9 +273,10 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
     case v1::SessionRequest::kDraft: {
       kind = "draft";
       const v1::DraftRequest& draft = request.draft();
-      absl::StatusOr<DraftOutput> out =
-          engine.Draft(session, draft.position(), draft.tokens(), draft.num_tokens(),
-                       SamplerConfigFromProto(draft.sampling()), &timing);
+      SamplerConfig sampler = SamplerConfigFromProto(draft.sampling());
+      sampler.output_start = draft.output_start();  // Sampler::Create refuses a negative one
+      absl::StatusOr<DraftOutput> out = engine.Draft(session, draft.position(), draft.tokens(),
+                                                     draft.num_tokens(), sampler, &timing);
       status = out.status();
       if (out.ok()) {
         v1::DraftResult* result = response->mutable_draft();
@@ -299,10 +300,11 @@ void WorkerService::Serve(WorkerEngine& engine, int64_t session, const v1::Sessi
       metrics_->batch_size.Observe(1 + verify.guesses_size());
       VerifyLogprobs logprobs{verify.logprobs(), verify.top_logprobs(), {}};
       std::vector<int32_t> continued;
-      absl::StatusOr<AcceptanceResult> out =
-          engine.Verify(session, verify.position(), verify.tokens(), verify.pending_token(),
-                        std::move(guesses), q, SamplerConfigFromProto(verify.sampling()), &timing,
-                        &logprobs, verify.continue_tokens(), &continued);
+      SamplerConfig sampler = SamplerConfigFromProto(verify.sampling());
+      sampler.output_start = verify.output_start();
+      absl::StatusOr<AcceptanceResult> out = engine.Verify(
+          session, verify.position(), verify.tokens(), verify.pending_token(), std::move(guesses),
+          q, sampler, &timing, &logprobs, verify.continue_tokens(), &continued);
       status = out.status();
       if (out.ok()) {
         v1::VerifyResult* result = response->mutable_verify();

@@ -33,6 +33,14 @@ ABSL_FLAG(float, repeat_penalty, tandem::SamplingDefaults::kRepetitionPenalty,
           "repetition penalty > 0; 1 disables");
 ABSL_FLAG(int, repeat_last_n, tandem::SamplingDefaults::kPenaltyWindow,
           "tokens the repetition penalty looks back at, >= 0; 0 disables");
+// --- #30 sampling ---
+ABSL_FLAG(std::vector<std::string>, logit_bias, {},
+          "ID=BIAS[,ID=BIAS...]: add BIAS in [-100, 100] to token ID's logit; -100 bans it");
+ABSL_FLAG(float, presence_penalty, tandem::SamplingDefaults::kPresencePenalty,
+          "OpenAI's presence penalty in [-2, 2] over the reply's tokens; 0 disables");
+ABSL_FLAG(float, frequency_penalty, tandem::SamplingDefaults::kFrequencyPenalty,
+          "OpenAI's frequency penalty in [-2, 2] over the reply's tokens; 0 disables");
+// --- end ---
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt,
           "random seed (unset: a fresh one each run, printed in the stats line to repeat it)");
 ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
@@ -134,6 +142,30 @@ absl::Status CheckMode(const std::vector<std::string>& args, const std::string& 
   return absl::OkStatus();
 }
 
+// --logit-bias ID=BIAS,...: by increasing id; a repeated id, a bad id or bias is refused
+// (the ranges are Sampler::Create's).
+absl::StatusOr<std::vector<LogitBias>> LogitBiasFromFlag(const std::vector<std::string>& items) {
+  std::vector<LogitBias> out;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    LogitBias entry;
+    if (eq == std::string::npos || !absl::SimpleAtoi(item.substr(0, eq), &entry.token) ||
+        entry.token < 0 || !absl::SimpleAtof(item.substr(eq + 1), &entry.bias)) {
+      return absl::InvalidArgumentError("--logit-bias: '" + item + "' is not ID=BIAS");
+    }
+    out.push_back(entry);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LogitBias& a, const LogitBias& b) { return a.token < b.token; });
+  for (size_t i = 1; i < out.size(); ++i) {
+    if (out[i].token == out[i - 1].token) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--logit-bias: token ", out[i].token, " is given twice"));
+    }
+  }
+  return out;
+}
+
 // A seed for a run that named none: random, so that "random" sampling does not repeat.
 uint64_t FreshSeed() {
   std::random_device device;
@@ -152,6 +184,9 @@ absl::StatusOr<ChatOptions> ChatFromFlags() {
   options.sampler.min_p = absl::GetFlag(FLAGS_min_p);
   options.sampler.repetition_penalty = absl::GetFlag(FLAGS_repeat_penalty);
   options.sampler.penalty_window = absl::GetFlag(FLAGS_repeat_last_n);
+  ASSIGN_OR_RETURN(options.sampler.logit_bias, LogitBiasFromFlag(absl::GetFlag(FLAGS_logit_bias)));
+  options.sampler.presence_penalty = absl::GetFlag(FLAGS_presence_penalty);
+  options.sampler.frequency_penalty = absl::GetFlag(FLAGS_frequency_penalty);
   const std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed);
   options.sampler.seed = seed.has_value() ? *seed : FreshSeed();
   if (const std::string coupling = absl::GetFlag(FLAGS_coupling); coupling == "gumbel") {

@@ -203,6 +203,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"draft_tokens_zero",
                 {"m.gguf", "--draft-tokens", "0"},
                 "--draft-tokens: '0' is not a count >= 1 or 'auto'"},
+        BadCase{"logit_bias_without_equals",
+                {"m.gguf", "--logit-bias", "5"},
+                "--logit-bias: '5' is not ID=BIAS"},
+        BadCase{"logit_bias_negative_id",
+                {"m.gguf", "--logit-bias", "-5=1"},
+                "--logit-bias: '-5=1' is not ID=BIAS"},
+        BadCase{"logit_bias_twice",
+                {"m.gguf", "--logit-bias", "7=1,3=2,7=-1"},
+                "--logit-bias: token 7 is given twice"},
         BadCase{"unknown_flag",
                 {"m.gguf", "--no-such-flag"},
                 "unknown flag --no-such-flag (see --help)"},
@@ -216,6 +225,19 @@ std::string TempFile(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
+}
+
+TEST(ChatOptionsTest, LogitBiasAndOpenAiPenaltiesReachTheSampler) {
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions o,
+                       Parse({"m.gguf", "--logit-bias", "9=-100,2=1.5", "--presence-penalty", "0.5",
+                              "--frequency-penalty", "-1"}));
+  EXPECT_EQ(o.chat.sampler.logit_bias, (std::vector<LogitBias>{{2, 1.5f}, {9, -100}}));
+  EXPECT_EQ(o.chat.sampler.presence_penalty, 0.5f);
+  EXPECT_EQ(o.chat.sampler.frequency_penalty, -1);
+  ASSERT_OK_AND_ASSIGN(ChatProcessOptions plain, Parse({"m.gguf"}));
+  EXPECT_TRUE(plain.chat.sampler.logit_bias.empty());
+  EXPECT_EQ(plain.chat.sampler.presence_penalty, 0);
+  EXPECT_EQ(plain.chat.sampler.frequency_penalty, 0);
 }
 
 TEST(ChatOptionsTest, NoConstraintByDefault) {

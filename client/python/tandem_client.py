@@ -37,7 +37,8 @@ Client(address, *, root_certificates=None, certificate_chain=None, private_key=N
   describe() -> the DescribeModelResponse message; close_session(session_id).
 
 options (unset ones take the server's defaults, tandem.v1.SamplingParams): max_tokens,
-temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, stop (strings),
+temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, logit_bias ({token
+id: bias in [-100, 100]}, -100 bans), presence_penalty, frequency_penalty, stop (strings),
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
 add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
@@ -75,8 +76,8 @@ Logprob = collections.namedtuple("Logprob", "token_id logprob token_bytes top")
 Reply = collections.namedtuple("Reply", "text token_ids logprobs result reasoning tool_calls",
                                defaults=("", ()))
 _SAMPLING = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "penalty_window",
-             "seed")
-_OPTIONS = set(_SAMPLING) | {
+             "seed", "presence_penalty", "frequency_penalty")
+_OPTIONS = set(_SAMPLING) | {"logit_bias"} | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
     "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
@@ -230,6 +231,8 @@ class Client:
         for name in _SAMPLING:
             if options.get(name) is not None:
                 setattr(r.sampling, name, options[name])
+        for token, bias in (options.get("logit_bias") or {}).items():  # {id: bias}, as OpenAI's
+            r.sampling.logit_bias[int(token)] = bias
         if options.get("speculation") is not None:
             r.speculation.enabled = options["speculation"]
         r.speculation.draft_tokens = options.get("draft_tokens", 0)

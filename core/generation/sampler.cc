@@ -37,7 +37,42 @@ float PenalisedLogit(float logit, float penalty) {
   return static_cast<float>(std::clamp(value, -kFloatMax, kFloatMax));
 }
 
+// The additive steps on a (sanitised, penalised) logit: `bias` and `count` generated
+// occurrences (the rules in sampler.h), in double, clamped to the finite float range.
+float AdditiveLogit(float logit, float bias, int32_t count, float presence, float frequency) {
+  if (logit == -kInfinity || bias == -kMaxLogitBias) return -kInfinity;
+  const double value = static_cast<double>(logit) + bias - (count > 0 ? presence : 0.0f) -
+                       static_cast<double>(frequency) * count;
+  return static_cast<float>(std::clamp(value, -kFloatMax, kFloatMax));
+}
+
+absl::Status ValidateLogitBias(absl::Span<const LogitBias> entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LogitBias& e = entries[i];
+    if (e.token < 0 || (i > 0 && e.token <= entries[i - 1].token)) {
+      return absl::InvalidArgumentError(absl::StrCat("sampler logit_bias token ", e.token,
+                                                     " is negative or out of increasing order"));
+    }
+    if (!(e.bias >= -kMaxLogitBias && e.bias <= kMaxLogitBias)) {
+      return absl::InvalidArgumentError(absl::StrCat("sampler logit_bias of token ", e.token,
+                                                     " must be in [-100, 100], got ", e.bias));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckLogitBiasVocabulary(const SamplerConfig& config, int64_t vocab_size) {
+  for (const LogitBias& e : config.logit_bias) {
+    if (e.token < 0 || e.token >= vocab_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sampler logit_bias token ", e.token, " is outside the vocabulary of ",
+                       vocab_size));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateSamplerConfig(const SamplerConfig& c, int64_t vocab_size) {
   if (!std::isfinite(c.temperature) || c.temperature < 0) {
@@ -50,6 +85,16 @@ absl::Status ValidateSamplerConfig(const SamplerConfig& c, int64_t vocab_size) {
     return Invalid("repetition_penalty", "finite and > 0", c.repetition_penalty);
   }
   if (c.penalty_window < 0) return Invalid("penalty_window", ">= 0", c.penalty_window);
+  if (absl::Status status = ValidateLogitBias(c.logit_bias); !status.ok()) return status;
+  if (!(std::fabs(c.presence_penalty) <= kMaxOpenAiPenalty)) {
+    return Invalid("presence_penalty", "in [-2, 2]", c.presence_penalty);
+  }
+  if (!(std::fabs(c.frequency_penalty) <= kMaxOpenAiPenalty)) {
+    return Invalid("frequency_penalty", "in [-2, 2]", c.frequency_penalty);
+  }
+  if (c.output_start < 0) {
+    return Invalid("output_start", ">= 0", static_cast<double>(c.output_start));
+  }
   if (vocab_size <= 0) return Invalid("vocab_size", "> 0", static_cast<double>(vocab_size));
   return absl::OkStatus();
 }
@@ -64,7 +109,8 @@ Sampler::Sampler(const SamplerConfig& config, int64_t vocab_size)
       vocab_size_(vocab_size),
       logits_(vocab_size),
       weights_(vocab_size),
-      order_(vocab_size) {}
+      order_(vocab_size),
+      counts_(vocab_size) {}
 
 int32_t Sampler::Sample(absl::Span<const float> logits, absl::Span<const int32_t> context,
                         int64_t position, RandomPurpose purpose, const TokenMask* mask) {
@@ -139,6 +185,31 @@ void Sampler::ApplyPenalty(absl::Span<const float> logits, absl::Span<const int3
   }
 }
 
+void Sampler::ApplyAdditive(absl::Span<const int32_t> context) {
+  const float presence = config_.presence_penalty, frequency = config_.frequency_penalty;
+  const bool penalised = presence != 0.0f || frequency != 0.0f;
+  if (!penalised && config_.logit_bias.empty()) return;
+  const absl::Span<const int32_t> generated =
+      penalised ? context.subspan(std::min<size_t>(context.size(), config_.output_start))
+                : absl::Span<const int32_t>();
+  for (int32_t id : generated) {
+    if (id >= 0 && id < vocab_size_) ++counts_[id];
+  }
+  // Each id is written once, from its count, which is then reset: the biased ids first,
+  // then the other generated ones (a count already reset is skipped). counts_ ends all 0.
+  for (const LogitBias& e : config_.logit_bias) {
+    if (e.token >= vocab_size_) continue;  // a foreign id has no logit here
+    logits_[e.token] =
+        AdditiveLogit(logits_[e.token], e.bias, counts_[e.token], presence, frequency);
+    counts_[e.token] = 0;
+  }
+  for (int32_t id : generated) {
+    if (id < 0 || id >= vocab_size_ || counts_[id] == 0) continue;
+    logits_[id] = AdditiveLogit(logits_[id], 0.0f, counts_[id], presence, frequency);
+    counts_[id] = 0;
+  }
+}
+
 int64_t Sampler::ApplyMask(const TokenMask& mask) {
   int64_t lowest = -1;
   for (int64_t i = 0; i < vocab_size_; ++i) {
@@ -157,7 +228,9 @@ double Sampler::Filter(absl::Span<const float> logits, absl::Span<const int32_t>
   TANDEM_CHECK(static_cast<int64_t>(logits.size()) == vocab_size_);
   for (int64_t i = 0; i < vocab_size_; ++i) logits_[i] = SanitisedLogit(logits[i]);
   ApplyPenalty(logits, context);
-  // After the penalty, which maps -inf to -inf: the same as masking first.
+  ApplyAdditive(context);
+  // After the penalty and the additive steps, which map -inf to -inf: the same as masking
+  // first.
   int64_t best = mask != nullptr ? ApplyMask(*mask) : 0;
   if (best < 0) {  // the mask allows nothing: no candidate
     std::fill(weights_.begin(), weights_.end(), 0.0f);

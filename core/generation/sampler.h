@@ -1,6 +1,8 @@
 // The sampler: turns one position's logits into a token, in Hugging Face's order on a copy of
 // the logits: (1) repetition penalty over the last `penalty_window` context tokens,
-// (2) temperature, (3) top-k, (4) top-p, (5) min-p; then a draw from what is left.
+// (2) OpenAI's additive steps: logit_bias and the presence and frequency penalties over the
+// generated tokens (context[output_start..]), (3) temperature, (4) top-k, (5) top-p,
+// (6) min-p; then a draw from what is left.
 //
 //   ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(config, vocab_size));
 //   int32_t token = sampler.Sample(logits, context, position);
@@ -28,6 +30,15 @@
 //  - Penalty: logit / penalty (logit > 0) or logit * penalty (otherwise), computed in double,
 //    clamped to [-FLT_MAX, FLT_MAX] and rounded to float (-inf stays -inf). So 1e-38 and 1e38
 //    are computable: the result saturates instead of becoming inf (and inf - inf = NaN).
+//  - Additive (OpenAI's logit_bias, presence_penalty, frequency_penalty), after the penalty,
+//    for each id with a bias b (0 if none) or a count c > 0 of occurrences in
+//    context[output_start..] (the generated tokens; ids outside the vocabulary count for
+//    nothing): -inf stays -inf; b == -100 bans the id (it reads as -inf, so the non-finite
+//    rules apply: were every id banned, all mass would go to the lowest (allowed) id);
+//    otherwise
+//    float(clamp(((double(l) + b) - presence * (c > 0)) - double(frequency) * c, +-FLT_MAX)).
+//    Ids of logit_bias outside the vocabulary are ignored (a draft with a smaller vocabulary
+//    has no logit for them; the coordinator refuses them against the target's).
 //  - Weights: w = float(exp((double(logit) - double(best)) / double(T))), so the best gets
 //    exactly 1 and every w is in [0, 1]; a w below kMinSamplerWeight (2^-64) becomes 0. The
 //    tokens this drops carry less than vocab * 2^-64 of the mass, which changes no kept
@@ -70,6 +81,17 @@ enum class Coupling {
   kGumbel,    // both pick by Gumbel-max over shared noise (gumbel_coupling.h): drafter-invariant
 };
 
+// One entry of SamplerConfig::logit_bias.
+struct LogitBias {
+  int32_t token = 0;  // >= 0
+  float bias = 0;     // in [-kMaxLogitBias, kMaxLogitBias]; -kMaxLogitBias bans the token
+  bool operator==(const LogitBias& o) const { return token == o.token && bias == o.bias; }
+};
+
+// OpenAI's ranges: |logit_bias| <= 100, |presence_penalty|, |frequency_penalty| <= 2.
+inline constexpr float kMaxLogitBias = 100.0f;
+inline constexpr float kMaxOpenAiPenalty = 2.0f;
+
 // Sampling settings. The defaults disable every filter: plain softmax sampling at T = 1.
 struct SamplerConfig {
   float temperature = 1.0f;         // >= 0 and finite; 0 is greedy
@@ -78,6 +100,15 @@ struct SamplerConfig {
   float min_p = 0.0f;               // drop w < min_p (relative to the best); in [0, 1)
   float repetition_penalty = 1.0f;  // > 0; 1 disables
   int32_t penalty_window = 64;      // context tokens the penalty looks at; >= 0
+  // OpenAI's additive steps (the rules above). logit_bias: token ids strictly increasing.
+  std::vector<LogitBias> logit_bias;
+  float presence_penalty = 0.0f;   // in [-2, 2]; subtracted once from a generated token's logit
+  float frequency_penalty = 0.0f;  // in [-2, 2]; subtracted once per occurrence
+  // The absolute position of the first generated token (the prompt's length): the presence
+  // and frequency penalties count context[output_start..]. Set per request by whoever knows
+  // the prompt (Session::Generate, SpeculativeSession::Generate, the coordinator, which sends
+  // it to its workers with every draft and verify call); >= 0.
+  int64_t output_start = 0;
   uint64_t seed = 0;                // keys the counter-based random stream
   // How speculation draws guesses and the target's tokens (Sample() does not read it).
   Coupling coupling = Coupling::kStandard;
@@ -93,8 +124,16 @@ struct SparseDistribution {
 
 // kInvalidArgument naming the field: a negative or non-finite temperature, a negative
 // top_k, top_p outside (0, 1], min_p outside [0, 1), a non-positive or non-finite
-// repetition_penalty, a negative penalty_window, or a non-positive vocab_size.
+// repetition_penalty, a negative penalty_window, a logit_bias entry with a negative id (or
+// ids not strictly increasing) or a bias outside [-100, 100] (NaN included), a
+// presence_penalty or frequency_penalty outside [-2, 2], a negative output_start, or a
+// non-positive vocab_size. Ids beyond the vocabulary are not refused here (a draft worker's
+// vocabulary may be smaller than the ids the request names): see CheckLogitBiasVocabulary.
 absl::Status ValidateSamplerConfig(const SamplerConfig& config, int64_t vocab_size);
+
+// kInvalidArgument naming logit_bias and the id when one is outside [0, vocab_size) (the
+// coordinator's check against the target's vocabulary).
+absl::Status CheckLogitBiasVocabulary(const SamplerConfig& config, int64_t vocab_size);
 
 class Sampler {
  public:
@@ -106,6 +145,8 @@ class Sampler {
   bool greedy() const { return config_.temperature == 0.0f; }
   // Keys later draws by `seed` (a new request on the same conversation).
   void set_seed(uint64_t seed) { config_.seed = seed; }
+  // Where a new request's output begins (SamplerConfig::output_start; >= 0).
+  void set_output_start(int64_t position) { config_.output_start = position; }
 
   // Every call takes an optional `mask` of the allowed tokens (null: all allowed; the rules
   // above).
@@ -136,13 +177,15 @@ class Sampler {
  private:
   Sampler(const SamplerConfig& config, int64_t vocab_size);
 
-  // Runs the mask and the five steps, leaving the unnormalised weights in weights_ (0 for
+  // Runs the mask and the six steps, leaving the unnormalised weights in weights_ (0 for
   // filtered tokens, exactly 1 for the best); returns their total (>= 1), or 0 if the mask
   // allows no token (every weight 0).
   double Filter(absl::Span<const float> logits, absl::Span<const int32_t> context,
                 const TokenMask* mask);
   // logits_ = the sanitised, penalised copy of `logits`.
   void ApplyPenalty(absl::Span<const float> logits, absl::Span<const int32_t> context);
+  // logit_bias and the presence and frequency penalties on logits_ (the rules above).
+  void ApplyAdditive(absl::Span<const int32_t> context);
   // logits_ = -inf for every token `mask` does not allow; returns the lowest allowed id of
   // the vocabulary, or -1 if none.
   int64_t ApplyMask(const TokenMask& mask);
@@ -167,6 +210,7 @@ class Sampler {
   std::vector<float> logits_;   // [vocab] penalised logits
   std::vector<float> weights_;  // [vocab] exp((logit - best) / T), 0 when filtered
   std::vector<int32_t> order_;  // [vocab] candidate ids; kept ones first
+  std::vector<int32_t> counts_;  // [vocab] generated-token counts; all 0 between calls
   int64_t one_hot_ = -1;        // after Filter: the only candidate (greedy), else -1
 };
 

@@ -43,6 +43,30 @@ TEST(SamplerAllocationTest, SampleAllocatesNothing) {
   }
 }
 
+TEST(SamplerAllocationTest, LogitBiasAndOpenAiPenaltiesAllocateNothing) {
+  constexpr int64_t kVocab = 32000;
+  std::vector<float> logits(kVocab);
+  for (int64_t i = 0; i < kVocab; ++i) logits[i] = std::sin(0.01f * i) * 8.0f;
+  std::vector<int32_t> context(2000);
+  for (size_t i = 0; i < context.size(); ++i) context[i] = static_cast<int32_t>(i * 31 % 700);
+  for (float temperature : {0.0f, 0.8f}) {
+    SamplerConfig config = Config(temperature, 40, 0.95f, 0.05f, 1.1f);
+    for (int32_t id = 0; id < 1024; ++id)
+      config.logit_bias.push_back({id * 31, id % 2 ? -100.0f : 3.0f});
+    config.presence_penalty = 0.6f;
+    config.frequency_penalty = 0.3f;
+    config.output_start = 500;
+    ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, kVocab));
+    const int64_t before = testing::AllocationCount();
+    int64_t checksum = 0;
+    for (int64_t position = 0; position < 20; ++position) {
+      checksum += sampler.Sample(logits, context, position);
+    }
+    EXPECT_EQ(testing::AllocationCount() - before, 0) << "temperature " << temperature;
+    EXPECT_GE(checksum, 0);
+  }
+}
+
 TEST(SamplerAllocationTest, MaskedSampleAllocatesNothing) {
   constexpr int64_t kVocab = 32000;
   std::vector<float> logits(kVocab);

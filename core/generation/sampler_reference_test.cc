@@ -1,5 +1,6 @@
 // The sampler against a brute-force reference: a plain O(V log V) implementation of Hugging
-// Face's order (repetition penalty -> temperature -> top-k -> top-p -> min-p) in this file,
+// Face's order (repetition penalty -> OpenAI's logit_bias, presence and frequency penalties ->
+// temperature -> top-k -> top-p -> min-p) in this file,
 // computed in double over the whole vocabulary with one full sort, and the real Sampler's kept
 // set (exactly) and probabilities (relative 1e-6) compared on thousands of random logit vectors
 // and settings with every edge: top-k 0/1/V, top-p tiny/1, min-p 0/near 1, temperatures
@@ -17,6 +18,9 @@
 //    vocabulary: logit / penalty if logit > 0, else logit * penalty, in double, clamped to
 //    [-FLT_MAX, FLT_MAX], rounded to float. (The Sampler clamps deliberately: unclamped,
 //    1e-38 and 1e38 overflow to inf, and inf - inf is NaN.)
+//  - Additive, after the penalty, for each id with a bias b or c > 0 occurrences in
+//    context[output_start..] (ids in the vocabulary): -inf stays -inf, b = -100 is -inf,
+//    else ((l + b) - presence * (c > 0)) - frequency * c in double, clamped, rounded to float.
 //  - Rank: logit descending, then id ascending (ties by the lower id).
 //  - Weight: w = float(exp((double(logit) - double(best)) / double(T))); w < 2^-64 is 0.
 //  - Top-k: the first k of the rank (k = 0 or k >= V keeps all).
@@ -38,6 +42,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -60,7 +65,34 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kRelativeTolerance = 1e-6;
 constexpr double kPi = 3.14159265358979323846;
 
-// The logits after sanitising and the repetition penalty.
+// OpenAI's additive steps on the penalised logits `l`, over the whole vocabulary.
+void ReferenceAdditive(const SamplerConfig& c, const std::vector<int32_t>& context,
+                       std::vector<float>& l) {
+  const int64_t vocab = static_cast<int64_t>(l.size());
+  std::map<int32_t, int32_t> count;
+  for (size_t i = static_cast<size_t>(std::min<int64_t>(c.output_start, context.size()));
+       i < context.size(); ++i) {
+    if (context[i] >= 0 && context[i] < vocab) ++count[context[i]];
+  }
+  const bool penalised = c.presence_penalty != 0 || c.frequency_penalty != 0;
+  std::map<int32_t, float> bias;
+  for (const LogitBias& e : c.logit_bias) bias[e.token] = e.bias;
+  for (int32_t id = 0; id < vocab; ++id) {
+    const int32_t n = penalised && count.count(id) ? count[id] : 0;
+    if (n == 0 && !bias.count(id)) continue;
+    const float b = bias.count(id) ? bias[id] : 0.0f;
+    if (l[id] == -kInf || b == -100.0f) {
+      l[id] = -kInf;
+      continue;
+    }
+    double v = static_cast<double>(l[id]) + b;
+    if (n > 0) v -= c.presence_penalty;
+    v -= static_cast<double>(c.frequency_penalty) * n;
+    l[id] = static_cast<float>(std::min<double>(std::max<double>(v, -kFloatMax), kFloatMax));
+  }
+}
+
+// The logits after sanitising, the repetition penalty and the additive steps.
 std::vector<float> ReferenceLogits(const SamplerConfig& c, const std::vector<float>& logits,
                                    const std::vector<int32_t>& context) {
   const int64_t vocab = static_cast<int64_t>(logits.size());
@@ -69,7 +101,10 @@ std::vector<float> ReferenceLogits(const SamplerConfig& c, const std::vector<flo
     if (std::isnan(x)) x = -kInf;
     if (x == kInf) x = kFloatMax;
   }
-  if (c.repetition_penalty == 1.0f || c.penalty_window == 0) return l;
+  if (c.repetition_penalty == 1.0f || c.penalty_window == 0) {
+    ReferenceAdditive(c, context, l);
+    return l;
+  }
   std::set<int32_t> penalised;
   const size_t window = std::min<size_t>(context.size(), c.penalty_window);
   for (size_t i = context.size() - window; i < context.size(); ++i) {
@@ -81,6 +116,7 @@ std::vector<float> ReferenceLogits(const SamplerConfig& c, const std::vector<flo
     const double v = x > 0 ? x / c.repetition_penalty : x * c.repetition_penalty;
     l[id] = static_cast<float>(std::min<double>(std::max<double>(v, -kFloatMax), kFloatMax));
   }
+  ReferenceAdditive(c, context, l);
   return l;
 }
 
@@ -166,7 +202,9 @@ std::string Describe(const SamplerConfig& c, const std::vector<float>& logits,
   out.precision(9);
   out << "T " << c.temperature << " top_k " << c.top_k << " top_p " << c.top_p << " min_p "
       << c.min_p << " penalty " << c.repetition_penalty << " window " << c.penalty_window
-      << " vocab " << logits.size() << " logits";
+      << " presence " << c.presence_penalty << " frequency " << c.frequency_penalty
+      << " output_start " << c.output_start << " logit_bias " << c.logit_bias.size() << " vocab "
+      << logits.size() << " logits";
   for (size_t i = 0; i < std::min<size_t>(logits.size(), 16); ++i) out << " " << logits[i];
   out << (logits.size() > 16 ? " ..." : "") << " context";
   for (size_t i = 0; i < std::min<size_t>(context.size(), 16); ++i) out << " " << context[i];
@@ -253,6 +291,8 @@ class CaseGenerator {
   SamplerConfig Config(int64_t vocab);
   std::vector<int32_t> Context(int64_t vocab);
   std::vector<bool> Mask(int64_t vocab);  // empty: no mask
+  // logit_bias, presence and frequency penalties and output_start (half the cases: no bias).
+  void OpenAiSteps(int64_t vocab, SamplerConfig* c);
 
  private:
   std::mt19937_64 engine_;
@@ -307,7 +347,22 @@ SamplerConfig CaseGenerator::Config(int64_t vocab) {
       Pick<double>({1, 1, 1e-38, 1e-20, 0.5, 1.1, 1.3, 2, 1e20, 1e38, LogUniform(1e-38, 1e38)}));
   c.penalty_window = static_cast<int32_t>(Pick<int64_t>({0, 1, 3, 64, 1000}));
   c.seed = engine_();
+  OpenAiSteps(vocab, &c);
   return c;
+}
+
+void CaseGenerator::OpenAiSteps(int64_t vocab, SamplerConfig* c) {
+  const std::vector<double> penalties = {0, 0, 0, -2, 2, 0.5, -0.7, 1e-6, Uniform() * 4 - 2};
+  c->presence_penalty = static_cast<float>(Pick(penalties));
+  c->frequency_penalty = static_cast<float>(Pick(penalties));
+  c->output_start = Pick<int64_t>({0, 0, 1, 3, Below(2 * vocab + 4), 1 << 30});
+  if (Below(2) == 0) return;  // no logit_bias
+  // Some ids (beyond the vocabulary too: ignored), biases of every kind: bans, +-100, small.
+  for (int64_t id = Below(3); id < vocab + 3; id += 1 + Below(1 + vocab / 3)) {
+    const float bias = static_cast<float>(
+        Pick<double>({-100, -100, 100, 0, 1, -1, 5, -30, 99.5, Uniform() * 200 - 100}));
+    c->logit_bias.push_back({static_cast<int32_t>(id), bias});
+  }
 }
 
 std::vector<int32_t> CaseGenerator::Context(int64_t vocab) {

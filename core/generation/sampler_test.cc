@@ -81,6 +81,44 @@ TEST(SamplerCreateTest, RejectsEachInvalidFieldByName) {
       {"infinite penalty", with([&](SamplerConfig& c) { c.repetition_penalty = inf; }),
        "repetition_penalty"},
       {"negative window", with([](SamplerConfig& c) { c.penalty_window = -1; }), "penalty_window"},
+      {"bias below -100", with([](SamplerConfig& c) {
+         c.logit_bias = {{1, -100.5f}};
+       }),
+       "logit_bias of token 1 must be in [-100, 100], got -100.5"},
+      {"bias above 100", with([](SamplerConfig& c) {
+         c.logit_bias = {{2, 101}};
+       }),
+       "logit_bias of token 2"},
+      {"nan bias", with([&](SamplerConfig& c) {
+         c.logit_bias = {{1, nan}};
+       }),
+       "logit_bias"},
+      {"infinite bias", with([&](SamplerConfig& c) {
+         c.logit_bias = {{1, -inf}};
+       }),
+       "logit_bias"},
+      {"negative bias id", with([](SamplerConfig& c) {
+         c.logit_bias = {{-1, 1}};
+       }),
+       "logit_bias token -1"},
+      {"bias ids out of order", with([](SamplerConfig& c) {
+         c.logit_bias = {{3, 1}, {2, 1}};
+       }),
+       "logit_bias token 2 is negative or out of increasing order"},
+      {"repeated bias id", with([](SamplerConfig& c) {
+         c.logit_bias = {{3, 1}, {3, 2}};
+       }),
+       "logit_bias token 3"},
+      {"presence above 2", with([](SamplerConfig& c) { c.presence_penalty = 2.01f; }),
+       "presence_penalty must be in [-2, 2]"},
+      {"nan presence", with([&](SamplerConfig& c) { c.presence_penalty = nan; }),
+       "presence_penalty"},
+      {"frequency below -2", with([](SamplerConfig& c) { c.frequency_penalty = -2.5f; }),
+       "frequency_penalty must be in [-2, 2]"},
+      {"infinite frequency", with([&](SamplerConfig& c) { c.frequency_penalty = inf; }),
+       "frequency_penalty"},
+      {"negative output_start", with([](SamplerConfig& c) { c.output_start = -1; }),
+       "output_start"},
   };
   for (const ValidationCase& c : cases) {
     EXPECT_THAT(Sampler::Create(c.config, 8),
@@ -99,7 +137,19 @@ TEST(SamplerCreateTest, AcceptsBoundaryValues) {
   config.min_p = 0.0f;
   config.repetition_penalty = 0.5f;
   config.penalty_window = 0;
+  config.logit_bias = {{0, -100}, {5, 100}};  // an id beyond the vocabulary: ignored
+  config.presence_penalty = -2;
+  config.frequency_penalty = 2;
   EXPECT_THAT(Sampler::Create(config, 1), IsOk());
+}
+
+TEST(SamplerCreateTest, LogitBiasIdsAreCheckedAgainstTheVocabularyOnRequest) {
+  SamplerConfig config;
+  config.logit_bias = {{0, 1}, {7, -1}};
+  EXPECT_THAT(CheckLogitBiasVocabulary(config, 8), IsOk());
+  EXPECT_THAT(CheckLogitBiasVocabulary(config, 7),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "sampler logit_bias token 7 is outside the vocabulary of 7"));
 }
 
 // The worked example, exactly.
@@ -626,6 +676,98 @@ TEST(SamplerDrawTest, PicksTheFirstIndexWhoseRunningTotalExceedsTheThreshold) {
     EXPECT_EQ(Sampler::Draw(c.weights, c.uniform), c.expected)
         << "weights " << ::testing::PrintToString(c.weights) << " u " << c.uniform;
   }
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// The OpenAI steps, exactly: logits {1, 2, 3, 4}; the prompt is context[0, 3), the output
+// context[3..] = {0, 0, 2}: id 0 occurs twice, id 2 once; id 3 only in the prompt.
+struct OpenAiStepCase {
+  std::string name;
+  std::vector<LogitBias> bias;
+  float presence = 0;
+  float frequency = 0;
+  std::vector<double> expected;  // the logits after the steps (T = 1: their softmax)
+};
+
+TEST(SamplerOpenAiStepsTest, BiasAndPenaltiesOverTheGeneratedTokensOnly) {
+  const std::vector<float> logits = {1, 2, 3, 4};
+  const std::vector<int32_t> context = {3, 3, 1, 0, 0, 2};
+  const std::vector<OpenAiStepCase> cases = {
+      {"nothing", {}, 0, 0, {1, 2, 3, 4}},
+      {"presence once per generated id", {}, 0.5f, 0, {0.5, 2, 2.5, 4}},
+      {"frequency per occurrence", {}, 0, 0.25f, {0.5, 2, 2.75, 4}},
+      {"both", {}, 0.5f, 0.25f, {0, 2, 2.25, 4}},
+      {"negative penalties encourage", {}, -1, -1, {4, 2, 5, 4}},
+      {"bias alone", {{1, 1.5f}, {3, -2}}, 0, 0, {1, 3.5, 3, 2}},
+      {"bias with penalties", {{0, 3}, {2, -0.5f}}, 0.5f, 0.25f, {3, 2, 1.75, 4}},
+  };
+  for (const OpenAiStepCase& c : cases) {
+    SamplerConfig config;
+    config.logit_bias = c.bias;
+    config.presence_penalty = c.presence;
+    config.frequency_penalty = c.frequency;
+    config.output_start = 3;
+    SCOPED_TRACE(c.name);
+    ExpectNear(DenseDistribution(config, logits, context), Kept(4, {0, 1, 2, 3}, c.expected));
+  }
+}
+
+TEST(SamplerOpenAiStepsTest, AfterTheRepetitionPenaltyWhichSeesTheWholeWindow) {
+  SamplerConfig config;
+  config.repetition_penalty = 2;  // over the prompt too: ids 3 and 0
+  config.frequency_penalty = 1;   // over the output only: id 0
+  config.output_start = 1;
+  // id 0: 2 / 2 - 1 = 0; id 3: 4 / 2 = 2.
+  ExpectNear(DenseDistribution(config, {2, 1, 0, 4}, {3, 0}), Kept(4, {0, 1, 2, 3}, {0, 1, 0, 2}));
+}
+
+TEST(SamplerOpenAiStepsTest, MinusOneHundredBansAndPlusOneHundredForcesGreedy) {
+  SamplerConfig greedy;
+  greedy.temperature = 0;
+  const std::vector<float> logits = {1, 200, 3, 4};  // id 1 wins by far
+  greedy.logit_bias = {{1, -100}};
+  ASSERT_OK_AND_ASSIGN(Sampler ban, Sampler::Create(greedy, 4));
+  EXPECT_EQ(ban.Sample(logits, {}, 0), 3);  // banned outright, not just 100 lower
+  greedy.logit_bias = {{0, 100}};
+  ASSERT_OK_AND_ASSIGN(Sampler force, Sampler::Create(greedy, 4));
+  EXPECT_EQ(force.Sample({1, 2, 3, 4}, {}, 0), 0);
+  // Sampled: a banned token has no mass whatever the temperature.
+  SamplerConfig hot;
+  hot.temperature = 1e30f;
+  hot.logit_bias = {{2, -100}};
+  EXPECT_EQ(DenseDistribution(hot, {1, 2, 3, 4}, {})[2], 0.0f);
+}
+
+TEST(SamplerOpenAiStepsTest, ABannedForcedTokenStillWinsUnderAMaskAllowingOnlyIt) {
+  // A constraint's forced token keeps probability 1 (what free guesses rely on).
+  SamplerConfig config;
+  config.logit_bias = {{2, -100}};
+  TokenMask mask;
+  mask.Resize(4);
+  mask.Allow(2);
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 4));
+  std::vector<float> p(4);
+  sampler.Distribution({1, 2, 3, 4}, {}, absl::MakeSpan(p), &mask);
+  EXPECT_THAT(p, ElementsAre(0, 0, 1, 0));
+}
+
+TEST(SamplerOpenAiStepsTest, OutputStartMovesWhatCountsAndSetOutputStartChangesIt) {
+  SamplerConfig config;
+  config.temperature = 0;
+  config.presence_penalty = 2;
+  ASSERT_OK_AND_ASSIGN(Sampler sampler, Sampler::Create(config, 3));
+  const std::vector<float> logits = {0, 1, 0.5f};
+  const std::vector<int32_t> context = {1, 2};
+  EXPECT_EQ(sampler.Sample(logits, context, 2), 0);  // output_start 0: 1 and 2 penalised
+  sampler.set_output_start(1);
+  EXPECT_EQ(sampler.Sample(logits, context, 2), 1);  // only 2 is output
+  sampler.set_output_start(5);                       // beyond the context: nothing counts
+  EXPECT_EQ(sampler.Sample(logits, context, 2), 1);
 }
 
 }  // namespace

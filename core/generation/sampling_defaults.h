@@ -23,6 +23,8 @@ struct SamplingDefaults {
   static constexpr float kMinP = 0.05f;
   static constexpr float kRepetitionPenalty = 1.0f;  // off
   static constexpr int32_t kPenaltyWindow = 64;
+  static constexpr float kPresencePenalty = 0.0f;   // off
+  static constexpr float kFrequencyPenalty = 0.0f;  // off
 };
 
 // A SamplerConfig with every field at its default and the given seed.

@@ -42,6 +42,8 @@ absl::StatusOr<GenerationResult> Session::Generate(absl::Span<const int32_t> con
                                                    TokenConstraint* constraint) {
   RETURN_IF_ERROR(ValidateGenerateRequest(context, max_tokens, context_size()));
   const OutputConstraint constrained{constraint, static_cast<int64_t>(context.size())};
+  // The output begins after the context: the OpenAI penalties count from there.
+  sampler_.set_output_start(static_cast<int64_t>(context.size()));
   GenerationResult result;
   // (A cache whose sliding-window layers dropped the positions needed restarts from 0.)
   const int64_t reused = cache_->ResumePoint(

@@ -63,7 +63,8 @@ class Session {
 
   // Generates up to `max_tokens` tokens after `context`, reporting each to `on_token`,
   // constrained by `constraint` if not null (synced to the output for each token; it must not
-  // be used elsewhere during the call).
+  // be used elsewhere during the call). The output begins after `context` (the sampler's
+  // output_start, for the presence and frequency penalties).
   // kInvalidArgument for an empty context or a non-positive limit, kOutOfRange for a context
   // longer than the cache; forward-pass errors (e.g. an id outside the vocabulary) as is;
   // kInvalidArgument for a dead end of the constraint (DeadEndError).

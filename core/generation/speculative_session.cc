@@ -83,6 +83,8 @@ absl::StatusOr<GenerationResult> SpeculativeSession::Generate(
   const bool timed = options_.adaptive;
   // The output begins after the context.
   const int64_t start = static_cast<int64_t>(context.size());
+  target_.sampler.set_output_start(start);  // the OpenAI penalties count from there
+  draft_.sampler.set_output_start(start);
   InProcessTarget target(target_.decoder, target_.state, target_.sampler, seed, &verify_scratch_,
                          timed, OutputConstraint{constraints.target, start});
   InProcessDraft draft(draft_.decoder, draft_.state, draft_.sampler, seed, timed,

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -195,6 +196,7 @@ class TargetDistribution {
                                       int64_t draws) {
     std::map<Outcome, double> out;
     std::vector<int32_t> tokens = prompt;
+    sampler_.set_output_start(static_cast<int64_t>(prompt.size()));  // the OpenAI penalties
     Expand(tokens, prompt.size(), depth, 1.0, draws, out);
     return out;
   }
@@ -352,6 +354,62 @@ TEST_F(SpeculativeSessionTest, PipelinedOutputIsTheSequentialOutput) {
       const std::vector<int32_t> expected = Generate(*sequential, cases[0].prompt_ids, 96);
       EXPECT_EQ(Generate(*pipelined, cases[0].prompt_ids, 96, &r), expected);
     }
+  }
+}
+
+// logit_bias and OpenAI's presence and frequency penalties are sampler steps both models
+// apply, each position with its own generated tokens (earlier guesses included): sampled
+// output stays distributed as the target's own with the same steps, for either coupling. The
+// bias bans the target's greedy first token and favours its second; the negative presence
+// penalty makes repeating a generated token likelier, so the counts matter at every depth.
+TEST_F(SpeculativeSessionTest, BiasedAndPenalisedTokensAreDistributedAsTheTargetsOwn) {
+  SessionOptions greedy;
+  greedy.sampler = GreedyConfig();
+  greedy.context_size = 32;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> alone, Session::Create(*target_, pool_, greedy));
+  std::vector<int32_t> first;
+  ASSERT_OK(alone
+                ->Generate(kOpenPrompt, 2,
+                           [&](int32_t t) {
+                             first.push_back(t);
+                             return true;
+                           })
+                .status());
+  ASSERT_EQ(first.size(), 2u);
+  SamplerConfig biased = PlainT1();
+  biased.logit_bias = {{std::min(first[0], first[1]), first[0] < first[1] ? -100.0f : 2.0f},
+                       {std::max(first[0], first[1]), first[0] < first[1] ? 2.0f : -100.0f}};
+  if (first[0] == first[1]) biased.logit_bias = {{first[0], -100.0f}};
+  biased.presence_penalty = -1.5f;
+  biased.frequency_penalty = 0.5f;
+  SamplerConfig gumbel = biased;
+  gumbel.coupling = Coupling::kGumbel;
+  gumbel.top_k = 20;
+  for (const LosslessCase& c : std::vector<LosslessCase>{
+           {"first4layers T=1 logit_bias penalties", kDrafts[2], biased},
+           {"gumbel distilled T=1 top-k logit_bias penalties", kDrafts[3], gumbel}}) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(c.draft));
+    TargetDistribution target(*target_, pool_, c.config);
+    const std::map<Outcome, double> expected = target.Enumerate(kOpenPrompt, kDepth, kSeeds);
+    std::map<Outcome, int64_t> observed;
+    SpeculativeOptions options = Options(c.config, 2, 32);
+    options.session.stop_ids = {};
+    std::unique_ptr<SpeculativeSession> session = NewSession(*draft, options);
+    SpeculationStats stats;
+    for (int64_t seed = 0; seed < kSeeds; ++seed) {
+      session->set_seed(seed);
+      GenerationResult r;
+      const Outcome tokens = Generate(*session, kOpenPrompt, kDepth, &r);
+      EXPECT_NE(tokens[0], first[0]) << "the banned token was drawn";
+      ++observed[tokens];
+      stats.drafted += r.speculation.drafted;
+      stats.accepted += r.speculation.accepted;
+    }
+    const ChiSquareResult result = ChiSquareTest(observed, expected, kSeeds);
+    EXPECT_FALSE(result.rejected()) << result.ToString();
+    std::printf("%s: %s; acceptance %.3f\n", c.name.c_str(), result.ToString().c_str(),
+                stats.acceptance_rate());
   }
 }
 

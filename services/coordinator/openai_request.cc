@@ -10,6 +10,7 @@
 #include "core/generation/token_logprobs.h"
 #include "services/coordinator/openai_constraint.h"
 #include "services/coordinator/openai_fields.h"
+#include "services/coordinator/openai_sampling.h"
 #include "services/coordinator/openai_tools.h"
 
 namespace tandem {
@@ -29,13 +30,6 @@ using openai::Number;
 using openai::String;
 using openai::Unsupported;
 using openai::WrongType;
-
-// A refused OpenAI feature accepted only at its neutral value.
-absl::Status OnlyZero(absl::string_view field, const Value& v, absl::string_view why) {
-  ASSIGN_OR_RETURN(double d, Number(field, v));
-  if (d != 0) return Unsupported(field, absl::StrCat(field, " other than 0"), why);
-  return absl::OkStatus();
-}
 
 absl::Status TokenIds(absl::string_view field, const json::Array& ids, v1::TokenIds* out) {
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -266,6 +260,11 @@ absl::Status SamplingField(const std::string& key, const Value& v, v1::SamplingP
     s->set_seed(static_cast<uint64_t>(seed));
     return absl::OkStatus();
   }
+  // --- #30 sampling ---
+  if (key == "logit_bias" || key == "presence_penalty" || key == "frequency_penalty") {
+    return openai::OpenAiSamplingField(key, v, s);
+  }
+  // --- end ---
   return absl::NotFoundError(key);
 }
 
@@ -338,17 +337,9 @@ absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
     }
     return absl::OkStatus();
   }
-  if (key == "presence_penalty" || key == "frequency_penalty") {
-    return OnlyZero(key, v, " (Tandem offers repetition_penalty instead)");
-  }
   if (key == "echo" && !chat) {
     ASSIGN_OR_RETURN(bool b, Bool(key, v));
     if (b) return Unsupported("echo", "echo", "");
-    return absl::OkStatus();
-  }
-  if (key == "logit_bias") {
-    if (!v.is_object()) return WrongType(key, "an object", v);
-    if (!v.as_object().empty()) return Unsupported(key, "a non-empty logit_bias", "");
     return absl::OkStatus();
   }
   return Unsupported(key, absl::StrCat("field '", key, "'"), "");

@@ -107,6 +107,7 @@ absl::StatusOr<v1::VerifyResult> WorkerTarget::Call(const VerifyCall& call, int3
     }
     if (proposal.tokens.empty()) verify->set_continue_tokens(continue_tokens);
     SamplerConfigToProto(p_.sampler, verify->mutable_sampling());
+    verify->set_output_start(static_cast<int32_t>(p_.sampler.output_start));
     verify->set_logprobs(p_.logprobs);
     verify->set_top_logprobs(p_.top_logprobs);
     const auto start = Clock::now();
@@ -186,6 +187,7 @@ absl::Status WorkerDraft::Call(absl::Span<const int32_t> sequence, int32_t k, Pr
   draft->mutable_tokens()->Assign(sequence.begin() + from, sequence.end());
   draft->set_num_tokens(k);
   SamplerConfigToProto(p_.sampler, draft->mutable_sampling());
+  draft->set_output_start(static_cast<int32_t>(p_.sampler.output_start));
   // Positions the draft runs: the new tokens in one batch, then one step per further guess.
   const int64_t work = draft->tokens_size() + k - 1;
   const auto start = Clock::now();

@@ -151,6 +151,12 @@ absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const Reque
   }
   RETURN_IF_ERROR(CheckStops(request, limits));
   RETURN_IF_ERROR(CheckPrediction(request.prediction(), limits));
+  // --- #30 sampling ---
+  if (request.sampling().logit_bias_size() > limits.max_logit_bias) {
+    return TooLong("sampling.logit_bias", request.sampling().logit_bias_size(),
+                   limits.max_logit_bias, "entries");
+  }
+  // --- end ---
   return CheckConstraint(request.constraint(), limits);
 }
 

@@ -38,6 +38,8 @@ struct RequestLimits {
   int max_embed_inputs = 2048;        // EmbedRequest.inputs
   int64_t max_embed_tokens = 65536;   // EmbedRequest: token ids (and, after tokenizing, tokens)
                                       // of all inputs together; texts: max_prompt_bytes each
+  // --- #30 sampling ---
+  int max_logit_bias = 1024;  // sampling.logit_bias entries (each costs every sampled position)
   // --- end ---
 };
 

@@ -209,7 +209,24 @@ INSTANTIATE_TEST_SUITE_P(
                     r.mutable_constraint()->mutable_json_object();
                     return r;
                   },
-                  absl::StatusCode::kOk, ""}),
+                  absl::StatusCode::kOk, ""},
+        LimitCase{"LogitBiasAtTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    for (int id = 0; id < 1024; ++id)
+                      (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
+                    return r;
+                  },
+                  absl::StatusCode::kOk, ""},
+        LimitCase{"LogitBiasOverTheLimit",
+                  [] {
+                    v1::GenerateRequest r = Text(5);
+                    for (int id = 0; id < 1025; ++id)
+                      (*r.mutable_sampling()->mutable_logit_bias())[id] = 1;
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "sampling.logit_bias is 1025 entries; the limit is 1024"}),
     [](const ::testing::TestParamInfo<LimitCase>& info) { return info.param.name; });
 
 TEST(TokenizeLimitsTest, TextAndChatsAreBoundedLikeGeneratePrompts) {

@@ -157,6 +157,7 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   // Unset fields take the one set of defaults (sampling_defaults.h).
   p.sampler = SamplerConfigFromProto(request.sampling(), fresh_seed);
   RETURN_IF_ERROR(ValidateSamplerConfig(p.sampler, settings.vocab_size));
+  RETURN_IF_ERROR(CheckLogitBiasVocabulary(p.sampler, settings.vocab_size));
   RETURN_IF_ERROR(CheckCounts(request));
   RETURN_IF_ERROR(CheckLogprobsRequest(request));
   RETURN_IF_ERROR(CheckEnums(request.speculation()));
@@ -169,7 +170,9 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   valid.stop_strings.assign(request.stop_strings().begin(), request.stop_strings().end());
   std::string rendered;
   ASSIGN_OR_RETURN(p.context, PromptTokens(request, settings.vocab_size, tokenize, &rendered));
+  // The output begins after the prompt (a request resumed from its history keeps both).
   p.output_start = static_cast<int64_t>(p.context.size());
+  p.sampler.output_start = p.output_start;  // the OpenAI penalties count from there
   if (p.speculate) {
     ASSIGN_OR_RETURN(p.prediction,
                      PredictionTokens(request.prediction(), settings.vocab_size, tokenize));

@@ -1,5 +1,6 @@
 #include "services/coordinator/validated_request.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -102,6 +103,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadRequestCase{"NegativePenaltyWindow",
                        [](R& r) { r.mutable_sampling()->set_penalty_window(-2); }, kInvalid,
                        "sampler penalty_window must be >= 0, got -2", false},
+        BadRequestCase{"LogitBiasBeyondTheVocabulary",
+                       [](R& r) { (*r.mutable_sampling()->mutable_logit_bias())[100] = 1; },
+                       kInvalid, "sampler logit_bias token 100 is outside the vocabulary of 100",
+                       false},
+        BadRequestCase{"NegativeLogitBiasId",
+                       [](R& r) { (*r.mutable_sampling()->mutable_logit_bias())[-3] = 1; },
+                       kInvalid, "sampler logit_bias token -3 is negative or out of increasing order",
+                       false},
+        BadRequestCase{"LogitBiasAbove100",
+                       [](R& r) { (*r.mutable_sampling()->mutable_logit_bias())[5] = 150; },
+                       kInvalid, "sampler logit_bias of token 5 must be in [-100, 100], got 150",
+                       false},
+        BadRequestCase{"NanLogitBias",
+                       [](R& r) { (*r.mutable_sampling()->mutable_logit_bias())[5] = NAN; },
+                       kInvalid, "sampler logit_bias of token 5 must be in [-100, 100], got nan",
+                       false},
+        BadRequestCase{"PresencePenaltyAbove2",
+                       [](R& r) { r.mutable_sampling()->set_presence_penalty(2.5f); }, kInvalid,
+                       "sampler presence_penalty must be in [-2, 2], got 2.5", false},
+        BadRequestCase{"InfiniteFrequencyPenalty",
+                       [](R& r) { r.mutable_sampling()->set_frequency_penalty(-INFINITY); },
+                       kInvalid, "sampler frequency_penalty must be in [-2, 2], got -inf", false},
         BadRequestCase{"NegativeMaxTokens", [](R& r) { r.set_max_tokens(-1); }, kInvalid,
                        "max_tokens -1 < 0", false},
         BadRequestCase{"DraftTokensAbove16",
@@ -304,6 +327,23 @@ TEST(ValidateGenerateRequestTest, NgramFallbackOnlyForAnUnspecifiedMethod) {
   request.mutable_speculation()->set_method(v1::SPECULATION_METHOD_DRAFT_MODEL);
   ASSERT_OK_AND_ASSIGN(ValidatedRequest draft_model, Validate(request, settings));
   EXPECT_FALSE(draft_model.rounds.ngram_fallback);
+}
+
+TEST(ValidateGenerateRequestTest, OpenAiSamplingFieldsAndTheOutputStart) {
+  v1::GenerateRequest request = Valid();
+  (*request.mutable_sampling()->mutable_logit_bias())[99] = -100;
+  (*request.mutable_sampling()->mutable_logit_bias())[0] = 2.5f;
+  request.mutable_sampling()->set_presence_penalty(-2);
+  request.mutable_sampling()->set_frequency_penalty(0.5f);
+  FakeTokenizer tokenizer;
+  ASSERT_OK_AND_ASSIGN(
+      ValidatedRequest valid,
+      ValidateGenerateRequest(request, Settings(), kFreshSeed, tokenizer.AsFunction()));
+  const SamplerConfig& s = valid.rounds.sampler;
+  EXPECT_THAT(s.logit_bias, ElementsAre(LogitBias{0, 2.5f}, LogitBias{99, -100}));
+  EXPECT_EQ(s.presence_penalty, -2);
+  EXPECT_EQ(s.frequency_penalty, 0.5f);
+  EXPECT_EQ(s.output_start, 3);  // the prompt's three tokens
 }
 
 TEST(ValidateGenerateRequestTest, CouplingComesFromSpeculationNotSampling) {

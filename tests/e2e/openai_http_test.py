@@ -290,7 +290,8 @@ def test_errors_come_in_openai_shape_with_their_status():
     cases = [  # (fields, endpoint, status, client error class, words in the message)
         ({"model": "gpt-4"}, "chat", 404, "NotFoundError", "the model 'gpt-4' does not exist"),
         ({"n": 2}, "chat", 400, "BadRequestError", "n = 2 is not supported"),
-        ({"presence_penalty": 0.5}, "chat", 400, "BadRequestError", "presence_penalty other"),
+        ({"presence_penalty": 2.5}, "chat", 400, "BadRequestError",
+         "presence_penalty: 2.5 is outside [-2, 2]"),
         ({"logprobs": True, "top_logprobs": 21}, "chat", 400, "BadRequestError",
          "top_logprobs: 21 is outside [0, 20]"),
         ({"temperature": -1}, "completions", 400, "BadRequestError", "temperature"),

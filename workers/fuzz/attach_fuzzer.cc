@@ -107,7 +107,10 @@ v1::SessionRequest ReadRequest(FuzzReader& in, uint64_t request_id, bool first, 
       d->set_position(Position(in, cached));
       ReadTokens(in, d->mutable_tokens());
       d->set_num_tokens(in.Pick<int32_t>({1, 2, 4, 0, -1, 64, 65, INT32_MAX}));
-      if (in.Bool()) ReadSampling(in, d->mutable_sampling());
+      if (in.Bool()) {
+        ReadSampling(in, d->mutable_sampling());
+        d->set_output_start(in.Pick<int32_t>({0, cached, cached + 1, -1, INT32_MAX}));  // #30
+      }
       break;
     }
     case 5:
@@ -117,7 +120,10 @@ v1::SessionRequest ReadRequest(FuzzReader& in, uint64_t request_id, bool first, 
       ReadTokens(in, v->mutable_tokens());
       v->set_pending_token(ReadTokenId(in));
       for (int n = in.Byte() % 5; n > 0; --n) ReadGuess(in, v->add_guesses());
-      if (in.Bool()) ReadSampling(in, v->mutable_sampling());
+      if (in.Bool()) {
+        ReadSampling(in, v->mutable_sampling());
+        v->set_output_start(in.Pick<int32_t>({0, cached, cached + 1, -1, INT32_MAX}));  // #30
+      }
       break;
     }
     case 7:

@@ -42,6 +42,12 @@ void ReadSampling(FuzzReader& in, v1::SamplingParams* s) {
   if (set & 16) s->set_repetition_penalty(in.Float());
   if (set & 32) s->set_penalty_window(in.Int());
   if (set & 64) s->set_seed(in.Raw<uint64_t>());
+  if (set & 128) {  // issue #30: OpenAI's logit_bias and penalties, any values
+    s->set_presence_penalty(in.Float());
+    s->set_frequency_penalty(in.Float());
+    const int entries = in.Byte() % 5;
+    for (int i = 0; i < entries; ++i) (*s->mutable_logit_bias())[ReadTokenId(in)] = in.Float();
+  }
 }
 
 // Up to `max_size` printable ASCII characters and newlines: text a client could send (a

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/generation/fuzz/sampler_fuzz_input.h"
@@ -38,6 +39,29 @@ std::vector<uint8_t> Case(uint8_t temperature, uint8_t top_k, uint8_t top_p, uin
       .Build();
 }
 
+// Issue #30's steps over 40 tokens of small-integer logits: a context of 8 whose last
+// `8 - output_start` count as generated, presence and frequency penalties, logit_bias entries
+// (bias table: -100, 100, 0, 1, -1, 99.999, -100.001, 50).
+std::vector<uint8_t> OpenAiCase(uint8_t temperature, uint8_t presence, uint8_t frequency,
+                                uint8_t output_start,
+                                const std::vector<std::pair<uint8_t, uint8_t>>& bias) {
+  std::vector<uint8_t> logits;
+  for (int i = 0; i < 40; ++i) logits.push_back(static_cast<uint8_t>(i * 7));
+  return SamplerCaseEncoder()
+      .Vocab(40)
+      .FloatEdge(temperature)
+      .IntEdge(0)
+      .FloatEdge(kTopP)
+      .FloatEdge(kMinP)
+      .FloatEdge(kOne)
+      .IntEdge(8)
+      .Seed(output_start)
+      .Context({1, 2, 3, 5, 8, 13, 21, 34})
+      .Logits(LogitPattern::kSmallInts, logits)
+      .OpenAiSteps(presence, frequency, output_start, bias)
+      .Build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +85,12 @@ int main(int argc, char** argv) {
   seeds.push_back(Case(kPointEight, 0, kOne, kZero, kTiny, 8, LogitPattern::kRaw, ++n));
   seeds.push_back(Case(kPointEight, 0, kOne, kMinP, kOne, 8, LogitPattern::kRaw, ++n));
   seeds.push_back(Case(kHuge, 0, kOne, kZero, kOne, 8, LogitPattern::kExtremes, ++n));
+  constexpr uint8_t kTwo = 7, kMinusOne = 10, kNan = 14;
+  seeds.push_back(OpenAiCase(kZero, kTwo, kTwo, 0, {}));
+  seeds.push_back(OpenAiCase(kPointEight, kMinusOne, kTwo, 4, {{3, 0}, {5, 1}, {39, 3}}));
+  seeds.push_back(OpenAiCase(kZero, kZero, kZero, 0, {{1, 0}, {2, 0}, {41, 1}}));
+  seeds.push_back(OpenAiCase(kOne, kNan, kZero, 2, {{7, 6}, {6, 5}}));  // refused: NaN, order
+  seeds.push_back(OpenAiCase(kHuge, kTwo, kMinusOne, 8, {{0, 0}, {8, 7}, {9, 2}}));
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
   for (size_t i = 0; i < seeds.size(); ++i) {

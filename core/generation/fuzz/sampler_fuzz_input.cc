@@ -93,6 +93,23 @@ float LogitFrom(LogitPattern pattern, Reader& in) {
   }
 }
 
+// logit_bias, presence and frequency penalties, output_start (issue #30): edge values or raw
+// bytes; ids from the integer edges (the vocabulary's bounds, -1, int32's) or small raw ones,
+// in the order read (so out-of-order and repeated ids reach Create's refusal too).
+void ReadOpenAiSteps(Reader& in, SamplerCase* c) {
+  c->config.presence_penalty = in.Float();
+  c->config.frequency_penalty = in.Float();
+  c->config.output_start = in.Byte() % 70;
+  constexpr float kBiases[] = {-100.0f, 100.0f, 0.0f, 1.0f, -1.0f, 99.999f, -100.001f, 50.0f};
+  const int entries = in.Byte() % 9;
+  for (int i = 0; i < entries; ++i) {
+    const uint8_t kind = in.Byte();
+    const int32_t id = kind % 2 ? in.Int(c->vocab_size) : in.Byte() % (c->vocab_size + 2);
+    const float bias = kind & 2 ? in.Float() : kBiases[in.Byte() % 8];
+    c->config.logit_bias.push_back({id, bias});
+  }
+}
+
 }  // namespace
 
 int FloatEdgeCount() { return kFloatEdgeCount; }
@@ -119,6 +136,7 @@ SamplerCase DecodeSamplerCase(const uint8_t* data, size_t size) {
   } else {
     for (int64_t i = 0; i < c.vocab_size; ++i) c.logits.push_back(LogitFrom(pattern, in));
   }
+  ReadOpenAiSteps(in, &c);  // last, so that older seeds decode as before
   return c;
 }
 
@@ -167,6 +185,15 @@ SamplerCaseEncoder& SamplerCaseEncoder::Logits(LogitPattern pattern,
                                                const std::vector<uint8_t>& bytes) {
   bytes_.push_back(static_cast<uint8_t>(pattern));
   bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  return *this;
+}
+
+SamplerCaseEncoder& SamplerCaseEncoder::OpenAiSteps(
+    uint8_t presence, uint8_t frequency, uint8_t output_start,
+    const std::vector<std::pair<uint8_t, uint8_t>>& bias) {
+  bytes_.insert(bytes_.end(), {presence, frequency, output_start});
+  bytes_.push_back(static_cast<uint8_t>(bias.size()));
+  for (const auto& [id, index] : bias) bytes_.insert(bytes_.end(), {uint8_t{0}, id, index});
   return *this;
 }
 

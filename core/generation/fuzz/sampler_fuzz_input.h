@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/generation/sampler.h"
@@ -46,6 +47,10 @@ class SamplerCaseEncoder {
   SamplerCaseEncoder& Seed(uint64_t seed);
   SamplerCaseEncoder& Context(const std::vector<uint16_t>& ids);
   SamplerCaseEncoder& Logits(LogitPattern pattern, const std::vector<uint8_t>& bytes);
+  // After exactly the logits' bytes: the presence and frequency penalties (float edge
+  // indices), output_start, and logit_bias entries of (small id, index into the bias table).
+  SamplerCaseEncoder& OpenAiSteps(uint8_t presence, uint8_t frequency, uint8_t output_start,
+                                  const std::vector<std::pair<uint8_t, uint8_t>>& bias);
   std::vector<uint8_t> Build() const { return bytes_; }
 
  private:

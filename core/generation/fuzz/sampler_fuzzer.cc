@@ -2,7 +2,8 @@
 // and a context (sampler_fuzz_input.h). Create must either refuse the settings with
 // kInvalidArgument, or the sampler must behave on them:
 //  - Sample and SampleWithUniform return an id in [0, vocab) that the distribution keeps;
-//    greedy (temperature 0) without a penalty returns the arg max, lowest id on ties;
+//    greedy (temperature 0) without a penalty or a logit_bias returns the arg max, lowest id
+//    on ties;
 //  - both Distribution forms give finite probabilities in [0, 1] summing to 1 (within 1e-3),
 //    the sparse ids strictly increasing and equal to the dense form's non-zero entries;
 //  - Draw over non-negative weights returns -1 exactly when none is positive, else an index
@@ -27,10 +28,12 @@ namespace {
 void PrintCase(const fuzzing::SamplerCase& c) {
   std::fprintf(stderr,
                "vocab %lld temperature %g top_k %d top_p %g min_p %g repetition_penalty %g "
-               "penalty_window %d context %zu\n",
+               "penalty_window %d context %zu presence %g frequency %g output_start %lld "
+               "logit_bias %zu\n",
                static_cast<long long>(c.vocab_size), c.config.temperature, c.config.top_k,
                c.config.top_p, c.config.min_p, c.config.repetition_penalty, c.config.penalty_window,
-               c.context.size());
+               c.context.size(), c.config.presence_penalty, c.config.frequency_penalty,
+               static_cast<long long>(c.config.output_start), c.config.logit_bias.size());
 }
 
 #define CHECK_CASE(condition, ...)              \
@@ -120,7 +123,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int32_t with_uniform = sampler.SampleWithUniform(c.logits, c.context, c.uniform);
   CHECK_CASE(with_uniform >= 0 && with_uniform < c.vocab_size, "SampleWithUniform gave %d",
              with_uniform);
-  if (sampler.greedy() && (c.config.repetition_penalty == 1.0f || c.context.empty())) {
+  // Without a step that moves logits: no repetition penalty over a context, no logit_bias, no
+  // OpenAI penalty over generated tokens.
+  const bool unmoved = (c.config.repetition_penalty == 1.0f || c.context.empty()) &&
+                       c.config.logit_bias.empty() &&
+                       ((c.config.presence_penalty == 0 && c.config.frequency_penalty == 0) ||
+                        static_cast<int64_t>(c.context.size()) <= c.config.output_start);
+  if (sampler.greedy() && unmoved) {
     int32_t best = 0;
     for (int32_t i = 1; i < c.vocab_size; ++i) {
       if (c.logits[i] > c.logits[best]) best = i;

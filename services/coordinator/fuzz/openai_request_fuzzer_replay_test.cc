@@ -38,6 +38,11 @@ const char* const kHostile[] = {
     "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": \"text\", "
     "\"type\": \"json_object\"}, \"regex\": \"\\u0000\"}",
     "{\"model\": \"m\", \"prompt\": \"p\", \"response_format\": {\"type\": null}}",
+    // Issue #30: logit_bias keys that are not token ids, repeated ids, extreme values.
+    "{\"model\": \"m\", \"prompt\": \"p\", \"logit_bias\": {\"\": 1, \"-0\": 1, \"1e3\": 1}}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"logit_bias\": {\"7\": 1, \"7\": -100, \"007\": 1}}",
+    "{\"model\": \"m\", \"prompt\": \"p\", \"logit_bias\": {\"4294967296\": 1e39}, "
+    "\"presence_penalty\": -1e-320, \"frequency_penalty\": 1e308}",
 };
 
 std::vector<fuzzing::Input> Seeds() {
