@@ -13,10 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/base/json.h"
+#include "services/coordinator/choices.h"
 #include "services/coordinator/generate_run.h"
 #include "services/coordinator/http_error.h"
 #include "services/coordinator/http_front.h"
-#include "services/coordinator/openai_logprobs.h"
+#include "services/coordinator/openai_choices.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/openai_response.h"
 #include "services/coordinator/public_status.h"
@@ -63,33 +64,11 @@ struct SseStream {
   std::unique_ptr<GenerateRun> run;
   std::vector<v1::GenerateResponse> pending;  // taken from the run, not yet written
   bool ended = false;
-  bool role_sent = false;
-  std::optional<OpenAiLogprobs> logprobs;  // when the request asked for them
+  // --- #30 n choices ---
+  // The chunks each message becomes, per choice (openai_choices.h).
+  std::optional<OpenAiStreamEvents> events;
+  // --- end ---
 };
-
-// The events one message of the run becomes (a chat stream opens with the role).
-std::vector<std::string> SseEvents(const OpenAiReply& reply, const v1::GenerateResponse& m,
-                                   bool* role_sent, std::optional<OpenAiLogprobs>& logprobs) {
-  std::vector<std::string> events;
-  if (reply.chat() && !*role_sent) {
-    *role_sent = true;
-    events.push_back(Sse(reply.RoleChunk()));
-  }
-  // With logprobs, tokens whose text is held back (an unfinished character) still send theirs.
-  const bool has_logprobs = logprobs && m.delta().logprobs_size() > 0;
-  const v1::TokenDelta& d = m.delta();
-  const bool has_parts = !d.reasoning_text().empty() || d.tool_calls_size() > 0;
-  if (m.has_delta() && (!d.text().empty() || has_logprobs || has_parts)) {
-    json::Value chunk_logprobs = logprobs ? logprobs->Of(d.logprobs()) : json::Value();
-    events.push_back(Sse(reply.chat() ? reply.DeltaChunk(d, std::move(chunk_logprobs))
-                                      : reply.TextChunk(d.text(), std::move(chunk_logprobs))));
-  }
-  if (m.has_final()) {
-    events.push_back(Sse(reply.FinishChunk(m.final())));
-    if (reply.include_usage()) events.push_back(Sse(reply.UsageChunk(m.final())));
-  }
-  return events;
-}
 
 HttpResponse JsonResponse(std::string body) {
   HttpResponse response;
@@ -291,6 +270,12 @@ void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange)
                      model_, "' (GET /v1/models)"))));
     return;
   }
+  // --- #30 n choices --- (checked again by the coordinator; here `n` is the error's param)
+  if (absl::Status n = CheckChoices(request->generate, options_.limits); !n.ok()) {
+    exchange.Respond(Error(OpenAiChoicesParam(n)));
+    return;
+  }
+  // --- end ---
   // The coordinator checks the same limits again; here a violation is told apart as 413.
   if (absl::Status limits = CheckGenerateLimits(request->generate, options_.limits); !limits.ok()) {
     exchange.Respond(Error(limits, ErrorOrigin::kRequestLimit));
@@ -306,22 +291,16 @@ void HttpServer::Impl::Generate(const HttpRequest& http, HttpExchange& exchange)
 void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply& reply,
                                 HttpExchange& exchange) {
   RequestLog log(request.generate);
-  std::string text;
-  std::string reasoning;
-  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;
-  v1::GenerationResult result;
+  // --- #30 n choices --- (each message goes to its choice)
+  OpenAiChoices choices(request.endpoint, ChoiceCount(request.generate),
+                        request.generate.logprobs());
   // A client that leaves cancels the request, queued (polled every 20 ms) or running (every
   // round).
   const absl::Status status = coordinator_->Generate(
       request.generate,
       [&](const v1::GenerateResponse& message) {
         log.Saw(message);
-        if (message.has_delta()) {
-          text += message.delta().text();
-          reasoning += message.delta().reasoning_text();
-        }
-        for (const v1::TokenLogprobs& l : message.delta().logprobs()) *logprobs.Add() = l;
-        if (message.has_final()) result = message.final();
+        choices.Add(message);
         return true;
       },
       [&] { return stopping_ || exchange.ClientGone(); });
@@ -330,9 +309,8 @@ void HttpServer::Impl::Complete(const OpenAiRequest& request, const OpenAiReply&
     exchange.Respond(Error(status));
     return;
   }
-  json::Value choice_logprobs;
-  if (request.generate.logprobs()) choice_logprobs = OpenAiLogprobs(request.endpoint).Of(logprobs);
-  exchange.Respond(JsonResponse(reply.Complete(text, reasoning, result, std::move(choice_logprobs))));
+  exchange.Respond(JsonResponse(choices.Reply(reply)));
+  // --- end ---
 }
 
 std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateRequest& generate,
@@ -356,7 +334,7 @@ std::unique_ptr<GenerateRun> HttpServer::Impl::StartRun(const v1::GenerateReques
 void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& reply,
                               HttpExchange& exchange) {
   SseStream stream;
-  if (request.generate.logprobs()) stream.logprobs.emplace(request.endpoint);
+  stream.events.emplace(reply, ChoiceCount(request.generate), request.generate.logprobs());
   stream.run = StartRun(request.generate, exchange);  // joined when `stream` goes
   // Until the first message the request can still fail with its own status (a bad sampling
   // value, a full queue, no target): wait for it.
@@ -379,8 +357,8 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
 bool HttpServer::Impl::Pump(SseStream& stream, const OpenAiReply& reply, HttpExchange& exchange) {
   for (;;) {
     for (const v1::GenerateResponse& m : stream.pending) {
-      for (const std::string& event : SseEvents(reply, m, &stream.role_sent, stream.logprobs)) {
-        if (!exchange.Write(event)) return false;
+      for (const std::string& event : stream.events->Of(m)) {
+        if (!exchange.Write(Sse(event))) return false;
       }
     }
     stream.pending.clear();

@@ -52,7 +52,7 @@ const Converts kConverts[] = {
          "logprobs": false, "user": "u", "logit_bias": {}, "response_format": {"type": "text"}})",
      R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
         max_tokens: 7 sampling { temperature: 0 top_p: 0.5 seed: 42 top_k: 3 min_p: 0.25
-        repetition_penalty: 1.5 })"},
+        repetition_penalty: 1.5 } n: 1)"},
     {"NullMeansUnset", kChat,
      R"({"model": "m", "messages": [{"role": "user", "content": "x", "name": null}],
          "temperature": null, "stop": null, "tools": null, "n": null})",
@@ -61,6 +61,12 @@ const Converts kConverts[] = {
      R"(text: "p" stop_strings: "a" stop_strings: "bc")"},
     {"StopAsOneString", kText, R"({"model": "m", "prompt": "p", "stop": "\n"})",
      R"(text: "p" stop_strings: "\n")"},
+    // --- #30 n choices ---
+    {"SeveralChoices", kText, R"({"model": "m", "prompt": "p", "n": 3})", R"(text: "p" n: 3)"},
+    {"SeveralChatChoices", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 2})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true } n: 2)"},
+    // --- end ---
     {"PromptAsTokenIds", kText, R"({"model": "m", "prompt": [1, 2, 3], "max_tokens": 4})",
      R"(token_ids { ids: [1, 2, 3] } max_tokens: 4)"},
     {"PromptAsOneElementLists", kText, R"({"model": "m", "prompt": [[5, 6]]})",
@@ -218,8 +224,14 @@ const Refuses kRefuses[] = {
          "max_completion_tokens": 6})",
      "max_completion_tokens: differs from the other"},
     {"NegativeSeed", kText, R"({"model": "m", "prompt": "p", "seed": -1})", "seed: -1 is outside"},
-    {"TwoChoices", kText, R"({"model": "m", "prompt": "p", "n": 2})",
-     "n = 2 is not supported by Tandem's OpenAI-compatible API (only 1 choice per request)"},
+    {"ZeroChoices", kText, R"({"model": "m", "prompt": "p", "n": 0})",
+     "n: 0 is outside [1, 2147483647]"},
+    {"ChoicesAsFloat", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 1.5})",
+     "n: expected an integer, got number"},
+    {"BestOfTwo", kText, R"({"model": "m", "prompt": "p", "best_of": 2})",
+     "best_of = 2 is not supported by Tandem's OpenAI-compatible API (ask for several choices "
+     "with n and rank them yourself)"},
     {"PresencePenalty", kText, R"({"model": "m", "prompt": "p", "presence_penalty": 0.5})",
      "presence_penalty other than 0 is not supported by Tandem's OpenAI-compatible API "
      "(Tandem offers repetition_penalty instead)"},
@@ -402,7 +414,7 @@ TEST(OpenAiRequestTest, RefusalsNameTheirFieldAsParam) {
     const char* body;
     const char* param;
   } kCases[] = {
-      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 2})", "n"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 0})", "n"},
       {R"({"model": "m", "messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
       {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "x"})",
        "tool_choice"},

@@ -31,6 +31,11 @@ struct RequestLimits {
   // Tools a chat request offers (the tool-call grammar's own bound: kMaxToolCallTools); their
   // names, descriptions and schemas together are bounded as a constraint's text.
   int max_tools = static_cast<int>(kMaxToolCallTools);
+  // --- #30 n choices ---
+  // Choices one request may ask for (GenerateRequest.n; --max-choices): checked by
+  // CheckChoices (choices.h), kInvalidArgument naming `n`.
+  int max_choices = 8;
+  // --- end ---
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);
