@@ -113,7 +113,7 @@ TEST_F(ChoicesGenerateTest, SeededChoicesShareThePrefillAndAreReproducible) {
       EXPECT_EQ(c.final.usage().cached_prompt_tokens(), 0);  // the one prefill
     } else {
       // The prompt's whole blocks came from choice 0's: only its last, partial block ran.
-      EXPECT_GT(c.final.usage().cached_prompt_tokens(), prompt - 16) << i;
+      EXPECT_GE(c.final.usage().cached_prompt_tokens(), prompt - 16) << i;
       adopted += c.final.usage().cached_prompt_tokens();
     }
   }

@@ -134,7 +134,7 @@ class HttpServer::Impl {
   std::unique_ptr<GenerateRun> StartRun(const v1::GenerateRequest& generate,
                                         const HttpExchange& exchange);
   // Writes the stream's events until it ends (true) or the client is gone (false).
-  bool Pump(SseStream& stream, const OpenAiReply& reply, HttpExchange& exchange);
+  bool Pump(SseStream& stream, HttpExchange& exchange);
   HttpResponse Error(const absl::Status& status, ErrorOrigin origin = ErrorOrigin::kRequest) const;
   json::Object Models(const v1::DescribeModelResponse& described) const;
   std::string NewId(OpenAiEndpoint endpoint) {
@@ -351,10 +351,10 @@ void HttpServer::Impl::Stream(const OpenAiRequest& request, const OpenAiReply& r
   HttpResponse head;
   head.content_type = "text/event-stream";
   head.headers.emplace_back("Cache-Control", "no-cache");
-  if (!exchange.Start(head) || !Pump(stream, reply, exchange)) stream.run->Cancel();
+  if (!exchange.Start(head) || !Pump(stream, exchange)) stream.run->Cancel();
 }
 
-bool HttpServer::Impl::Pump(SseStream& stream, const OpenAiReply& reply, HttpExchange& exchange) {
+bool HttpServer::Impl::Pump(SseStream& stream, HttpExchange& exchange) {
   for (;;) {
     for (const v1::GenerateResponse& m : stream.pending) {
       for (const std::string& event : stream.events->Of(m)) {
