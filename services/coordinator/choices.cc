@@ -110,8 +110,8 @@ absl::Status CheckChoices(const v1::GenerateRequest& request, const RequestLimit
     return absl::InvalidArgumentError(absl::StrCat("n ", request.n(), " < 0"));
   }
   if (request.n() > limits.max_choices) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "n is ", request.n(), " choices; the limit is ", limits.max_choices, " (--max-choices)"));
+    return absl::InvalidArgumentError(absl::StrCat("n is ", request.n(), " choices; the limit is ",
+                                                   limits.max_choices, " (--max-choices)"));
   }
   if (request.n() > 1 && !request.session_id().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(

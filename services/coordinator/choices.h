@@ -47,8 +47,9 @@ absl::Status CheckChoices(const v1::GenerateRequest& request, const RequestLimit
 using ChoiceWrite = std::function<bool(const v1::GenerateResponse&)>;
 using ChoiceCancelled = std::function<bool()>;
 // Runs one single-choice request (Coordinator's own Generate path).
-using GenerateOneChoice = std::function<absl::Status(
-    const v1::GenerateRequest& request, const ChoiceWrite& write, const ChoiceCancelled& cancelled)>;
+using GenerateOneChoice =
+    std::function<absl::Status(const v1::GenerateRequest& request, const ChoiceWrite& write,
+                               const ChoiceCancelled& cancelled)>;
 
 // Runs the request's ChoiceCount(request) choices as the comment above says, each through
 // `generate` with n cleared and its own seed. The request was checked with CheckChoices.

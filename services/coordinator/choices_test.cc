@@ -183,8 +183,9 @@ TEST(GenerateChoicesTest, OthersStartAfterChoiceZerosFirstMessage) {
   v1::GenerateRequest request;
   request.set_n(4);
   request.mutable_sampling()->set_seed(3);
-  ASSERT_THAT(GenerateChoices(request, 0, Ref(fake), [](const v1::GenerateResponse&) { return true; },
-                              [] { return false; }),
+  ASSERT_THAT(GenerateChoices(
+                  request, 0, Ref(fake), [](const v1::GenerateResponse&) { return true; },
+                  [] { return false; }),
               IsOk());
   ASSERT_EQ(fake.started.size(), 4u);
   EXPECT_EQ(fake.started[0], 3u);  // choice 0, with the request's seed
@@ -237,9 +238,9 @@ TEST(GenerateChoicesTest, AnotherChoiceFailingEndsTheRequestWithItsError) {
   v1::GenerateRequest request;
   request.set_n(3);
   request.mutable_sampling()->set_seed(5);
-  EXPECT_THAT(GenerateChoices(request, 0, Ref(fake),
-                              [](const v1::GenerateResponse&) { return true; },
-                              [] { return false; }),
+  EXPECT_THAT(GenerateChoices(
+                  request, 0, Ref(fake), [](const v1::GenerateResponse&) { return true; },
+                  [] { return false; }),
               StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("context")));
 }
 
@@ -250,8 +251,7 @@ TEST(GenerateChoicesTest, ClientGoneCancelsEveryChoice) {
   request.set_n(3);
   int written = 0;
   EXPECT_THAT(GenerateChoices(
-                  request, 0, Ref(fake),
-                  [&](const v1::GenerateResponse&) { return ++written < 5; },
+                  request, 0, Ref(fake), [&](const v1::GenerateResponse&) { return ++written < 5; },
                   [] { return false; }),
               StatusIs(absl::StatusCode::kCancelled));
   EXPECT_EQ(written, 5);  // nothing is written after the failed write
@@ -261,9 +261,9 @@ TEST(GenerateChoicesTest, CancelledBeforeTheStartRunsNothingButChoiceZero) {
   FakeGenerate fake;
   v1::GenerateRequest request;
   request.set_n(3);
-  EXPECT_THAT(GenerateChoices(request, 0, Ref(fake),
-                              [](const v1::GenerateResponse&) { return true; },
-                              [] { return true; }),
+  EXPECT_THAT(GenerateChoices(
+                  request, 0, Ref(fake), [](const v1::GenerateResponse&) { return true; },
+                  [] { return true; }),
               StatusIs(absl::StatusCode::kCancelled));
   EXPECT_EQ(fake.started.size(), 1u);
 }

@@ -41,8 +41,8 @@ std::string OpenAiChoices::Reply(const OpenAiReply& reply) const {
     const Choice& c = choices_[i];
     json::Value logprobs;
     if (logprobs_) logprobs = OpenAiLogprobs(endpoint_).Of(c.logprobs);
-    json::Object choice = reply.Choice(static_cast<int32_t>(i), c.text, c.reasoning, c.result,
-                                       std::move(logprobs));
+    json::Object choice =
+        reply.Choice(static_cast<int32_t>(i), c.text, c.reasoning, c.result, std::move(logprobs));
     // Each choice's own seed, speculation and timing (the reply's are choice 0's).
     if (choices_.size() > 1) choice.Set("tandem", TandemStatistics(c.result));
     choices.emplace_back(std::move(choice));
@@ -53,8 +53,9 @@ std::string OpenAiChoices::Reply(const OpenAiReply& reply) const {
 OpenAiStreamEvents::OpenAiStreamEvents(const OpenAiReply& reply, int32_t n, bool logprobs)
     : reply_(reply), choices_(static_cast<size_t>(std::max(1, n))) {
   if (!logprobs) return;
-  for (Choice& c : choices_) c.logprobs.emplace(reply.chat() ? OpenAiEndpoint::kChatCompletions
-                                                             : OpenAiEndpoint::kCompletions);
+  for (Choice& c : choices_)
+    c.logprobs.emplace(reply.chat() ? OpenAiEndpoint::kChatCompletions
+                                    : OpenAiEndpoint::kCompletions);
 }
 
 std::vector<std::string> OpenAiStreamEvents::Of(const v1::GenerateResponse& m) {

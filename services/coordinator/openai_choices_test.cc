@@ -114,8 +114,8 @@ TEST(OpenAiChoicesTest, StreamedChunksCarryTheirIndexAndUsageComesLast) {
   ASSERT_EQ(chunks.size(), 8u);
   const struct {
     int64_t index;
-    const char* delta;     // the delta's JSON
-    const char* finish;    // null: none yet
+    const char* delta;   // the delta's JSON
+    const char* finish;  // null: none yet
   } kWant[] = {
       {0, R"({"role": "assistant", "content": ""})", nullptr},
       {0, R"({"content": "Hel"})", nullptr},

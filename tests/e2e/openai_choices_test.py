@@ -7,7 +7,7 @@ grouped by their choice index, concatenate to the plain reply's choices; usage c
 prompt once and every choice's tokens; the target worker served the second choice's prompt
 from the first's KV blocks (tandem_worker_prefix_cached_tokens_total); n over --max-choices
 and n with a session_id are 400 naming `n`; the gRPC stream tags each message with its
-choice_index.
+choice_index, and the Python client (tandem_client) each event with its choice.
 
 Needs TANDEM_BIN, TANDEM_SHARED (set by CTest), Node and the `openai` package in
 $TANDEM_NPM_DIR (default ~/.cache/tandem-npm; tools/setup.sh installs it); prints
@@ -26,6 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
 import opslib  # noqa: E402  (the shared test runner)
 import stacklib  # noqa: E402
 from stacklib import SCHEME, STUBS, Cluster  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "client", "python"))
+import tandem_client  # noqa: E402
 
 CLIENT = os.path.join(HERE, "openai_http_client.mjs")
 NPM_DIR = os.environ.get("TANDEM_NPM_DIR", os.path.expanduser("~/.cache/tandem-npm"))
@@ -164,6 +166,26 @@ def test_grpc_tags_every_message_with_its_choice_index():
     assert finals[0].seed == 7 and len({f.seed for f in finals.values()}) == 3
     assert last.HasField("request_usage") and last.request_usage.generated_tokens == 24, last
     assert sum(f.HasField("request_usage") for f in finals.values()) == 1
+
+
+def test_the_python_client_says_which_choice_each_event_is():
+    with tandem_client.Client(STACK.coordinator.address, **STACK.client_kwargs()) as c:
+        texts, results = {}, {}
+        for event in c.generate(PROMPT, n=2, max_tokens=8, temperature=1.0, seed=5,
+                                ignore_eos=True):
+            if isinstance(event, tandem_client.Delta):
+                texts[event.choice] = texts.get(event.choice, "") + event.text
+            else:
+                results[event.choice] = event
+        assert sorted(texts) == [0, 1] and sorted(results) == [0, 1], (texts, results)
+        assert results[0].seed == 5 and results[1].seed != 5, results
+        usage = [r.request_usage for r in results.values() if r.request_usage]
+        assert len(usage) == 1 and usage[0]["generated_tokens"] == 16, usage
+        try:
+            c.chat([("user", "Hi")], n=2)
+            raise AssertionError("chat() took n=2")
+        except ValueError:
+            pass
 
 
 def main():

@@ -202,8 +202,8 @@ void RunGenerate(Coordinator& coordinator, const v1::GenerateRequest& r) {
   if (!status.ok()) return;
   const int32_t max_tokens = r.max_tokens() > 0 ? r.max_tokens() : kDefaultMaxTokens;
   for (const ChoiceSeen& c : choices) {
-    TANDEM_FUZZ_ASSERT(c.finals == 1 && !c.delta_after_final, "%d final messages for %s",
-                       c.finals, request.c_str());
+    TANDEM_FUZZ_ASSERT(c.finals == 1 && !c.delta_after_final, "%d final messages for %s", c.finals,
+                       request.c_str());
     TANDEM_FUZZ_ASSERT(static_cast<int32_t>(c.ids.size()) <= max_tokens, "%zu ids for %s",
                        c.ids.size(), request.c_str());
     for (int32_t id : c.ids) {
