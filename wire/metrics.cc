@@ -189,7 +189,23 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                           .Name("tandem_queued_requests")
                           .Help("Requests waiting for a slot in the admission queue")
                           .Register(registry)
-                          .Add({})) {}
+                          .Add({})),
+      prediction_accepted_tokens(
+          NewCounter(registry, "tandem_prediction_accepted_tokens_total",
+                     "Guesses from clients' predicted outputs that the target kept")),
+      prediction_rejected_tokens(
+          NewCounter(registry, "tandem_prediction_rejected_tokens_total",
+                     "Guesses from clients' predicted outputs that the target refused")),
+      running_requests(prometheus::BuildGauge()
+                           .Name("tandem_running_requests")
+                           .Help("Generate requests admitted and running")
+                           .Register(registry)
+                           .Add({})),
+      kv_cache_usage(prometheus::BuildGauge()
+                         .Name("tandem_kv_cache_usage_ratio")
+                         .Help("Share of the ready target workers' KV blocks in use, 0..1")
+                         .Register(registry)
+                         .Add({})) {}
 
 prometheus::Counter& CoordinatorMetrics::Requests(const std::string& outcome) {
   return requests.Add({{"outcome", outcome}});

@@ -90,6 +90,14 @@ struct CoordinatorMetrics {
   prometheus::Histogram& tokens_per_round;
   prometheus::Gauge& active_sessions;  // named sessions held plus one-off requests running
   prometheus::Gauge& queued_requests;  // requests waiting in the admission queue
+  // Predicted outputs: the prediction's guesses the target kept and refused.
+  prometheus::Counter& prediction_accepted_tokens;
+  prometheus::Counter& prediction_rejected_tokens;
+  // What a gateway routes on (docs/operations.md: Gateway API Inference Extension), beside
+  // queued_requests: Generate requests admitted and running, and the share of the target
+  // workers' KV blocks in use, 0..1 (summed over the ready targets).
+  prometheus::Gauge& running_requests;
+  prometheus::Gauge& kv_cache_usage;
 };
 
 // Buckets for durations from 100 µs to 30 s.

@@ -137,6 +137,7 @@ grpc::Status WorkerService::Describe(grpc::ServerContext*, const v1::DescribeReq
   response->set_active_sessions(engine->active_sessions());
   response->set_queue_depth(static_cast<int32_t>(engine->queue_depth()));
   const WorkerEngine::KvCapacity kv = engine->kv_capacity();
+  response->set_kv_blocks_in_use(engine->kv_blocks().used);
   if (kv.global_blocks > 0) {
     v1::KvCapacity* capacity = response->mutable_kv_capacity();
     capacity->set_block_positions(static_cast<int32_t>(kKeyBlock));

@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, tools, "",
           "\"function\": {\"name\", \"description\", \"parameters\"}}]) the model may call");
 ABSL_FLAG(std::string, tool_choice, "",
           "with --tools: auto (default), none, required, or a tool's name to force its call");
+ABSL_FLAG(std::string, prediction, "",
+          "with --server: a file holding the text each reply is expected to mostly be (a file "
+          "being edited): its tokens are guesses, verified, so replies are unchanged, only faster");
 ABSL_FLAG(std::string, server, "", "talk to a coordinator at HOST:PORT instead of running MODEL");
 ABSL_FLAG(double, timeout, 600, "with --server: seconds a turn may take before it is abandoned");
 ABSL_FLAG(bool, tls, false, "with --server: TLS, trusting the system's CAs (or --tls-ca)");
@@ -86,7 +89,8 @@ constexpr char kUsage[] =
     "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
     "[--pipeline]\n"
     "       [--json-schema FILE | --grammar FILE | --regex RE]\n"
-    "       [--tools FILE [--tool-choice auto|none|required|NAME]] (with --server)\n"
+    "       [--tools FILE [--tool-choice auto|none|required|NAME]] [--prediction FILE] "
+    "(with --server)\n"
     "       [--timeout S] [--tls] [--tls-ca PEM]\n"
     "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
     "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
@@ -99,7 +103,7 @@ std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
   // In-process: there is no coordinator to wait for.
   const std::vector<std::string> remote_only = {"timeout",  "tls",          "tls_ca",
                                                 "tls_cert", "tls_key",      "api_key_file",
-                                                "tools",    "tool_choice"};
+                                                "tools",    "tool_choice",  "prediction"};
   const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
   const std::vector<std::string>& refused = remote ? local_only : remote_only;
   std::string out;
@@ -245,6 +249,9 @@ absl::StatusOr<ChatProcessOptions> ChatOptionsFromFlags(int argc, char** argv) {
     ASSIGN_OR_RETURN(options.tools_json, ConstraintFile("--tools", tools));
   }
   options.tool_choice = absl::GetFlag(FLAGS_tool_choice);
+  if (const std::string prediction = absl::GetFlag(FLAGS_prediction); !prediction.empty()) {
+    ASSIGN_OR_RETURN(options.prediction, ConstraintFile("--prediction", prediction));
+  }
   if (!options.tool_choice.empty() && options.tools_json.empty()) {
     return absl::InvalidArgumentError("--tool-choice needs --tools");
   }

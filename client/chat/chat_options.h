@@ -31,6 +31,8 @@ struct ChatProcessOptions {
   // With --server: the --tools file's text (OpenAI's tools array) and --tool-choice.
   std::string tools_json;
   std::string tool_choice;
+  // With --server: the --prediction file's text.
+  std::string prediction;
 };
 
 // Parses argv (argv[0] is the program). --help and --version print and exit(0).

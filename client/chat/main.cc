@@ -60,6 +60,10 @@ void PrintStats(const tandem::TurnResult& turn, bool speculative, uint64_t seed)
                               sp.final_draft_tokens, sp.cost_model->predicted_tokens_per_second,
                               sp.cost_model->predicted_alone_tokens_per_second);
     }
+    if (sp.predicted > 0) {
+      line += absl::StrFormat(" | prediction: %d of %d guesses kept in %d rounds",
+                              sp.predicted_accepted, sp.predicted, sp.predicted_rounds);
+    }
     if (sp.pipelined) {
       line += absl::StrFormat(" | pipelined: %d of %d rounds pre-drafted", sp.predrafted_rounds,
                               sp.rounds);
@@ -143,6 +147,7 @@ int OpenRemote(const tandem::ChatProcessOptions& options, Conversation& conversa
   remote_options.turn_timeout = options.timeout;
   remote_options.tools_json = options.tools_json;
   remote_options.tool_choice = options.tool_choice;
+  remote_options.prediction = options.prediction;
   remote_options.connect_timeout = std::min(remote_options.connect_timeout, options.timeout);
   if (std::string error; !ReadRemoteSecurity(options, remote_options, &error)) {
     return Fail(2, error);

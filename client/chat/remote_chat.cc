@@ -41,6 +41,9 @@ GenerationResult FromFinal(const v1::GenerationResult& r) {
   g.speculation.pipelined = s.pipelined();
   g.speculation.ahead_drafts = s.ahead_drafts();
   g.speculation.predrafted_rounds = s.predrafted_rounds();
+  g.speculation.predicted = s.predicted_tokens();
+  g.speculation.predicted_accepted = s.predicted_accepted_tokens();
+  g.speculation.predicted_rounds = s.predicted_rounds();
   if (s.has_cost_model()) g.speculation.cost_model = CostEstimatesFromProto(s.cost_model());
   return g;
 }
@@ -190,6 +193,7 @@ v1::GenerateRequest RemoteChat::Request(absl::string_view user_text) const {
   chat->set_format(options_.format);
   for (const v1::Tool& tool : tools_) *chat->add_tools() = tool;
   if (!tools_.empty()) *request.mutable_tool_choice() = tool_choice_;
+  if (!remote_.prediction.empty()) request.mutable_prediction()->set_text(remote_.prediction);
   // Every field, so the coordinator samples exactly as the in-process engine would.
   SamplerConfigToProto(options_.sampler, request.mutable_sampling());
   request.set_max_tokens(static_cast<int32_t>(options_.max_tokens));

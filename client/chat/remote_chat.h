@@ -37,6 +37,8 @@ struct RemoteChatOptions {
   // as "[tool call ID] NAME(ARGUMENTS)"; a reasoning model's reasoning as "[reasoning] ...".
   std::string tools_json = "";
   std::string tool_choice = "";
+  // The text each reply is expected to mostly be (OpenAI's Predicted Outputs; empty: none).
+  std::string prediction = "";
 };
 
 class RemoteChat {

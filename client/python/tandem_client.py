@@ -42,7 +42,9 @@ temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, stop
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
 add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
-list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls, n
+list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls,
+prediction (the text the reply is expected to mostly be, or a list of token ids: OpenAI's
+Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept), n
 (choices, each Delta and Result saying which in `choice`; the last Result's request_usage
 counts the prompt once and every choice's tokens; chat() takes one); and at most one
 output constraint (tandem.v1.Constraint), which the whole reply then matches:
@@ -80,7 +82,7 @@ _OPTIONS = set(_SAMPLING) | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
     "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
-    "parallel_tool_calls", "n"} | {
+    "parallel_tool_calls", "prediction", "n"} | {
     "response_format", "json_schema", "grammar", "regex"}
 
 
@@ -102,6 +104,8 @@ class Result:
         self.prompt_tokens = message.usage.prompt_tokens
         self.cached_prompt_tokens = message.usage.cached_prompt_tokens
         self.generated_tokens = message.usage.generated_tokens
+        self.accepted_prediction_tokens = message.usage.accepted_prediction_tokens
+        self.rejected_prediction_tokens = message.usage.rejected_prediction_tokens
         t, s = message.timing, message.speculation
         self.timing = {f.name: getattr(t, f.name) for f in t.DESCRIPTOR.fields}
         self.speculation = {f.name: getattr(s, f.name) for f in s.DESCRIPTOR.fields}
@@ -109,9 +113,8 @@ class Result:
         self.session_id, self.seed = message.session_id, message.seed
         self.choice = 0  # the choice it ends (n > 1); generate() sets it
         # n > 1, on the last choice to end: the prompt once, every choice's tokens.
-        self.request_usage = ({"prompt_tokens": message.request_usage.prompt_tokens,
-                               "cached_prompt_tokens": message.request_usage.cached_prompt_tokens,
-                               "generated_tokens": message.request_usage.generated_tokens}
+        u = message.request_usage
+        self.request_usage = ({f.name: getattr(u, f.name) for f in u.DESCRIPTOR.fields}
                               if message.HasField("request_usage") else None)
 
     def __repr__(self):
@@ -241,6 +244,11 @@ class Client:
         r.speculation.adaptive = options.get("adaptive", False)
         _constraint(r.constraint, options)
         self._tools(r, options)
+        prediction = options.get("prediction")
+        if isinstance(prediction, str):
+            r.prediction.text = prediction
+        elif prediction is not None:
+            r.prediction.token_ids.ids.extend(prediction)
         return r
 
     def _tools(self, r, options):

@@ -38,6 +38,10 @@ struct RoundReport {
   // draft's (and not counted in drafted and accepted), and of those, kept.
   int32_t forced = 0;
   int32_t forced_accepted = 0;
+  // Predicted guesses (RoundDriverOptions::prediction): tested after the forced ones, in a
+  // round without the draft's, and of those, kept.
+  int32_t predicted = 0;
+  int32_t predicted_accepted = 0;
 };
 
 class DraftLengthPolicy {

@@ -45,6 +45,11 @@ struct SpeculationStats {
   // token, and of those, kept. Not counted in drafted and accepted.
   int64_t forced = 0;
   int64_t forced_accepted = 0;
+  // Predicted guesses (round_driver.h: the client's predicted output), tested and kept, and
+  // the rounds that tested them. Not counted in drafted and accepted.
+  int64_t predicted = 0;
+  int64_t predicted_accepted = 0;
+  int64_t predicted_rounds = 0;
   int64_t round_tokens = 0;  // tokens the rounds yielded (kept guesses + one per round)
   // Index i: rounds with a guess i + 1, and how many of those kept it.
   std::vector<int64_t> drafted_per_position;

@@ -124,6 +124,27 @@ absl::Status RoundDriver::ForceAndDraft(std::vector<int32_t>& sequence, int32_t 
   return DropDraft(drafted, result);  // the round goes on without the draft's guesses
 }
 
+absl::Status RoundDriver::ForceAndPredict(std::vector<int32_t>& sequence, int32_t k,
+                                          const RoundLimits& limits) {
+  const size_t length = sequence.size();
+  const absl::Status forced = Force(sequence, k, limits.stop_ids, &forced_);
+  const int32_t room = k - static_cast<int32_t>(forced_.size());
+  if (forced.ok() && room > 0 && (forced_.empty() || !IsStopId(limits.stop_ids, forced_.back()))) {
+    options_.prediction->Guesses(sequence, room, &predicted_);
+  } else {
+    predicted_.clear();
+  }
+  sequence.resize(length);
+  RETURN_IF_ERROR(forced);
+  proposal_.tokens = predicted_;
+  if (proposal_.q.size() < predicted_.size()) proposal_.q.resize(predicted_.size());
+  for (size_t i = 0; i < predicted_.size(); ++i) {
+    proposal_.q[i].ids.assign(1, predicted_[i]);
+    proposal_.q[i].probabilities.assign(1, 1.0f);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
                                   const RoundLimits& limits, RoundReport& report,
                                   GenerationResult& result, int32_t* standin) {
@@ -136,7 +157,10 @@ absl::Status RoundDriver::Guesses(std::vector<int32_t>& sequence, int32_t k,
   predrafted_ = false;
   if (k == 0) return absl::OkStatus();
   int32_t asked = 0;  // what the draft call was asked for
-  if (predrafted) {
+  if (predicting_) {
+    RETURN_IF_ERROR(ForceAndPredict(sequence, k, limits));
+    asked = static_cast<int32_t>(proposal_.tokens.size());
+  } else if (predrafted) {
     std::swap(proposal_, ahead_);
     std::swap(forced_, ahead_forced_);
     asked = ahead_asked_;
@@ -222,7 +246,7 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
   // No call stays in flight past this point.
   const absl::Status ahead = WaitAhead(sequence, length);
   const absl::Span<const int32_t> current(sequence.data(), length);
-  if (verified.code() == absl::StatusCode::kInvalidArgument &&
+  if (verified.code() == absl::StatusCode::kInvalidArgument && !predicting_ &&
       proposal_.tokens.size() > forced_.size() && draft_ != nullptr && draft_ == drafted_by &&
       options_.survive_draft_failure) {
     // The target refused the guesses (too many, or a q that could not have drawn its guess):
@@ -251,8 +275,10 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
                 accepted == tested && verdict_.next_token == standin && !ahead_.tokens.empty();
   report.forced = std::min(static_cast<int32_t>(forced_.size()), tested);
   report.forced_accepted = std::min(accepted, report.forced);
-  report.drafted = tested - report.forced;
-  report.accepted = accepted - report.forced_accepted;
+  const int32_t guessed_tested = tested - report.forced;
+  const int32_t guessed_accepted = accepted - report.forced_accepted;
+  (predicting_ ? report.predicted : report.drafted) = guessed_tested;
+  (predicting_ ? report.predicted_accepted : report.accepted) = guessed_accepted;
   report.standin_tested = standin >= 0 && tested == guessed && accepted == tested;
   report.standin_kept = report.standin_tested && verdict_.next_token == standin;
   report.yielded = accepted + 1 + continued;
@@ -260,8 +286,13 @@ absl::Status RoundDriver::Round(std::vector<int32_t>& sequence, int32_t k, int32
   report.round_seconds = std::chrono::duration<double>(end - last_round_end_).count();
   last_round_end_ = end;
   Record(report, result.speculation);
-  // A round of forced guesses alone says nothing of the draft, nor of the target alone.
-  if (report.forced == 0 || report.drafted > 0) policy_.Observe(report);
+  // A round of forced guesses alone says nothing of the draft, nor of the target alone; a
+  // predicted round says nothing of the draft.
+  if (predicting_) {
+    options_.prediction_policy->Observe(report);
+  } else if (report.forced == 0 || report.drafted > 0) {
+    policy_.Observe(report);
+  }
   if (events_.round_done) events_.round_done(report);
   return absl::OkStatus();
 }
@@ -272,13 +303,37 @@ void RoundDriver::Record(const RoundReport& round, SpeculationStats& stats) {
   stats.accepted += round.accepted;
   stats.forced += round.forced;
   stats.forced_accepted += round.forced_accepted;
-  stats.round_tokens += round.forced_accepted + round.accepted + 1;
+  stats.predicted += round.predicted;
+  stats.predicted_accepted += round.predicted_accepted;
+  if (round.predicted > 0) ++stats.predicted_rounds;
+  stats.round_tokens += round.forced_accepted + round.predicted_accepted + round.accepted + 1;
   if (static_cast<int32_t>(stats.drafted_per_position.size()) < round.drafted) {
     stats.drafted_per_position.resize(round.drafted);
     stats.accepted_per_position.resize(round.drafted);
   }
   for (int32_t i = 0; i < round.drafted; ++i) ++stats.drafted_per_position[i];
   for (int32_t i = 0; i < round.accepted; ++i) ++stats.accepted_per_position[i];
+}
+
+int32_t RoundDriver::NextK(absl::Span<const int32_t> sequence, int64_t room,
+                           const RoundLimits& limits) {
+  // No more guesses than the cache can verify or the limit can use.
+  const int64_t most =
+      std::max<int64_t>(0, std::min<int64_t>(limits.context_size - sequence.size(), room));
+  predicting_ = false;
+  if (options_.prediction != nullptr && options_.prediction_policy != nullptr && most > 0) {
+    options_.prediction->Guesses(sequence, 1, &predicted_);
+    if (!predicted_.empty()) {
+      const int32_t k = options_.prediction_policy->Next();
+      if (k > 0) {
+        predicting_ = true;
+        predrafted_ = false;  // a pre-drafted round's guesses give way to the prediction's
+        return static_cast<int32_t>(std::min<int64_t>(k, most));
+      }
+      options_.prediction_policy->SatOut();
+    }
+  }
+  return static_cast<int32_t>(std::min<int64_t>(policy_.Next(), most));
 }
 
 absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& sequence,
@@ -298,11 +353,8 @@ absl::StatusOr<GenerationResult> RoundDriver::Generate(std::vector<int32_t>& seq
     const int64_t length = static_cast<int64_t>(sequence.size());
     // The most tokens after the next one the limit can use.
     const int64_t room = std::max<int64_t>(0, limits.max_tokens - rules.generated() - 1);
-    // No more guesses than the cache can verify or the limit can use.
-    const int64_t k = std::max<int64_t>(
-        0, std::min<int64_t>({policy_.Next(), limits.context_size - length, room}));
-    RETURN_IF_ERROR(
-        Round(sequence, static_cast<int32_t>(k), static_cast<int32_t>(room), limits, result));
+    const int32_t k = NextK(sequence, room, limits);
+    RETURN_IF_ERROR(Round(sequence, k, static_cast<int32_t>(room), limits, result));
     // The round's tokens: the kept guesses, the target's next token, what it continued with.
     round_tokens_.assign(proposal_.tokens.begin(), proposal_.tokens.begin() + verdict_.accepted);
     round_tokens_.push_back(verdict_.next_token);

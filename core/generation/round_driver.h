@@ -33,6 +33,15 @@
 // after the sequence ends the call with its DeadEndError (output_constraint.h) before any
 // guess; the target would report the same.
 //
+// Predicted guesses (RoundDriverOptions::prediction, the client's predicted output): before a
+// round, when the prediction has guesses after the sequence and its policy's k is not 0, the
+// round tests the forced tokens then up to k of the prediction's (each with q = {token: 1}),
+// and makes no draft call; otherwise (nothing predicted there, or the policy sits the round
+// out) the round is the draft's as above. A predicted round teaches only the prediction's
+// policy, and its guesses count in SpeculationStats::predicted and predicted_accepted, not in
+// drafted and accepted. Greedy and Gumbel-coupled output are unchanged by them, as by the
+// forced tokens.
+//
 // A draft that fails, or whose guesses the target refuses (kInvalidArgument), is abandoned
 // when RoundDriverOptions::survive_draft_failure says so: the call goes on with the fallback
 // drafter (the n-gram one) or the target alone, and SpeculationStats::draft_failed is set.
@@ -53,6 +62,8 @@
 #include "core/generation/draft_length_policy.h"
 #include "core/generation/generation_result.h"
 #include "core/generation/output_constraint.h"
+#include "core/generation/prediction_drafter.h"
+#include "core/generation/prediction_length_policy.h"
 #include "core/generation/round_backends.h"
 #include "core/generation/stop_rules.h"
 
@@ -71,6 +82,10 @@ struct RoundDriverOptions {
   // the n-gram drafter's), or null: where it allows exactly one token, that token is a free
   // guess (above). The output begins after the sequence Generate is given.
   TokenConstraint* forced_tokens = nullptr;
+  // The client's predicted output and the policy of its k (both or neither; above); the
+  // driver's own objects for the call.
+  PredictionDrafter* prediction = nullptr;
+  PredictionLengthPolicy* prediction_policy = nullptr;
 };
 
 // Hooks for logs and metrics (each may be empty).
@@ -100,6 +115,9 @@ class RoundDriver {
   // tokens after the round's next one the limit can use.
   absl::Status Round(std::vector<int32_t>& sequence, int32_t k, int32_t room,
                      const RoundLimits& limits, GenerationResult& result);
+  // The round's k: the draft policy's, or the prediction policy's for a predicted round
+  // (predicting_), lowered to what the limits can use.
+  int32_t NextK(absl::Span<const int32_t> sequence, int64_t room, const RoundLimits& limits);
   // The round's guesses into proposal_: the forced tokens (forced_), then the pre-drafted
   // guesses or a draft call's; `standin` receives the draft's guess after them (pipelined), or
   // -1. `sequence` is restored before returning.
@@ -115,6 +133,10 @@ class RoundDriver {
   // right after the sequence; later ones just end the forced tokens.
   absl::Status Force(std::vector<int32_t>& sequence, int32_t limit,
                      absl::Span<const int32_t> stop_ids, std::vector<int32_t>* forced);
+  // A predicted round's guesses: the forced tokens into forced_, then the prediction's after
+  // them into proposal_ (each with q = {token: 1}).
+  absl::Status ForceAndPredict(std::vector<int32_t>& sequence, int32_t k,
+                               const RoundLimits& limits);
   // Puts forced_ before the draft's guesses in proposal_, each with q = {token: 1}.
   void PrependForced();
   // Pipelined: starts drafting the next round after sequence + proposal_ + standin + its
@@ -149,6 +171,8 @@ class RoundDriver {
   TokenMask forced_mask_;
   // Per-round buffers, reused.
   std::vector<int32_t> forced_;  // the round's forced tokens, the first of proposal_'s
+  bool predicting_ = false;      // the round tests predicted guesses
+  std::vector<int32_t> predicted_;
   Proposal proposal_;
   Verdict verdict_;
   std::vector<int32_t> round_tokens_;

@@ -693,6 +693,98 @@ TEST(RoundDriverForcedTest, ADeadEndRightAfterTheSequenceEndsTheCallBeforeAnyGue
   EXPECT_TRUE(target.guesses_seen.empty());
 }
 
+// The prediction: the target's own output after the sequence {1, 5} (output from index 2),
+// with `edits` replaced by 0 (a token the chain never produces).
+std::vector<int32_t> EditedPrediction(int n, const std::vector<int>& edits) {
+  std::vector<int32_t> prediction = Chain(5, n);
+  for (int i : edits) prediction[i] = 0;
+  return prediction;
+}
+
+TEST(RoundDriverPredictedTest, AnExactPredictionIsGuessedWithoutDraftCalls) {
+  for (bool pipelined : {false, true}) {
+    ChainTarget target;
+    ChainDraft draft;
+    FixedDraftLength k(4);
+    PredictionDrafter prediction(EditedPrediction(40, {}), 2);
+    PredictionLengthOptions fixed;
+    fixed.fixed_tokens = 8;
+    PredictionLengthPolicy policy(fixed);
+    RoundDriverOptions options;
+    options.pipelined = pipelined;
+    options.prediction = &prediction;
+    options.prediction_policy = &policy;
+    Driven run = Drive(target, &draft, nullptr, k, Limits(30), options);
+    ASSERT_OK(run.result.status());
+    EXPECT_EQ(run.tokens, Chain(5, 30));
+    EXPECT_EQ(draft.calls, 0);
+    // 9 tokens a round: 8 predicted and the target's; the last round has room for 2.
+    EXPECT_THAT(target.guesses_seen, ElementsAre(8, 8, 8, 2));
+    const SpeculationStats& s = run.result->speculation;
+    EXPECT_EQ(s.predicted, 26);
+    EXPECT_EQ(s.predicted_accepted, 26);
+    EXPECT_EQ(s.predicted_rounds, 4);
+    EXPECT_EQ(s.drafted, 0);
+    EXPECT_EQ(s.round_tokens, 30);
+  }
+}
+
+TEST(RoundDriverPredictedTest, AnEditCutsTheRoundAndThePredictionGoesOnAfterIt) {
+  ChainTarget target;
+  FixedDraftLength k(4);
+  PredictionDrafter prediction(EditedPrediction(40, {5, 17}), 2);
+  PredictionLengthOptions fixed;
+  fixed.fixed_tokens = 8;
+  PredictionLengthPolicy policy(fixed);
+  RoundDriverOptions options;
+  options.prediction = &prediction;
+  options.prediction_policy = &policy;
+  Driven run = Drive(target, nullptr, nullptr, k, Limits(30), options);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  // Rounds at outputs 0 (5 kept, the 6th edited: the target's), 6 (8 kept), 15 (2 kept, the
+  // edit at 17), 18 (8 kept), 27 (room for 2).
+  EXPECT_THAT(target.guesses_seen, ElementsAre(8, 8, 8, 8, 2));
+  const SpeculationStats& s = run.result->speculation;
+  EXPECT_EQ(s.predicted, 34);
+  EXPECT_EQ(s.predicted_accepted, 25);
+}
+
+TEST(RoundDriverPredictedTest, WhereThePredictionHasNothingTheDraftGuesses) {
+  ChainTarget target;
+  ChainDraft draft;
+  FixedDraftLength k(4);
+  // Predicts the first 10 tokens only.
+  PredictionDrafter prediction(EditedPrediction(10, {}), 2);
+  PredictionLengthPolicy policy;
+  RoundDriverOptions options;
+  options.prediction = &prediction;
+  options.prediction_policy = &policy;
+  Driven run = Drive(target, &draft, nullptr, k, Limits(30), options);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+  const SpeculationStats& s = run.result->speculation;
+  // The first round keeps 8 of the 10 and the target makes the 9th; the 10th is kept.
+  EXPECT_EQ(s.predicted_accepted, 9);
+  EXPECT_GT(draft.calls, 0);
+  EXPECT_EQ(s.accepted, s.drafted);
+  EXPECT_EQ(s.round_tokens, 30);
+}
+
+TEST(RoundDriverPredictedTest, AnUnrelatedPredictionChangesNoOutput) {
+  ChainTarget target;
+  FixedDraftLength k(0);
+  std::vector<int32_t> unrelated = Chain(77, 40);
+  PredictionDrafter prediction(unrelated, 2);
+  PredictionLengthPolicy policy;
+  RoundDriverOptions options;
+  options.prediction = &prediction;
+  options.prediction_policy = &policy;
+  Driven run = Drive(target, nullptr, nullptr, k, Limits(30), options);
+  ASSERT_OK(run.result.status());
+  EXPECT_EQ(run.tokens, Chain(5, 30));
+}
+
 TEST(FixedDraftLengthTest, RoundsDoNotChangeK) {
   struct Case {
     int32_t k, drafted, accepted;

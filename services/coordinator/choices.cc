@@ -66,7 +66,12 @@ class ChoiceState {
       total_.set_prompt_tokens(result->usage().prompt_tokens());
       total_.set_cached_prompt_tokens(result->usage().cached_prompt_tokens());
     }
-    total_.set_generated_tokens(total_.generated_tokens() + result->usage().generated_tokens());
+    const v1::Usage& u = result->usage();
+    total_.set_generated_tokens(total_.generated_tokens() + u.generated_tokens());
+    total_.set_accepted_prediction_tokens(total_.accepted_prediction_tokens() +
+                                          u.accepted_prediction_tokens());
+    total_.set_rejected_prediction_tokens(total_.rejected_prediction_tokens() +
+                                          u.rejected_prediction_tokens());
     if (++finished_ == n_) *result->mutable_request_usage() = total_;
   }
 

@@ -13,7 +13,7 @@
 //   never called from two threads at once); messages of different choices interleave.
 // - The final message of the last choice to end also carries request_usage: the prompt
 //   counted once (choice 0's prompt_tokens and cached_prompt_tokens) and the generated tokens
-//   summed over the choices.
+//   (and the prediction counts) summed over the choices.
 // - Admission: each choice is a request of its own to the admission queue (n choices count as
 //   n requests against the targets' sessions and KV budgets).
 // - Errors: the first choice to fail ends the request with its error, and the others are

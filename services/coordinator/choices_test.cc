@@ -129,6 +129,8 @@ struct FakeGenerate {
     final.mutable_final()->mutable_usage()->set_prompt_tokens(10);
     final.mutable_final()->mutable_usage()->set_cached_prompt_tokens(first ? 0 : 8);
     final.mutable_final()->mutable_usage()->set_generated_tokens(generated);
+    final.mutable_final()->mutable_usage()->set_accepted_prediction_tokens(2);
+    final.mutable_final()->mutable_usage()->set_rejected_prediction_tokens(1);
     if (!write(final)) return absl::CancelledError("the client went away");
     return absl::OkStatus();
   }
@@ -176,6 +178,8 @@ TEST(GenerateChoicesTest, TagsEveryMessageAndSumsUsageOnTheLastFinal) {
   EXPECT_EQ(total.prompt_tokens(), 10);
   EXPECT_EQ(total.cached_prompt_tokens(), 0);  // choice 0's: the one prefill
   EXPECT_EQ(total.generated_tokens(), 15);
+  EXPECT_EQ(total.accepted_prediction_tokens(), 6);
+  EXPECT_EQ(total.rejected_prediction_tokens(), 3);
 }
 
 TEST(GenerateChoicesTest, OthersStartAfterChoiceZerosFirstMessage) {

@@ -87,12 +87,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   c->targets_ = std::make_unique<WorkerPool>(std::move(targets), options.pool);
   c->drafts_ = std::make_unique<WorkerPool>(std::move(drafts), options.pool);
   RETURN_IF_ERROR(c->Init());
+  // The gateway's KV signal (tandem_kv_cache_usage_ratio), at every round of probes.
+  c->targets_->SetProbeListener([m = c->metrics_, targets = c->targets_.get()] {
+    m->kv_cache_usage.Set(targets->KvUsage());
+  });
   c->targets_->StartWatching();
   c->drafts_->StartWatching();
   return c;
 }
 
 Coordinator::~Coordinator() {
+  if (targets_ != nullptr) targets_->SetProbeListener(nullptr);
   if (targets_ != nullptr) targets_->StopDiscovery();
   if (drafts_ != nullptr) drafts_->StopDiscovery();
 }
@@ -420,6 +425,8 @@ absl::Status Coordinator::GenerateOne(const v1::GenerateRequest& request,
     ASSIGN_OR_RETURN(AdmissionQueue::Ticket admitted,
                      admission_->Admit(std::min(deadline, absl::Now() + options_.max_queue_wait),
                                        cancelled, kv_blocks));
+    metrics_->running_requests.Increment();
+    auto finished = absl::MakeCleanup([&] { metrics_->running_requests.Decrement(); });
     std::string session_id;
     ASSIGN_OR_RETURN(std::shared_ptr<Session> session, FindOrCreate(request, &session_id));
     const bool oneoff = request.session_id().empty();

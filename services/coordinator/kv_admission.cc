@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/generation/prediction_length_policy.h"
 #include "core/kernels/vector_ops.h"
 
 namespace tandem {
@@ -30,6 +31,9 @@ int64_t RoundExtra(const RoundParams& params) {
     round = std::max<int64_t>(round, params.adaptive
                                          ? std::max(params.draft_tokens, params.max_draft_tokens)
                                          : params.draft_tokens);
+    if (!params.prediction.empty()) {
+      round = std::max<int64_t>(round, PredictionLengthOptions().max_tokens);
+    }
   }
   return round + 1;
 }

@@ -78,9 +78,15 @@ std::vector<std::string> OpenAiStreamEvents::Of(const v1::GenerateResponse& m) {
   }
   if (m.has_final()) {
     events.push_back(reply_.FinishChunk(m.final(), index));
-    // The usage (the request's) once, after the last choice's finish.
+    if (index == 0) first_ = m.final();
+    // The usage (the request's) once, after the last choice's finish, with choice 0's
+    // speculation metrics (as a reply that is not streamed has them).
     if (++finished_ == static_cast<int32_t>(choices_.size()) && reply_.include_usage()) {
-      events.push_back(reply_.UsageChunk(m.final()));
+      v1::GenerationResult usage = first_;
+      if (m.final().has_request_usage()) {
+        *usage.mutable_request_usage() = m.final().request_usage();
+      }
+      events.push_back(reply_.UsageChunk(usage));
     }
   }
   return events;

@@ -67,6 +67,7 @@ class OpenAiStreamEvents {
   const OpenAiReply& reply_;
   std::vector<Choice> choices_;
   int32_t finished_ = 0;
+  v1::GenerationResult first_;  // choice 0's final, once it came
 };
 
 }  // namespace tandem

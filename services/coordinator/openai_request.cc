@@ -93,6 +93,28 @@ absl::StatusOr<std::string> Content(const std::string& field, const Value& v) {
   return text;
 }
 
+// Predicted Outputs: {"type": "content", "content": a string or text parts}.
+absl::Status Prediction(const Value& v, OpenAiRequest& r) {
+  if (!v.is_object()) return WrongType("prediction", "an object", v);
+  const Value* type = v.as_object().Find("type");
+  if (type == nullptr) return Invalid("prediction", "has no type");
+  ASSIGN_OR_RETURN(std::string t, String("prediction.type", *type));
+  if (t != "content") {
+    return Unsupported("prediction.type", absl::StrCat("prediction of type '", t, "'"),
+                       " (only 'content')");
+  }
+  for (const auto& [key, value] : v.as_object()) {
+    if (key != "type" && key != "content") {
+      return Unsupported("prediction", absl::StrCat("field 'prediction.", key, "'"), "");
+    }
+  }
+  const Value* content = v.as_object().Find("content");
+  if (content == nullptr || content->is_null()) return Invalid("prediction", "has no content");
+  ASSIGN_OR_RETURN(*r.generate.mutable_prediction()->mutable_text(),
+                   Content("prediction.content", *content));
+  return absl::OkStatus();
+}
+
 // What SDKs send back in an assistant turn they received, with no meaning in a prompt: a
 // refusal (null), audio (null) and annotations (empty).
 bool IgnoredMessageField(const std::string& key, const Value& v) {
@@ -297,6 +319,7 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
   }
   if (key == "stream_options") return StreamOptions(v, r);
   if (key == "stop") return Stop(v, r);
+  if (key == "prediction") return Prediction(v, r);
   if (key == "speculation") return Speculation(v, r);
   if (key == "session_id") {
     ASSIGN_OR_RETURN(*r.generate.mutable_session_id(), String(key, v));

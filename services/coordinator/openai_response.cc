@@ -3,6 +3,8 @@
 #include <cmath>
 #include <utility>
 
+#include "services/coordinator/speculation_metrics.h"
+
 namespace tandem {
 namespace {
 
@@ -46,7 +48,8 @@ json::Object OpenAiUsage(const v1::GenerationResult& result) {
   return {{"prompt_tokens", u.prompt_tokens()},
           {"completion_tokens", u.generated_tokens()},
           {"total_tokens", int64_t{u.prompt_tokens()} + u.generated_tokens()},
-          {"prompt_tokens_details", json::Object{{"cached_tokens", u.cached_prompt_tokens()}}}};
+          {"prompt_tokens_details", json::Object{{"cached_tokens", u.cached_prompt_tokens()}}},
+          {"completion_tokens_details", CompletionTokensDetails(u)}};
 }
 
 json::Object TandemStatistics(const v1::GenerationResult& result) {
@@ -66,7 +69,11 @@ json::Object TandemStatistics(const v1::GenerationResult& result) {
                                        {"final_draft_tokens", s.final_draft_tokens()},
                                        {"pipelined", s.pipelined()},
                                        {"predrafted_rounds", s.predrafted_rounds()},
-                                       {"forced_tokens", s.forced_tokens()}}},
+                                       {"forced_tokens", s.forced_tokens()},
+                                       {"forced_accepted_tokens", s.forced_accepted_tokens()},
+                                       {"predicted_tokens", s.predicted_tokens()},
+                                       {"predicted_accepted_tokens", s.predicted_accepted_tokens()},
+                                       {"predicted_rounds", s.predicted_rounds()}}},
           {"timing",
            json::Object{{"prefill_seconds", Finite(t.prefill_seconds())},
                         {"decode_seconds", Finite(t.decode_seconds())},
@@ -101,6 +108,7 @@ std::string OpenAiReply::CompleteChoices(json::Array choices, const v1::Generati
   json::Object reply = Head(false);
   reply.Set("choices", std::move(choices));
   reply.Set("usage", OpenAiUsage(usage));
+  reply.Set("metrics", SpeculationMetrics(first.speculation()));
   reply.Set("tandem", TandemStatistics(first));
   return Serialize(reply);
 }
@@ -197,6 +205,7 @@ std::string OpenAiReply::UsageChunk(const v1::GenerationResult& result) const {
   json::Object chunk = Head(true);
   chunk.Set("choices", json::Array{});
   chunk.Set("usage", OpenAiUsage(result));
+  chunk.Set("metrics", SpeculationMetrics(result.speculation()));
   return Serialize(chunk);
 }
 

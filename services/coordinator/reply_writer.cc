@@ -94,6 +94,10 @@ v1::GenerateResponse ReplyWriter::Final(const RoundOutcome& outcome, const std::
   r->mutable_usage()->set_prompt_tokens(outcome.prompt_tokens);
   r->mutable_usage()->set_cached_prompt_tokens(outcome.cached_prompt_tokens);
   r->mutable_usage()->set_generated_tokens(outcome.generated);
+  const v1::SpeculationStats& s = outcome.speculation;
+  r->mutable_usage()->set_accepted_prediction_tokens(s.predicted_accepted_tokens());
+  r->mutable_usage()->set_rejected_prediction_tokens(s.predicted_tokens() -
+                                                     s.predicted_accepted_tokens());
   const double total = Seconds(Clock::now() - start_);
   const double first_token = std::max(0.0, first_token_);
   r->mutable_timing()->set_prefill_seconds(outcome.prefill_seconds);
@@ -118,6 +122,9 @@ void ReplyWriter::CountOutcome(const RoundOutcome& outcome) {
   metrics_->draft_tokens.Increment(st.drafted_tokens());
   metrics_->accepted_tokens.Increment(st.accepted_tokens());
   metrics_->forced_tokens.Increment(st.forced_tokens());
+  metrics_->prediction_accepted_tokens.Increment(st.predicted_accepted_tokens());
+  metrics_->prediction_rejected_tokens.Increment(st.predicted_tokens() -
+                                                 st.predicted_accepted_tokens());
   for (int i = 0; i < st.accepted_per_position_size(); ++i) {
     if (st.accepted_per_position(i) > 0) {
       metrics_->AcceptedAtPosition(i).Increment(st.accepted_per_position(i));

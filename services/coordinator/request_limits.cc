@@ -62,6 +62,17 @@ absl::Status CheckText(const std::string& text, const RequestLimits& limits) {
   return absl::OkStatus();
 }
 
+absl::Status CheckPrediction(const v1::Prediction& prediction, const RequestLimits& limits) {
+  if (static_cast<int64_t>(prediction.text().size()) > limits.max_prompt_bytes) {
+    return TooLong("prediction.text", prediction.text().size(), limits.max_prompt_bytes, "bytes");
+  }
+  if (prediction.token_ids().ids_size() > limits.max_prediction_tokens) {
+    return TooLong("prediction.token_ids", prediction.token_ids().ids_size(),
+                   limits.max_prediction_tokens, "ids");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckStops(const v1::GenerateRequest& request, const RequestLimits& limits) {
   if (request.stop_strings_size() > limits.max_stop_strings) {
     return TooLong("stop_strings", request.stop_strings_size(), limits.max_stop_strings, "strings");
@@ -139,6 +150,7 @@ absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const Reque
       break;  // "set one of text, chat or token_ids" comes later, with the other checks
   }
   RETURN_IF_ERROR(CheckStops(request, limits));
+  RETURN_IF_ERROR(CheckPrediction(request.prediction(), limits));
   return CheckConstraint(request.constraint(), limits);
 }
 

@@ -31,6 +31,9 @@ struct RequestLimits {
   // Tools a chat request offers (the tool-call grammar's own bound: kMaxToolCallTools); their
   // names, descriptions and schemas together are bounded as a constraint's text.
   int max_tools = static_cast<int>(kMaxToolCallTools);
+  // A prediction (GenerateRequest.prediction): its text counts against max_prompt_bytes on its
+  // own; its token ids against this.
+  int max_prediction_tokens = 1 << 16;
   // --- #30 n choices ---
   // Choices one request may ask for (GenerateRequest.n; --max-choices): checked by
   // CheckChoices (choices.h), kInvalidArgument naming `n`.

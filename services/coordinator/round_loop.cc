@@ -50,6 +50,9 @@ void SpeculationToProto(const SpeculationStats& stats, v1::SpeculationStats* pro
   proto->set_predrafted_rounds(static_cast<int32_t>(stats.predrafted_rounds));
   proto->set_forced_tokens(static_cast<int32_t>(stats.forced));
   proto->set_forced_accepted_tokens(static_cast<int32_t>(stats.forced_accepted));
+  proto->set_predicted_tokens(static_cast<int32_t>(stats.predicted));
+  proto->set_predicted_accepted_tokens(static_cast<int32_t>(stats.predicted_accepted));
+  proto->set_predicted_rounds(static_cast<int32_t>(stats.predicted_rounds));
   if (stats.cost_model) CostEstimatesToProto(*stats.cost_model, proto->mutable_cost_model());
 }
 
@@ -111,6 +114,12 @@ absl::StatusOr<RoundOutcome> RunRequest(SessionWorkers& session, const RoundPara
   options.pipelined = params.pipelined;
   if (params.forced_tokens != nullptr && params.constraint_start == n) {
     options.forced_tokens = params.forced_tokens;
+  }
+  std::optional<PredictionDrafter> prediction;
+  PredictionLengthPolicy prediction_policy;
+  if (params.speculate && !params.prediction.empty()) {
+    options.prediction = &prediction.emplace(params.prediction, params.output_start);
+    options.prediction_policy = &prediction_policy;
   }
   RoundEvents events;
   events.draft_dropped = [&](const absl::Status&) {

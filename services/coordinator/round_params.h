@@ -89,6 +89,11 @@ struct RoundParams {
   // forces are free guesses (RoundDriverOptions::forced_tokens), the n-gram drafter's guesses
   // are cut where it refuses them. Null without a constraint. Used on the request's thread.
   TokenConstraint* forced_tokens = nullptr;
+  // The client's predicted output (GenerateRequest.prediction), or empty; its guesses follow
+  // the output, which begins at output_start (the prompt's length: a request resumed from its
+  // history keeps it).
+  std::vector<int32_t> prediction;
+  int64_t output_start = 0;
 };
 
 // Opens a target stream on another (or the restarted) replica after `failure` (kUnavailable

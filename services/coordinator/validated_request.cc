@@ -119,6 +119,32 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const v1::GenerateRequest& r, 
   return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
 }
 
+// The prediction's ids (empty without one): text tokenized as output is, without specials.
+absl::StatusOr<std::vector<int32_t>> PredictionTokens(const v1::Prediction& prediction,
+                                                      int32_t vocab_size,
+                                                      const PromptTokenizer& tokenize) {
+  switch (prediction.content_case()) {
+    case v1::Prediction::kText: {
+      if (prediction.text().empty()) return std::vector<int32_t>();
+      v1::TokenizeRequest request;
+      request.set_text(prediction.text());
+      ASSIGN_OR_RETURN(v1::TokenizeResponse ids, tokenize(request));
+      return std::vector<int32_t>(ids.token_ids().begin(), ids.token_ids().end());
+    }
+    case v1::Prediction::kTokenIds:
+      for (int32_t id : prediction.token_ids().ids()) {
+        if (id < 0 || id >= vocab_size) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "prediction token ", id, " is outside the vocabulary of ", vocab_size));
+        }
+      }
+      return std::vector<int32_t>(prediction.token_ids().ids().begin(),
+                                  prediction.token_ids().ids().end());
+    default:
+      return std::vector<int32_t>();
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateRequest& request,
@@ -143,6 +169,11 @@ absl::StatusOr<ValidatedRequest> ValidateGenerateRequest(const v1::GenerateReque
   valid.stop_strings.assign(request.stop_strings().begin(), request.stop_strings().end());
   std::string rendered;
   ASSIGN_OR_RETURN(p.context, PromptTokens(request, settings.vocab_size, tokenize, &rendered));
+  p.output_start = static_cast<int64_t>(p.context.size());
+  if (p.speculate) {
+    ASSIGN_OR_RETURN(p.prediction,
+                     PredictionTokens(request.prediction(), settings.vocab_size, tokenize));
+  }
   // Tools and reasoning (reply_syntax.h): the constraint tools force, where it starts.
   RETURN_IF_ERROR(ApplyReplySyntax(request, settings.syntax, rendered, &valid.constraint,
                                    &valid.parsing));

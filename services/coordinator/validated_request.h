@@ -12,7 +12,11 @@
 // makes of a text or chat (its own errors as they come). All kInvalidArgument naming the
 // field unless said otherwise.
 //
-// Thread-compatible plain function; `tokenize` is called at most once, on the caller's thread.
+// A prediction's text is tokenized after the prompt (no special tokens); its token ids must be
+// inside the vocabulary.
+//
+// Thread-compatible plain function; `tokenize` is called at most twice (the prompt, the
+// prediction), on the caller's thread.
 #ifndef TANDEM_SERVICES_COORDINATOR_VALIDATED_REQUEST_H_
 #define TANDEM_SERVICES_COORDINATOR_VALIDATED_REQUEST_H_
 

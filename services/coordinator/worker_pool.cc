@@ -134,6 +134,27 @@ int WorkerPool::SessionCapacity() const {
   return sessions;
 }
 
+double WorkerPool::KvUsage() const {
+  absl::MutexLock lock(&mutex_);
+  double used = 0, total = 0;
+  for (const auto& r : replicas_) {
+    if (!r->member || !r->ready) continue;
+    if (r->kv_blocks > 0) {
+      used += static_cast<double>(r->kv_blocks_in_use) / r->kv_blocks;
+      total += 1;
+    } else if (r->max_sessions > 0) {
+      used += std::min(1.0, static_cast<double>(r->reported_sessions) / r->max_sessions);
+      total += 1;
+    }
+  }
+  return total > 0 ? used / total : 0;
+}
+
+void WorkerPool::SetProbeListener(std::function<void()> probed) {
+  absl::MutexLock lock(&listener_mutex_);
+  probed_ = std::move(probed);
+}
+
 void WorkerPool::StartWatching() {
   if (poller_.joinable() || size() == 0) return;
   ProbeMembers();  // the loads are known before the first Pick, not a thread start later
@@ -178,6 +199,8 @@ void WorkerPool::Poll() {
       if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
     }
     ProbeMembers();
+    absl::MutexLock lock(&listener_mutex_);
+    if (probed_) probed_();
   }
 }
 
@@ -208,6 +231,8 @@ void WorkerPool::Probe(Replica& r) {
   if (!r.ready) return;
   r.max_sessions = d->max_sessions();
   r.reported_sessions = d->active_sessions();
+  r.kv_blocks = d->kv_capacity().global_blocks();
+  r.kv_blocks_in_use = d->kv_blocks_in_use();
   r.queue_depth = d->queue_depth();
   r.pinned_at_probe = r.pinned;
 }

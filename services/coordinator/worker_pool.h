@@ -107,12 +107,18 @@ class WorkerPool {
   // The sessions the members hold (their max_sessions at their last probe); 0 before any
   // member answered.
   int SessionCapacity() const;
+  // The share of the ready members' KV memory in use at their last probes, 0..1: the mean over
+  // them of KV blocks in use over the bounded budget (DescribeResponse.kv_blocks_in_use), or,
+  // where a member has no KV bound, of its sessions over its max_sessions. 0 with none ready.
+  double KvUsage() const;
 
   // Probes every replica once, then keeps probing on a thread. `on_change(any_ready)` runs on the
   // poller's thread whenever AnyReady changes (and once at start); SetListener(nullptr) stops the
   // reports.
   void StartWatching();
   void SetListener(std::function<void(bool any_ready)> listener);
+  // `probed` runs on the poller's thread after each round of probes (nullptr: none).
+  void SetProbeListener(std::function<void()> probed);
 
   bool Ready(size_t i) const;
   // Ready, and its backoff allows a call now.
@@ -173,6 +179,8 @@ class WorkerPool {
     int32_t pinned_at_probe = 0;    // our sessions on it at the last probe
     int32_t queue_depth = 0;
     int32_t pinned = 0;  // sessions of this coordinator on it now
+    int64_t kv_blocks = 0;         // its KV budget in blocks at the last probe; 0: unbounded
+    int64_t kv_blocks_in_use = 0;  // and those in use
   };
 
   Replica& At(size_t i) const;
@@ -197,6 +205,7 @@ class WorkerPool {
   absl::Mutex listener_mutex_;  // held while a listener runs, so SetListener(nullptr) is final
   std::function<void(bool)> listener_ ABSL_GUARDED_BY(listener_mutex_);
   std::optional<bool> reported_ ABSL_GUARDED_BY(listener_mutex_);
+  std::function<void()> probed_ ABSL_GUARDED_BY(listener_mutex_);
   std::thread poller_;
   std::unique_ptr<ReplicaDiscovery> discovery_;  // stopped first
   std::atomic<bool> discovering_{false};         // discovery_ runs (its members may come)
