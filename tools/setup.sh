@@ -16,6 +16,14 @@ NPM_PACKAGES+=(kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.
 NPM_PACKAGES+=(ajv@8.20.0 ajv-formats@3.0.1)
 # zod, for the openai client's structured-output helpers (tests/e2e/structured_output_test.py).
 NPM_PACKAGES+=(zod@4.1.12)
+# --- #30 apis ---
+# The official Anthropic client, for the Messages API's e2e test (tests/e2e/anthropic_messages_test.py).
+NPM_PACKAGES+=(@anthropic-ai/sdk@1.17.0)
+# --- #30 front ---
+# playwright-core drives Debian's chromium (no browser download) for the CORS e2e test
+# (tests/e2e/browser_cors_test.py).
+NPM_PACKAGES+=(playwright-core@1.65.1)
+# --- end ---
 NPM_DIR=${TANDEM_NPM_DIR:-$HOME/.cache/tandem-npm}
 
 install_npm_packages() {
@@ -49,6 +57,9 @@ PACKAGES=(
   prometheus curl systemd openssl
   # the second build
   bazel-bootstrap
+  # --- #30 front --- a headless browser for the CORS e2e test (tests/e2e/browser_cors_test.py)
+  chromium
+  # --- end ---
 )
 
 missing=()

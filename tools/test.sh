@@ -66,6 +66,9 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
                 http_request_fuzzer"
   fuzz_targets="$fuzz_targets gbnf_fuzzer make_gbnf_seeds gbnf_parser_test token_mask_fuzzer
                 grammar_builder_test grammar_matcher_test grammar_constraint_test"
+  # --- #30 apis: Anthropic's Messages and OpenAI's Responses request bodies ---
+  fuzz_targets="$fuzz_targets anthropic_request_fuzzer responses_request_fuzzer"
+  # --- end ---
   # The constraint front ends: regular expressions.
   fuzz_targets="$fuzz_targets regex_fuzzer make_regex_seeds regex_compiler_test"
   # JSON Schema.
@@ -90,6 +93,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_tests="$fuzz_tests|reasoning_splitter"
     fuzz_tests="$fuzz_tests|tool_call_parser"
     fuzz_tests="$fuzz_tests|tool_call_spec"
+    fuzz_tests="$fuzz_tests|anthropic_request|responses_request"  # #30 apis
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"

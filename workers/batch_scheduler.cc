@@ -58,6 +58,7 @@ absl::Status BatchScheduler::Run(Work& work) {
   const int64_t n = static_cast<int64_t>(work.tokens.size());
   const int64_t vocab = decoder_.model().config().vocab_size;
   work.logits->resize(LogitRows(work.mode, n, n, n) * vocab);
+  if (work.hidden != nullptr) work.hidden->resize(n * decoder_.model().config().dim);
   work.adopted = 0;
   Pending pending;
   pending.work = &work;
@@ -193,6 +194,7 @@ const float* BatchScheduler::Deliver(const Chunk& chunk, const ForwardSegment& s
   const int64_t vocab = decoder_.model().config().vocab_size;
   const int64_t n = static_cast<int64_t>(work.tokens.size());
   const int64_t count = LogitRows(segment.logits, chunk.rows, chunk.pending->done + chunk.rows, n);
+  if (count == 0) return rows;
   // A verify's rows land at their place in the work; a last row at the start.
   float* out =
       work.logits->data() + (work.mode == LogitsMode::kAll ? chunk.pending->done : 0) * vocab;
@@ -211,8 +213,12 @@ void BatchScheduler::RunStep(std::vector<Chunk>& chunks) {
     const LogitsMode mode = work.mode == LogitsMode::kAll                ? LogitsMode::kAll
                             : LogitsMode::kLast == work.mode && end == n ? LogitsMode::kLast
                                                                          : LogitsMode::kNone;
+    float* hidden =
+        work.hidden == nullptr
+            ? nullptr
+            : work.hidden->data() + chunk.pending->done * decoder_.model().config().dim;
     segments_.push_back({work.cache, work.tokens.subspan(chunk.pending->done, chunk.rows),
-                         work.start + chunk.pending->done, mode});
+                         work.start + chunk.pending->done, mode, hidden});
     (mode == LogitsMode::kAll                       ? stats.verify_rows
      : mode == LogitsMode::kLast && chunk.rows == 1 ? stats.decode_rows
                                                     : stats.prefill_rows) += chunk.rows;

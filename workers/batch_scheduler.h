@@ -76,6 +76,9 @@ class BatchScheduler {
     int64_t start = 0;
     LogitsMode mode = LogitsMode::kLast;
     std::vector<float>* logits = nullptr;  // receives the rows' logits ([rows, vocab])
+    // When set (sized [n, dim]), receives every row's final-norm hidden states
+    // (ForwardSegment::hidden): an embedding's work (workers/embed_work.h).
+    std::vector<float>* hidden = nullptr;
     // Filled in by the scheduler:
     double queue_seconds = 0;  // from Run until its first rows ran
     int64_t adopted = 0;       // positions taken from shared prefix blocks, not computed

@@ -408,4 +408,16 @@ absl::StatusOr<AcceptanceResult> WorkerEngine::Verify(
   return result;
 }
 
+// --- #30 embeddings ---
+absl::StatusOr<EmbedOutput> WorkerEngine::Embed(absl::Span<const std::vector<int32_t>> inputs,
+                                                Pooling pooling,
+                                                const std::function<bool()>& cancelled) {
+  EmbedLimits limits;
+  limits.context_size = context_size_;
+  limits.max_total_tokens = options_.max_embed_tokens;
+  return EmbedOnScheduler(*scheduler_, *decoder_, options_.kv_type, limits, inputs, pooling,
+                          cancelled);
+}
+// --- end ---
+
 }  // namespace tandem

@@ -36,6 +36,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "wire/constraint_compiler.h"
 #include "workers/batch_scheduler.h"
+#include "workers/embed_work.h"
 
 namespace tandem {
 
@@ -56,6 +57,10 @@ struct WorkerOptions {
   ConstraintCompilerOptions constraints;  // compiled constraints and vocabularies kept
   // Called with the seconds of each token mask a constraint computes; may be null.
   std::function<void(double seconds)> mask_observer;
+  // --- #30 embeddings ---
+  Pooling pooling = Pooling::kMean;  // Embed's when the request names none (--pooling)
+  int64_t max_embed_tokens = 65536;  // tokens of one Embed call's inputs together
+  // --- end ---
 };
 
 // Time a request spent, for SessionResponse.
@@ -154,6 +159,14 @@ class WorkerEngine {
   // no constraint. kUnavailable, kNotFound, kFailedPrecondition as a draft or verify.
   absl::Status Constrain(int64_t session, const ConstraintSpec& spec, int64_t start,
                          absl::Span<const int32_t> end_ids);
+
+  // --- #30 embeddings ---
+  // Embeddings of token sequences (embed_work.h) through the scheduler, beside the sessions'
+  // work and in none of their caches; each input at most context_size() tokens. `cancelled`
+  // (may be null) is polled between inputs.
+  absl::StatusOr<EmbedOutput> Embed(absl::Span<const std::vector<int32_t>> inputs, Pooling pooling,
+                                    const std::function<bool()>& cancelled = nullptr);
+  // --- end ---
 
  private:
   struct SessionState {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/command_line.h"
 #include "core/decoder/decoder.h"
+#include "core/decoder/embedding.h"
 #include "core/decoder/kv_cache.h"
 
 ABSL_FLAG(std::string, role, "", "draft or target");
@@ -41,6 +42,11 @@ ABSL_FLAG(std::string, tls_ca, "",
 ABSL_FLAG(std::string, tls_client_name, "",
           "with --tls-ca: take calls only from the client certificate with this common name "
           "or subjectAltName (the coordinator's); empty: any certificate of the CA");
+// --- #30 embeddings ---
+ABSL_FLAG(std::string, pooling, "mean",
+          "Embed's pooling when a request names none: mean (over the input's positions) or "
+          "last (the last position's hidden state)");
+// --- end ---
 ABSL_FLAG(std::string, health_listen, "",
           "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 
@@ -54,7 +60,7 @@ constexpr char kUsage[] =
     "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
     "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]\n"
     "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]\n"
-    "       [--health-listen HOST:PORT]";
+    "       [--health-listen HOST:PORT] [--pooling mean|last]";
 
 // --role, --model and the engine's sizes.
 absl::StatusOr<WorkerOptions> EngineFromFlags() {
@@ -82,6 +88,13 @@ absl::StatusOr<WorkerOptions> EngineFromFlags() {
   absl::StatusOr<KvType> kv = ParseKvType(absl::GetFlag(FLAGS_kv));
   if (!kv.ok()) return absl::InvalidArgumentError(absl::StrCat("--kv: ", kv.status().message()));
   options.kv_type = *kv;
+  // --- #30 embeddings ---
+  absl::StatusOr<Pooling> pooling = ParsePooling(absl::GetFlag(FLAGS_pooling));
+  if (!pooling.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--pooling: ", pooling.status().message()));
+  }
+  options.pooling = *pooling;
+  // --- end ---
   if (options.threads < 1 || options.max_sessions < 1 || options.context_size < 0 ||
       options.kv_budget_bytes < 0) {
     return absl::InvalidArgumentError(

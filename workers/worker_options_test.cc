@@ -31,6 +31,7 @@ TEST(WorkerOptionsTest, TheDefaults) {
   EXPECT_EQ(o.engine.max_sessions, 64);
   EXPECT_EQ(o.engine.kv_budget_bytes, 0);
   EXPECT_EQ(o.engine.scheduler.max_batch_tokens, 128);
+  EXPECT_EQ(o.engine.pooling, Pooling::kMean);  // #30 embeddings
   EXPECT_EQ(o.server.listen, "127.0.0.1:0");
   EXPECT_EQ(o.server.metrics_listen, "");
   EXPECT_EQ(o.server.health_listen, "");
@@ -53,7 +54,7 @@ TEST(WorkerOptionsTest, EveryFlagReachesItsField) {
              "--ctx", "2048", "--max-sessions", "8", "--kv-budget-mb", "3", "--max-batch-tokens",
              "512", "--drain-seconds", "2.5", "--session-idle-seconds", "0",
              "--open-timeout-seconds", "4", "-v", "2", "--tls-cert", "c.pem", "--tls-key", "k.pem",
-             "--tls-ca", "ca.pem", "--tls-client-name", "coordinator"}));
+             "--tls-ca", "ca.pem", "--tls-client-name", "coordinator", "--pooling", "last"}));
   EXPECT_EQ(o.engine.role, WorkerRole::kDraft);
   EXPECT_EQ(o.engine.model_path, "d.gguf");
   EXPECT_EQ(o.server.listen, "0.0.0.0:7001");
@@ -73,6 +74,7 @@ TEST(WorkerOptionsTest, EveryFlagReachesItsField) {
   EXPECT_EQ(o.tls.key, "k.pem");
   EXPECT_EQ(o.tls.ca, "ca.pem");
   EXPECT_EQ(o.tls_client_name, "coordinator");
+  EXPECT_EQ(o.engine.pooling, Pooling::kLast);  // #30 embeddings
 }
 
 struct BadCase {
@@ -114,6 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_kv",
                 Target({"--kv", "q4"}),
                 "--kv: KV cache type 'q4' is not one of f32, f16, i8"},
+        BadCase{"unknown_pooling",  // #30 embeddings
+                Target({"--pooling", "cls"}),
+                "--pooling: pooling \"cls\" is not one of \"mean\", \"last\""},
         BadCase{"no_threads",
                 Target({"--threads", "0"}),
                 "--threads and --max-sessions must be >= 1, --ctx and --kv-budget-mb >= 0"},

@@ -27,6 +27,7 @@ struct TestServerOptions {
   absl::Duration idle_timeout = absl::Minutes(10);
   absl::Duration open_timeout = absl::Seconds(10);
   bool set_engine = true;  // false: the service answers UNAVAILABLE until SetEngine
+  Pooling pooling = Pooling::kMean;  // --pooling (#30 embeddings)
 };
 
 // Members in the order they must be built (and destroyed in reverse).
@@ -52,6 +53,7 @@ inline absl::Status StartTestWorkerServer(const TestServerOptions& options,
   engine_options.threads = 1;
   engine_options.context_size = options.context_size;
   engine_options.max_sessions = options.max_sessions;
+  engine_options.pooling = options.pooling;
   absl::StatusOr<std::unique_ptr<WorkerEngine>> engine = WorkerEngine::Create(engine_options);
   if (!engine.ok()) return engine.status();
   worker->engine = std::move(*engine);

@@ -41,6 +41,11 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status Attach(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::SessionResponse, v1::SessionRequest>* stream) override;
+  // --- #30 embeddings ---
+  // Defined in worker_embed_rpc.cc.
+  grpc::Status Embed(grpc::ServerContext* context, const v1::EmbedTokensRequest* request,
+                     v1::EmbedTokensResponse* response) override;
+  // --- end ---
 
  private:
   // One request of an open session; errors become RequestError (the session lives on).

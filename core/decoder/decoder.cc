@@ -108,7 +108,8 @@ absl::StatusOr<absl::Span<const float>> Decoder::Forward(KvCache& cache,
     const int64_t chunk = std::min(kMaxChunk, n - done);
     const bool last = done + chunk == n;
     segments_.assign(1, {&cache, 0, chunk, start + done,
-                         mode == LogitsMode::kLast && !last ? LogitsMode::kNone : mode});
+                         mode == LogitsMode::kLast && !last ? LogitsMode::kNone : mode,
+                         nullptr});
     tokens_.assign(tokens.begin() + done, tokens.begin() + done + chunk);
     rows_ = chunk;
     cache.Truncate(start + done);
@@ -151,7 +152,8 @@ absl::StatusOr<absl::Span<const float>> Decoder::ForwardBatch(
   for (const ForwardSegment& segment : segments) {
     const int64_t n = static_cast<int64_t>(segment.tokens.size());
     segments_.push_back(
-        {segment.cache, static_cast<int64_t>(tokens_.size()), n, segment.start, segment.logits});
+        {segment.cache, static_cast<int64_t>(tokens_.size()), n, segment.start, segment.logits,
+         segment.hidden});
     tokens_.insert(tokens_.end(), segment.tokens.begin(), segment.tokens.end());
   }
   rows_ = rows;
@@ -179,6 +181,7 @@ void Decoder::RunBatch(float* logits) {
   for (const SegmentRows& segment : segments_) {
     segment.cache->SetLength(segment.start + segment.n);
   }
+  WriteHidden();
   if (logit_rows_.empty()) return;
   // Final norm and output projection for the rows whose logits are wanted, gathered in
   // order: xn[r] = norm(x[logit_rows[r]]).
@@ -191,6 +194,18 @@ void Decoder::RunBatch(float* logits) {
   if (config_.final_softcap > 0) {
     Softcap(logits, static_cast<int64_t>(logit_rows_.size()) * config_.vocab_size,
             config_.final_softcap);
+  }
+}
+
+void Decoder::WriteHidden() {
+  const int64_t dim = config_.dim;
+  for (const SegmentRows& segment : segments_) {
+    if (segment.hidden == nullptr) continue;
+    // Row by row, as the logits' norm below: the same bits whatever the batch.
+    for (int64_t i = 0; i < segment.n; ++i) {
+      RmsNorm(x_.data() + (segment.first + i) * dim, model_.output_norm(), 1, dim,
+              config_.rms_eps, segment.hidden + i * dim);
+    }
   }
 }
 

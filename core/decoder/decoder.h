@@ -47,6 +47,9 @@ struct ForwardSegment {
   absl::Span<const int32_t> tokens;  // at positions [start, start + n)
   int64_t start = 0;
   LogitsMode logits = LogitsMode::kLast;
+  // When set, receives the rows' hidden states after the final RMSNorm (what the output
+  // projection reads; llama.cpp's embedding tensor), [n, dim] (embedding.h).
+  float* hidden = nullptr;
 };
 
 class Decoder : public ForwardRunner {
@@ -88,6 +91,7 @@ class Decoder : public ForwardRunner {
     KvCache* cache;
     int64_t first, n, start;
     LogitsMode logits;
+    float* hidden;  // ForwardSegment::hidden
   };
 
   void EnsureCapacity(int64_t n, int64_t logit_rows, int64_t context);
@@ -95,6 +99,8 @@ class Decoder : public ForwardRunner {
   // from `logits` on.
   void RunBatch(float* logits);
   void RunLayers();
+  // The final norm of every row of the segments that ask for their hidden states.
+  void WriteHidden();
   // fn(begin, end) over the batch's rows [0, rows_): row-wise work (norms, rope, residual
   // adds) split across the pool's threads for batches big enough to pay for it; each row's
   // arithmetic is the same either way. `row_elements`: the width of the rows fn works on

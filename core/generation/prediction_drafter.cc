@@ -46,23 +46,42 @@ int64_t PredictionDrafter::SuffixMatchIndex(absl::Span<const int32_t> output, in
 void PredictionDrafter::Step(absl::Span<const int32_t> output, int64_t i) {
   const int32_t token = output[i];
   const int64_t size = static_cast<int64_t>(prediction_.size());
+  blind_ = false;
   if (next_ >= 0 && next_ < size && prediction_[next_] == token) {
     ++next_;
+    misses_ = 0;
+    ++matched_;
     return;
   }
-  const bool aligned = next_ >= 0;
+  const int32_t missed_before = misses_;
+  matched_ = 0;
+  misses_ = missed_before + 1;
+  const bool aligned = next_ >= 0 && missed_before < options_.window;
   if (aligned) {
     if (const int64_t nearby = NearbyIndex(token); nearby >= 0) {
       next_ = nearby;
       return;
     }
   }
-  if (const int64_t matched = SuffixMatchIndex(output, i + 1); matched >= 0) {
-    next_ = matched;
-    return;
+  // Far jumps only once a nearby explanation failed (in repetitive text the same few tokens
+  // recur far away); a suffix of min_match tokens is evidence enough to guess in full again.
+  if (!aligned || missed_before > 0) {
+    if (const int64_t matched = SuffixMatchIndex(output, i + 1); matched >= 0) {
+      next_ = matched;
+      misses_ = 0;
+      matched_ = options_.min_match;
+      return;
+    }
   }
-  // A substitution while aligned (past the end nothing is expected).
-  next_ = aligned && next_ < size ? next_ + 1 : -1;
+  // A substitution while aligned (past the end nothing is expected); more than `window`
+  // misses in a row are no edit but another text: the output is lost.
+  if (aligned && next_ < size) {
+    ++next_;
+    blind_ = true;
+  } else {
+    next_ = -1;
+    misses_ = 0;
+  }
 }
 
 void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,
@@ -80,14 +99,19 @@ void PredictionDrafter::Guesses(absl::Span<const int32_t> sequence, int32_t k,
     states_.resize(common);
     next_ = common == 0 ? 0 : states_.back().next;
     anchor_ = common == 0 ? 0 : states_.back().anchor;
+    misses_ = common == 0 ? 0 : states_.back().misses;
+    matched_ = common == 0 ? kConfirmed : states_.back().matched;
+    blind_ = common == 0 ? false : states_.back().blind;
   }
   for (size_t i = common; i < output.size(); ++i) {
     Step(output, static_cast<int64_t>(i));
     if (next_ >= 0) anchor_ = next_;
     seen_.push_back(output[i]);
-    states_.push_back({next_, anchor_});
+    states_.push_back({next_, anchor_, misses_, matched_, blind_});
   }
-  if (next_ < 0 || k <= 0) return;
+  // Inside a run of edits: after a second miss explained by no evidence, or a third.
+  if (next_ < 0 || k <= 0 || misses_ >= 3 || (misses_ == 2 && blind_)) return;
+  if (misses_ == 1 || matched_ < kConfirmed) k = std::min(k, options_.after_edit);
   const int64_t end = std::min<int64_t>(next_ + k, static_cast<int64_t>(prediction_.size()));
   out->assign(prediction_.begin() + next_, prediction_.begin() + std::max(next_, end));
 }

@@ -8,14 +8,19 @@
 //   - otherwise (an edit), the first of
 //       1. the token found near `next` (prediction[next + d] for d = 1, -1, 2, -2, ... up to
 //          `window`): the prediction had d extra tokens there (or lacked |d|): after it;
-//       2. the longest suffix of the output (at least min_match tokens, at most max_match) that
+//       2. when the token before was a substitution too (rule 3 did not explain the edit): the
+//          longest suffix of the output (at least min_match tokens, at most max_match) that
 //          occurs in the prediction, the occurrence nearest after `next` (or after where the
 //          output was last aligned) first: after it (an
 //          edit longer than the window, or an output that left the prediction and came back);
 //       3. a substitution: next + 1 (the output replaced prediction[next]);
-//     and when the output was not aligned (nothing expected), only 2.
+//     unless more than `window` tokens in a row were not the expected ones: that is another
+//     text, and the output is lost (only 2 can align it again);
+//     and when the output was not aligned (nothing expected), only 2. In repetitive text the
+//     same few tokens recur far away: a far jump waits until a nearby explanation failed.
 // So a token replaced, inserted or deleted in the middle costs one round's rest, not the rest
-// of the prediction. Past the prediction's end nothing is expected until 2 finds a match.
+// of the prediction. Guesses right after a substitution are few (after_edit), and inside a run
+// of edits there are none until the output matches the prediction again. Past the prediction's end nothing is expected until 2 finds a match.
 //
 // Thread-safety: one per request, on the round driver's thread.
 #ifndef TANDEM_CORE_GENERATION_PREDICTION_DRAFTER_H_
@@ -30,6 +35,11 @@ namespace tandem {
 
 struct PredictionOptions {
   int32_t window = 8;     // how far from the expected index an edited output's token is sought
+  // Right after an edit the alignment is a guess of its own: after a token that was not the
+  // expected one, and until two in a row were, at most this many guesses; none after three
+  // misses in a row, or two when the second was taken for a substitution with no evidence
+  // (the output is inside an edit; the draft guesses there).
+  int32_t after_edit = 4;
   int32_t min_match = 3;  // the shortest suffix match that re-aligns a lost output
   int32_t max_match = 32;
 };
@@ -64,11 +74,19 @@ class PredictionDrafter {
   struct State {
     int64_t next = 0;    // the prediction's index expected next, or -1
     int64_t anchor = 0;  // the last such index (where a lost output was last aligned)
+    int32_t misses = 0;   // tokens in a row that were not the one expected
+    int32_t matched = 0;  // tokens in a row that were (kConfirmed at the start)
+    bool blind = false;   // the last token was taken for a substitution, with no evidence
   };
+  // Matches in a row after an edit before guesses are no longer capped at after_edit.
+  static constexpr int32_t kConfirmed = 2;
   std::vector<int32_t> seen_;      // the output tokens aligned so far
   std::vector<State> states_;      // the state after each of them
   int64_t next_ = 0;               // the current State
   int64_t anchor_ = 0;
+  int32_t misses_ = 0;
+  int32_t matched_ = kConfirmed;
+  bool blind_ = false;
 };
 
 }  // namespace tandem

@@ -1,5 +1,6 @@
 #include "core/generation/prediction_drafter.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,14 @@ INSTANTIATE_TEST_SUITE_P(
         // The output lacks 13: found one ahead.
         AlignCase{"a_token_the_output_skips", kText, {10, 11, 12, 14}, 3, {15, 16, 17}},
         AlignCase{"three_tokens_the_output_skips", kText, {10, 11, 12, 16}, 2, {17, 18}},
-        // The output inserts 98 97 before 13: substitutions at first, then 13 is found behind.
-        AlignCase{"tokens_the_output_inserts", kText, {10, 11, 12, 98, 97, 13}, 2, {14, 15}},
+        // The output inserts 98 97 before 13: substitutions at first, then 13 is found behind;
+        // three misses in a row: no guesses until a token matches again.
+        AlignCase{"none_inside_a_run_of_edits", kText, {10, 11, 12, 98, 97, 13}, 2, {}},
+        AlignCase{"tokens_the_output_inserts", kText, {10, 11, 12, 98, 97, 13, 14}, 2, {15, 16}},
+        // Right after an edit, at most after_edit (4) guesses until two tokens in a row match.
+        AlignCase{"few_right_after_an_edit", kText, {10, 11, 12, 99, 14}, 8, {15, 16, 17, 18}},
+        AlignCase{"all_once_confirmed", kText, {10, 11, 12, 99, 14, 15}, 6,
+                  {16, 17, 18, 19, 20, 21}},
         // Twelve tokens edited away, then three in a row of the prediction re-align.
         AlignCase{"a_long_edit_realigns_by_suffix_match", kText,
                   {10, 11, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 25, 26, 27}, 2,
@@ -110,6 +117,60 @@ TEST(PredictionDrafterTest, SpreadSubstitutionsCostOneGuessEach) {
     if (guesses.empty() || guesses[0] != output[i]) ++misses;
   }
   EXPECT_EQ(misses, 20);
+}
+
+// Random edits of every kind (a token replaced, a random one inserted, one deleted), 5 % of a
+// 400-token output: each costs about one wrong first guess (a deletion two: the substitution
+// tried first is wrong once), not the rest of the prediction.
+TEST(PredictionDrafterTest, EditsOfEveryKindCostAboutOneWrongGuessEach) {
+  std::mt19937 rng(7);
+  std::vector<int32_t> output;
+  for (int32_t i = 0; i < 400; ++i) output.push_back(1000 + static_cast<int32_t>(rng() % 30000));
+  std::vector<int32_t> prediction;
+  int edits = 0;
+  for (size_t i = 0; i < output.size(); ++i) {
+    if (i % 20 != 10) {
+      prediction.push_back(output[i]);
+      continue;
+    }
+    ++edits;
+    switch (edits % 3) {
+      case 0:
+        prediction.push_back(5);  // replaced
+        break;
+      case 1:
+        prediction.push_back(6);  // inserted before it
+        prediction.push_back(output[i]);
+        break;
+      default:
+        break;  // deleted
+    }
+  }
+  PredictionDrafter drafter(prediction, 0);
+  int misses = 0;
+  std::vector<int32_t> guesses;
+  for (size_t i = 0; i < output.size(); ++i) {
+    drafter.Guesses(absl::MakeConstSpan(output.data(), i), 1, &guesses);
+    if (guesses.empty() || guesses[0] != output[i]) ++misses;
+  }
+  EXPECT_LE(misses, edits + edits / 3 + 1);
+}
+
+// An unrelated prediction is given up after a few wrong tokens: it then guesses nothing.
+TEST(PredictionDrafterTest, AnUnrelatedPredictionIsGivenUp) {
+  std::vector<int32_t> prediction, output;
+  for (int32_t i = 0; i < 100; ++i) {
+    prediction.push_back(1000 + i);
+    output.push_back(5000 + i);
+  }
+  PredictionDrafter drafter(prediction, 0);
+  int guessed = 0;
+  std::vector<int32_t> guesses;
+  for (size_t i = 0; i < output.size(); ++i) {
+    drafter.Guesses(absl::MakeConstSpan(output.data(), i), 1, &guesses);
+    guessed += !guesses.empty();
+  }
+  EXPECT_LE(guessed, PredictionOptions().window + 2);
 }
 
 }  // namespace

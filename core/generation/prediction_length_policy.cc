@@ -35,7 +35,8 @@ double PredictionLengthPolicy::RoundSeconds(int32_t k) const {
   const double mean_k = sum_k_ / weight_;
   const double mean_s = sum_s_ / weight_;
   const double variance = sum_kk_ / weight_ - mean_k * mean_k;
-  double row = variance > 1 ? (sum_ks_ / weight_ - mean_k * mean_s) / variance : -1;
+  const bool fitted = rounds_ >= options_.evidence_rounds && variance > 1;
+  double row = fitted ? (sum_ks_ / weight_ - mean_k * mean_s) / variance : -1;
   const double prior_row = options_.row_cost * mean_s / (1 + options_.row_cost * mean_k);
   if (row < 0) row = prior_row;  // too little spread to fit, or noise against it
   // A few slow rounds (the OS preempting the call) can tilt the line until a round without
@@ -48,6 +49,7 @@ double PredictionLengthPolicy::RoundSeconds(int32_t k) const {
 void PredictionLengthPolicy::Observe(const RoundReport& round) {
   sat_out_ = 0;
   if (round.predicted <= 0) return;
+  ++rounds_;
   const double a = options_.acceptance_decay;
   kept_ = a * kept_ + round.predicted_accepted;
   cut_ = a * cut_ + (round.predicted_accepted < round.predicted ? 1 : 0);
@@ -89,7 +91,8 @@ void PredictionLengthPolicy::Choose() {
       best_rate = rate;
     }
   }
-  k_ = best_rate > alone * (1 + options_.margin) ? best : 0;
+  const bool enough = rounds_ >= options_.evidence_rounds;
+  k_ = !enough || best_rate > alone * (1 + options_.margin) ? best : 0;
 }
 
 }  // namespace tandem

@@ -8,10 +8,12 @@
 //         prior_acceptance worth one round);
 //   c(k)  a round's wall seconds with k predicted guesses: base + row k, a line fitted through
 //         the rounds seen (their k varies with the room and the alignment), with row =
-//         row_cost x base until the rounds' k have spread enough to fit it;
+//         row_cost x base until evidence_rounds rounds with k spread enough fit it, and at
+//         most 80 % of a mean round (noise must not make a round without guesses look free);
 // and chooses the k in [1, max_tokens] that maximises E(k) / c(k), E(k) = 1 + a + ... + a^k,
-// or 0 when even that is not a `margin` better than one token per c(0) (an unrelated
-// prediction: the round then goes to the draft, or the target alone). After
+// or, after evidence_rounds rounds, 0 when even that is not a `margin` better than one token
+// per c(0) (an unrelated prediction: the round then goes to the draft, or the target alone).
+// After
 // probe_after_rounds rounds sat out (SatOut), one round tests probe_tokens guesses again.
 //
 // Thread-safety: not thread-safe; one per request, on the round driver's thread.
@@ -32,6 +34,9 @@ struct PredictionLengthOptions {
   double timing_decay = 0.8;
   double row_cost = 0.05;  // a verify row's seconds as a share of a round's, until fitted
   double margin = 0.02;
+  // Rounds observed before the line is fitted and before the policy may sit rounds out: the
+  // first rounds are few and noisy (a first guess lost to a tokenization seam, a slow call).
+  int32_t evidence_rounds = 4;
   int32_t probe_after_rounds = 16;
   int32_t probe_tokens = 2;
   int32_t fixed_tokens = 0;  // > 0: every round tests this many, whatever the rounds show
@@ -58,6 +63,7 @@ class PredictionLengthPolicy : public DraftLengthPolicy {
   PredictionLengthOptions options_;
   int32_t k_;
   int32_t sat_out_ = 0;
+  int64_t rounds_ = 0;
   // Decayed sums: kept guesses, runs cut short; and (k, seconds) for the fit.
   double kept_ = 0, cut_ = 0;
   double weight_ = 0, sum_k_ = 0, sum_s_ = 0, sum_kk_ = 0, sum_ks_ = 0;

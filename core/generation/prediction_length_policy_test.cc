@@ -68,6 +68,16 @@ TEST(PredictionLengthPolicyTest, ProbesAgainAfterSittingOut) {
   EXPECT_EQ(policy.Next(), options.probe_tokens);
 }
 
+// A first guess lost to a tokenization seam and a slow first call do not end the prediction.
+TEST(PredictionLengthPolicyTest, TheFirstRoundsNeverSitOut) {
+  PredictionLengthPolicy policy;
+  policy.Observe(Round(policy.Next(), 0, 0.050, 0.010));
+  for (int i = 1; i < PredictionLengthOptions().evidence_rounds; ++i) {
+    ASSERT_GT(policy.Next(), 0) << "round " << i;
+    policy.Observe(Round(policy.Next(), 1, 0.002, 0.0001));
+  }
+}
+
 // Slow rounds at the largest k (a preempted call) must not make a round without guesses look
 // free: an exact prediction keeps being guessed.
 TEST(PredictionLengthPolicyTest, PreemptedRoundsDoNotStopAnExactPrediction) {

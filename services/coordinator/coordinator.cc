@@ -11,6 +11,8 @@
 #include "services/coordinator/memory_pause.h"
 #include "wire/tokenizer_wire.h"
 #include "services/coordinator/reply_writer.h"
+#include "services/coordinator/detokenize.h"          // #30 front
+#include "services/coordinator/system_fingerprint.h"  // #30 front
 #include "services/coordinator/session_eviction.h"
 
 namespace tandem {
@@ -30,6 +32,19 @@ std::string Outcome(const absl::Status& status) {
 }
 
 // What every request is checked against and filled in from (validated_request.h).
+// --- #30 front ---
+// The settings that change outputs, for the system fingerprint (system_fingerprint.h).
+std::vector<std::string> OutputSettings(const CoordinatorOptions& o) {
+  return {absl::StrCat("max_tokens=", o.default_max_tokens),
+          absl::StrCat("draft_tokens=", o.default_draft_tokens),
+          absl::StrCat("adaptive_draft=", o.adaptive_draft),
+          absl::StrCat("continue_tokens=", o.continue_tokens),
+          absl::StrCat("ngram_fallback=", o.ngram_fallback),
+          absl::StrCat("tool_call_format=", o.output_syntax.tool_call_format),
+          absl::StrCat("reasoning_format=", o.output_syntax.reasoning_format)};
+}
+// --- end ---
+
 GenerateSettings SettingsFor(const CoordinatorOptions& options, const v1::ModelInfo& target) {
   GenerateSettings settings;
   settings.limits = options.limits;
@@ -155,6 +170,12 @@ absl::Status Coordinator::Init() {
     }
     draft_info_ = d.model();
   }
+  // --- #30 front ---
+  const v1::DescribeModelResponse described = Describe();
+  system_fingerprint_ =
+      SystemFingerprint(described.target(), described.has_draft() ? &described.draft() : nullptr,
+                        described.version(), OutputSettings(options_));
+  // --- end ---
   return absl::OkStatus();
 }
 
@@ -183,8 +204,21 @@ v1::DescribeModelResponse Coordinator::Describe() const {
   if (response.has_draft()) response.mutable_draft()->clear_path();
   response.set_default_draft_tokens(options_.default_draft_tokens);
   response.set_version("0.1.0");
+  // --- #30 front ---
+  for (const std::string& name : options_.served_model_names) response.add_served_model_names(name);
+  if (options_.served_model_names.empty()) response.add_served_model_names(target_info_.name());
+  response.set_system_fingerprint(system_fingerprint_);
+  // --- end ---
   return response;
 }
+
+// --- #30 front ---
+absl::StatusOr<v1::DetokenizeResponse> Coordinator::Detokenize(
+    const v1::DetokenizeRequest& request) const {
+  return tandem::Detokenize(request, token_bytes_,
+                            static_cast<size_t>(std::max(1, target_info_.context_size())));
+}
+// --- end ---
 
 std::vector<std::pair<std::string, std::string>> Coordinator::Redactions() const {
   std::vector<std::pair<std::string, std::string>> r;
@@ -441,9 +475,16 @@ absl::Status Coordinator::GenerateOne(const v1::GenerateRequest& request,
     auto touch = absl::MakeCleanup([&] { session->last_used_ns = absl::ToUnixNanos(absl::Now()); });
     ASSIGN_OR_RETURN(const bool draft_lost,
                      PrepareWorkers(session_id, *session, valid.rounds, deadline));
+    // #30 front: the final result carries the system fingerprint.
+    const ReplyWriter::Write stamped = [&](const v1::GenerateResponse& message) {
+      if (!message.has_final()) return write(message);
+      v1::GenerateResponse copy = message;
+      copy.mutable_final()->set_system_fingerprint(system_fingerprint_);
+      return write(copy);
+    };
     ReplyWriter reply({&token_bytes_, std::move(valid.stop_strings), valid.rounds.logprobs, start,
                        valid.parsing, &generate_settings_.syntax.parse_token_bytes},
-                      write, cancelled, metrics_);
+                      stamped, cancelled, metrics_);
     absl::StatusOr<RoundOutcome> outcome =
         RunRounds(session_id, *session, valid.rounds, draft_lost, reply, deadline, cancelled);
     if (!outcome.ok() || reply.client_gone()) {

@@ -84,6 +84,10 @@ struct CoordinatorOptions {
   bool local_tokenizer = true;
   // How the model writes tool calls and reasoning ("auto": from its template and tokens).
   OutputSyntaxFlags output_syntax;
+  // --- #30 front ---
+  // The names clients may call the target (--served-model-name); empty: its own name.
+  std::vector<std::string> served_model_names;
+  // --- end ---
 };
 
 class Coordinator {
@@ -110,10 +114,23 @@ class Coordinator {
   // With the coordinator's copy of the target's tokenizer while every target replica reports
   // its fingerprint; else by the least-loaded ready target.
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
+  // --- #30 embeddings ---
+  // Generator.Embed (coordinator_embed.cc): checks the limits, tokenizes text inputs as text
+  // prompts are, and has a ready target embed them all in one call, bounded by `deadline`
+  // (capped by max_request_time). Errors as Generator.Embed documents.
+  absl::StatusOr<v1::EmbedResponse> Embed(const v1::EmbedRequest& request,
+                                          absl::Time deadline = absl::InfiniteFuture());
+  // --- end ---
   // Whether Tokenize (and so a text or chat prompt) runs in the coordinator now.
   bool tokenizes_locally() const;
   // The models as public clients may see them: names, never file paths.
   v1::DescribeModelResponse Describe() const;
+  // --- #30 front ---
+  // Ids back into text with the target's vocabulary (detokenize.h).
+  absl::StatusOr<v1::DetokenizeResponse> Detokenize(const v1::DetokenizeRequest& request) const;
+  // The target's vocabulary: what each id decodes to.
+  const std::vector<std::string>& token_bytes() const { return token_bytes_; }
+  // --- end ---
   // Worker addresses and model paths, each with the label public errors show instead.
   std::vector<std::pair<std::string, std::string>> Redactions() const;
   absl::Status CloseSession(const std::string& session_id);
@@ -196,6 +213,7 @@ class Coordinator {
   v1::ModelInfo target_info_;
   std::optional<v1::ModelInfo> draft_info_;
   std::vector<std::string> token_bytes_;
+  std::string system_fingerprint_;  // #30 front: set by Init (system_fingerprint.h)
   GenerateSettings generate_settings_;  // set by Init: the options and the target's model
   std::optional<LocalTokenizer> local_tokenizer_;  // unset: the targets tokenize
   // Requests' constraints over the target's token bytes (Init): refused before any worker

@@ -12,6 +12,7 @@
 #include "core/base/status_macros.h"
 #include "core/generation/speculation_defaults.h"
 #include "services/coordinator/draft_deadline.h"
+#include "services/coordinator/served_model_names.h"  // #30 front
 #include "services/coordinator/worker_pool.h"
 
 ABSL_FLAG(std::string, target, "", "target worker address(es), comma-separated");
@@ -40,6 +41,14 @@ ABSL_FLAG(int, http_max_connections_per_address,
 ABSL_FLAG(int64_t, http_max_buffered_body_bytes,
           static_cast<int64_t>(tandem::HttpServerOptions().max_buffered_body_bytes),
           "request bodies held at once across connections (then 503); >= --max-message-bytes");
+// --- #30 front ---
+ABSL_FLAG(std::string, served_model_name, "",
+          "the name(s) clients use for the target in `model`, comma-separated (the first is "
+          "canonical); empty: the target's own name");
+ABSL_FLAG(std::string, cors_origins, "",
+          "origins whose browser pages may call the HTTP API (CORS), comma-separated "
+          "http(s)://HOST[:PORT], or '*' for any; empty: none (no CORS headers)");
+// --- end ---
 ABSL_FLAG(std::string, metrics_listen, "", "Prometheus /metrics address; empty: none");
 ABSL_FLAG(std::string, draft_tokens, std::to_string(tandem::SpeculationDefaults::kDraftTokens),
           "guesses per round, or 'auto' to adapt");
@@ -141,6 +150,7 @@ constexpr char kUsage[] =
     "       [--target-timeout-seconds S] [--failover-wait-seconds S]\n"
     "       [--draft-deadline-floor-ms MS] [--draft-deadline-multiple X]\n"
     "       [--draft-backoff-ms MS] [--health-interval-ms MS] [--drain-notice-seconds S]\n"
+    "       [--served-model-name NAME[,NAME...]] [--cors-origins ORIGIN[,ORIGIN...]|*]\n"
     "       [--tls-cert PEM --tls-key PEM] [--tls-ca PEM [--worker-tls-cert PEM\n"
     "       --worker-tls-key PEM]] [--api-keys-file FILE] [--health-listen HOST:PORT]\n"
     "       (--help lists all)";
@@ -259,6 +269,7 @@ absl::Status ReadHttpFlags(int64_t max_message_bytes, HttpServerOptions& h) {
   }
   h.max_header_bytes = static_cast<size_t>(header_bytes);
   h.max_buffered_body_bytes = static_cast<size_t>(buffered);
+  ASSIGN_OR_RETURN(h.cors, CorsPolicy::Parse(absl::GetFlag(FLAGS_cors_origins)));  // #30 front
   return absl::OkStatus();
 }
 
@@ -277,6 +288,9 @@ absl::StatusOr<CoordinatorProcessOptions> CoordinatorOptionsFromFlags(int argc, 
   RETURN_IF_ERROR(ReadLimitFlags(options.coordinator, &options.server.max_message_bytes));
   RETURN_IF_ERROR(ReadDeadlineFlags(options.coordinator));
   RETURN_IF_ERROR(ReadHttpFlags(options.server.max_message_bytes, options.http));
+  // #30 front
+  ASSIGN_OR_RETURN(options.coordinator.served_model_names,
+                   ParseServedModelNames(absl::GetFlag(FLAGS_served_model_name)));
   options.server.listen = absl::GetFlag(FLAGS_listen);
   options.server.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.server.health_listen = absl::GetFlag(FLAGS_health_listen);

@@ -299,6 +299,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"positional", {"extra"}, "unexpected argument 'extra'"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
+// --- #30 front ---
+TEST(CoordinatorOptionsTest, ServedModelNamesAndCorsOrigins) {
+  ASSERT_OK_AND_ASSIGN(CoordinatorProcessOptions o, Parse({"--target", "t:1"}));
+  EXPECT_TRUE(o.coordinator.served_model_names.empty());
+  EXPECT_FALSE(o.http.cors.enabled());
+  ASSERT_OK_AND_ASSIGN(o, Parse({"--target", "t:1", "--served-model-name", "gpt-4o-mini,stories",
+                                 "--cors-origins", "http://localhost:3000"}));
+  EXPECT_THAT(o.coordinator.served_model_names, ElementsAre("gpt-4o-mini", "stories"));
+  EXPECT_TRUE(o.http.cors.Allows("http://localhost:3000"));
+  EXPECT_FALSE(o.http.cors.Allows("http://localhost:3001"));
+  ASSERT_OK_AND_ASSIGN(o, Parse({"--target", "t:1", "--cors-origins", "*"}));
+  EXPECT_TRUE(o.http.cors.Allows("https://any.example"));
+  EXPECT_THAT(Parse({"--target", "t:1", "--served-model-name", "a,a"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--served-model-name: 'a' is named twice"));
+  EXPECT_THAT(Parse({"--target", "t:1", "--cors-origins", "localhost:3000"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--cors-origins: ")));
+}
+// --- end ---
+
 TEST(CoordinatorOptionsTest, NoTargetIsInvalidArgument) {
   EXPECT_THAT(Parse({}), StatusIs(absl::StatusCode::kInvalidArgument, "--target is required"));
   EXPECT_THAT(Parse({"--target", ","}),

@@ -51,6 +51,18 @@ grpc::Status GeneratorService::Tokenize(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+// --- #30 front ---
+grpc::Status GeneratorService::Detokenize(grpc::ServerContext* context,
+                                          const v1::DetokenizeRequest* request,
+                                          v1::DetokenizeResponse* response) {
+  if (grpc::Status denied = Authenticate(context); !denied.ok()) return denied;
+  absl::StatusOr<v1::DetokenizeResponse> result = coordinator_->Detokenize(*request);
+  if (!result.ok()) return Public(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+// --- end ---
+
 grpc::Status GeneratorService::DescribeModel(grpc::ServerContext* context,
                                              const v1::DescribeModelRequest*,
                                              v1::DescribeModelResponse* response) {

@@ -27,6 +27,14 @@ class GeneratorService final : public v1::Generator::Service {
                              v1::DescribeModelResponse* response) override;
   grpc::Status CloseSession(grpc::ServerContext* context, const v1::CloseSessionRequest* request,
                             v1::CloseSessionResponse* response) override;
+  // #30 front
+  grpc::Status Detokenize(grpc::ServerContext* context, const v1::DetokenizeRequest* request,
+                          v1::DetokenizeResponse* response) override;
+  // --- #30 embeddings ---
+  // Defined in generator_embed_rpc.cc.
+  grpc::Status Embed(grpc::ServerContext* context, const v1::EmbedRequest* request,
+                     v1::EmbedResponse* response) override;
+  // --- end ---
 
  private:
   grpc::Status Public(const absl::Status& status) const;

@@ -74,10 +74,16 @@ struct Conn {
 };
 
 // The head of a response: `length` is the body's, or -1 chunked, or -2 until the close.
-std::string ResponseHead(const HttpResponse& r, int64_t length, bool close, int minor_version) {
+std::string ResponseHead(const HttpResponse& r, int64_t length, bool close, int minor_version,
+                         const HttpFront::Handlers& handlers, const HttpRequest& request) {
   std::string head = absl::StrCat("HTTP/1.1 ", r.status, " ", HttpReason(r.status), "\r\n");
   if (!r.content_type.empty()) absl::StrAppend(&head, "Content-Type: ", r.content_type, "\r\n");
   for (const auto& [name, value] : r.headers) absl::StrAppend(&head, name, ": ", value, "\r\n");
+  if (handlers.more_headers) {  // #30 front: CORS
+    std::vector<std::pair<std::string, std::string>> more;
+    handlers.more_headers(request, &more);
+    for (const auto& [name, value] : more) absl::StrAppend(&head, name, ": ", value, "\r\n");
+  }
   if (length >= 0) {
     absl::StrAppend(&head, "Content-Length: ", length, "\r\n");
   } else if (length == -1) {
@@ -254,15 +260,20 @@ namespace {
 // A handler thread's side of its request's connection.
 class Exchange final : public HttpExchange {
  public:
-  Exchange(Conn& c, absl::Duration write_timeout, const std::atomic<bool>& stop)
-      : c_(c), request_(c.parser.request()), write_timeout_(write_timeout), stop_(stop) {}
+  Exchange(Conn& c, absl::Duration write_timeout, const std::atomic<bool>& stop,
+           const HttpFront::Handlers& handlers)
+      : c_(c),
+        request_(c.parser.request()),
+        write_timeout_(write_timeout),
+        stop_(stop),
+        handlers_(handlers) {}
 
   bool Respond(const HttpResponse& r) override {
     if (started_) return false;
     started_ = true;
     close_ = !request_.keep_alive;
-    std::string bytes =
-        ResponseHead(r, static_cast<int64_t>(r.body.size()), close_, request_.minor_version);
+    std::string bytes = ResponseHead(r, static_cast<int64_t>(r.body.size()), close_,
+                                     request_.minor_version, handlers_, request_);
     if (request_.method != "HEAD") bytes += r.body;
     ended_ = Send(bytes);
     return ended_;
@@ -272,7 +283,8 @@ class Exchange final : public HttpExchange {
     started_ = true;
     chunked_ = request_.minor_version == 1;
     close_ = !request_.keep_alive || !chunked_;
-    return Send(ResponseHead(head, chunked_ ? -1 : -2, close_, request_.minor_version));
+    return Send(ResponseHead(head, chunked_ ? -1 : -2, close_, request_.minor_version, handlers_,
+                             request_));
   }
   bool Write(absl::string_view piece) override {
     if (!started_ || ended_) return false;
@@ -300,6 +312,7 @@ class Exchange final : public HttpExchange {
   const HttpRequest& request_;
   const absl::Duration write_timeout_;
   const std::atomic<bool>& stop_;
+  const HttpFront::Handlers& handlers_;  // #30 front: more_headers
   bool started_ = false;
   bool ended_ = false;
   bool chunked_ = false;
@@ -408,7 +421,7 @@ void HttpFront::Loop::Worker() {
       c = queue_.front();
       queue_.pop_front();
     }
-    Exchange exchange(*c, options_.write_timeout, stopping_);
+    Exchange exchange(*c, options_.write_timeout, stopping_, handlers_);
     // A client that left while its request waited for a thread is not served.
     if (!c->io.ClientGone()) handlers_.handle(c->parser.request(), exchange);
     Return(c, exchange.reusable());
@@ -548,6 +561,7 @@ void HttpFront::Loop::ReadAndParse(Conn* c) {
     const HttpRequest& request = parser.request();
     if (parser.head_complete() && !c->head_checked) {
       c->head_checked = true;
+      if (handlers_.rewrite) handlers_.rewrite(parser.request());  // #30 front: aliases
       if (std::optional<HttpResponse> refused = handlers_.check_head(request)) {
         return Respond(c, *refused, /*close=*/true);  // the body stays unread
       }
@@ -623,7 +637,7 @@ void HttpFront::Loop::Dispatch(Conn* c) {
 void HttpFront::Loop::Respond(Conn* c, const HttpResponse& response, bool close) {
   const HttpRequest& request = c->parser.request();
   c->out = ResponseHead(response, static_cast<int64_t>(response.body.size()), close,
-                        request.minor_version);
+                        request.minor_version, handlers_, request);
   if (request.method != "HEAD") c->out += response.body;
   c->out_sent = 0;
   c->close_after = close;

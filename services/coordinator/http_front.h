@@ -92,6 +92,17 @@ class HttpFront {
     std::function<void(const HttpRequest&, HttpExchange&)> handle;
     // The response for an error the front finds itself (400, 408, 413, 414, 431, 503, 505).
     std::function<HttpResponse(int status, const std::string& message)> error;
+    // --- #30 front ---
+    // Optional. Loop thread, once the head is parsed, before check_head: may rewrite the
+    // request's path (route aliases).
+    std::function<void(HttpRequest&)> rewrite;
+    // Optional. Any thread: headers added to every response to `request` (whole, streamed,
+    // refused or an error of the front; CORS). The request's head may be partial (an error
+    // found while parsing it).
+    std::function<void(const HttpRequest& request,
+                       std::vector<std::pair<std::string, std::string>>* headers)>
+        more_headers;
+    // --- end ---
   };
 
   // Binds (kInvalidArgument for bad TLS files, kUnavailable when the address cannot be

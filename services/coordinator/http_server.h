@@ -1,17 +1,26 @@
 // The coordinator's OpenAI-compatible HTTP API on the event-driven front (http_front.h), over
 // the same Coordinator as the gRPC Generator: each request body becomes a
 // tandem.v1.GenerateRequest (openai_request.h), runs through Coordinator::Generate, and the
-// reply becomes OpenAI's JSON (openai_response.h) or, with "stream": true, Server-Sent
-// Events ("data: {chunk}" lines, then "data: [DONE]"; ": keep-alive" comments while nothing
-// is generated). A client that disconnects, streamed or not, queued or running, cancels the
+// reply becomes the API's JSON (an ApiReply, api_reply.h: OpenAI's openai_response.h) or,
+// with "stream": true, Server-Sent Events (OpenAI's "data: {chunk}" lines, then "data:
+// [DONE]"; ": keep-alive" comments while nothing is generated). A client that disconnects, streamed or not, queued or running, cancels the
 // rounds and frees the session on both workers, as a cancelled gRPC call does.
 //
 //   POST /v1/chat/completions, POST /v1/completions
+//   POST /v1/messages, POST /v1/messages/count_tokens   Anthropic's Messages API (#30 apis:
+//                                         anthropic_request.h; errors in Anthropic's shape)
+//   POST /v1/responses                    OpenAI's Responses API, stateless (responses_request.h;
+//                                         GET/DELETE /v1/responses/{id}: 404, nothing stored)
 //   GET /v1/models, GET /v1/models/{id}   the target's model (its draft named under "tandem")
 //   GET /health                           200 while a target is ready (SetServing), else 503
+//   POST /tokenize, POST /detokenize      llama-server's token routes (token_routes.h)
+//   OPTIONS any route                     a CORS preflight, without a key (cors_policy.h)
+// and each /v1 route without /v1 (route_aliases.h). `model` may be any served name
+// (DescribeModelResponse.served_model_names); replies echo it, with system_fingerprint.
 //
 // With tls_cert/tls_key it serves HTTPS (OpenSSL). With API keys, every route but GET
-// /health needs `Authorization: Bearer KEY`, or it is 401 before the body is read.
+// /health needs `Authorization: Bearer KEY` (or `x-api-key: KEY`), or it is 401 before the
+// body is read.
 //
 // Errors are OpenAI's {"error": {...}} with the status http_error.h maps; messages hide
 // worker addresses and model paths (public_status.h). Every request logs one line
@@ -34,6 +43,7 @@
 #include "absl/time/time.h"
 #include "services/coordinator/api_keys.h"
 #include "services/coordinator/coordinator.h"
+#include "services/coordinator/cors_policy.h"  // #30 front
 #include "services/coordinator/http_front.h"
 #include "services/coordinator/request_limits.h"
 
@@ -58,6 +68,7 @@ struct HttpServerOptions {
   int max_connections = HttpFrontOptions().max_connections;       // then the oldest idle one closes
   int max_connections_per_address = HttpFrontOptions().max_connections_per_address;  // likewise
   size_t max_buffered_body_bytes = HttpFrontOptions().max_buffered_body_bytes;       // then 503
+  CorsPolicy cors;  // #30 front: --cors-origins; off by default
 };
 
 class HttpServer {

@@ -88,16 +88,39 @@ absl::Status OpenAiConstraintParser::ResponseFormat(const Value& value) {
   if (schema == nullptr || schema->is_null()) {
     return Invalid("response_format.json_schema", "is required with type 'json_schema'");
   }
-  return JsonSchema(*schema);
+  return JsonSchema("response_format.json_schema", *schema, false, "response_format");
 }
 
-absl::Status OpenAiConstraintParser::JsonSchema(const Value& value) {
-  constexpr absl::string_view kField = "response_format.json_schema";
+absl::Status OpenAiConstraintParser::FlatFormat(absl::string_view field, const Value& value) {
+  if (!value.is_object()) return WrongType(field, "an object", value);
+  const Value* type_value = value.as_object().Find("type");
+  if (type_value == nullptr || type_value->is_null()) return Invalid(field, "has no type");
+  const std::string type_field = absl::StrCat(field, ".type");
+  ASSIGN_OR_RETURN(std::string type, String(type_field, *type_value));
+  if (type == "json_schema") return JsonSchema(field, value, true, field);
+  if (type != "text" && type != "json_object") {
+    return Invalid(type_field,
+                   absl::StrCat("'", type, "' is not 'text', 'json_object' or 'json_schema'"));
+  }
+  for (const auto& [key, v] : value.as_object()) {
+    if (key != "type" && !v.is_null()) {
+      return Invalid(absl::StrCat(field, ".", key),
+                     absl::StrCat("unknown field for type '", type, "'"));
+    }
+  }
+  if (type == "text") return absl::OkStatus();
+  RETURN_IF_ERROR(Claim(field));
+  out_->mutable_json_object();
+  return absl::OkStatus();
+}
+
+absl::Status OpenAiConstraintParser::JsonSchema(absl::string_view kField, const Value& value,
+                                                bool skip_type, absl::string_view claim) {
   if (!value.is_object()) return WrongType(kField, "an object", value);
   const Value* schema = nullptr;
   bool has_name = false;
   for (const auto& [key, v] : value.as_object()) {
-    if (v.is_null()) continue;
+    if (v.is_null() || (skip_type && key == "type")) continue;
     const std::string field = absl::StrCat(kField, ".", key);
     if (key == "name") {
       ASSIGN_OR_RETURN(std::string name, String(field, v));
@@ -116,7 +139,7 @@ absl::Status OpenAiConstraintParser::JsonSchema(const Value& value) {
   }
   if (!has_name) return Invalid(absl::StrCat(kField, ".name"), "is required");
   if (schema == nullptr) return Invalid(absl::StrCat(kField, ".schema"), "is required");
-  RETURN_IF_ERROR(Claim("response_format"));
+  RETURN_IF_ERROR(Claim(claim));
   out_->mutable_json_schema()->set_schema(SchemaText(*schema));
   return absl::OkStatus();
 }

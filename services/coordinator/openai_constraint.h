@@ -40,9 +40,16 @@ class OpenAiConstraintParser {
   // Reads one constraint field (IsConstraintField(key)).
   absl::Status Field(absl::string_view key, const json::Value& value);
 
+  // The OpenAI Responses API's `text.format` (`field`): {"type": "text"}, {"type":
+  // "json_object"}, or {"type": "json_schema", "name", "schema", "strict", "description"}
+  // flat, checked as response_format is; errors name `field`.
+  absl::Status FlatFormat(absl::string_view field, const json::Value& value);
+
  private:
   absl::Status ResponseFormat(const json::Value& value);
-  absl::Status JsonSchema(const json::Value& value);
+  // The json_schema object at `field`; `skip_type`: its "type" member belongs to the format.
+  absl::Status JsonSchema(absl::string_view field, const json::Value& value, bool skip_type,
+                          absl::string_view claim);
   // Records that `field` sets the constraint; refuses a second one.
   absl::Status Claim(absl::string_view field);
 

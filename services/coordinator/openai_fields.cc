@@ -12,12 +12,12 @@ namespace {
 
 constexpr absl::string_view kParamPayload = "type.tandem.dev/openai-param";
 
+}  // namespace
+
 absl::Status WithParam(absl::Status status, absl::string_view param) {
   status.SetPayload(kParamPayload, absl::Cord(param));
   return status;
 }
-
-}  // namespace
 
 absl::Status Invalid(absl::string_view field, absl::string_view what) {
   return WithParam(absl::InvalidArgumentError(absl::StrCat(field, ": ", what)), field);

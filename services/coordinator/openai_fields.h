@@ -19,6 +19,8 @@
 
 namespace tandem::openai {
 
+// `status` with `param` as the field it is about (#30 front: for errors made elsewhere).
+absl::Status WithParam(absl::Status status, absl::string_view param);
 // kInvalidArgument "field: what", with `field` as its param.
 absl::Status Invalid(absl::string_view field, absl::string_view what);
 // kInvalidArgument "field: expected E, got T".

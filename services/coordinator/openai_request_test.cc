@@ -165,6 +165,15 @@ const Converts kConverts[] = {
      R"({"model": "m", "prompt": "p", "response_format": {"type": "text"}, "grammar": "g",
          "regex": null})",
      R"(text: "p" constraint { grammar: "g" })"},
+    {"PredictionAsText", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+         "prediction": {"type": "content", "content": "int main() {}"}})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
+        prediction { text: "int main() {}" })"},
+    {"PredictionAsTextPartsOnCompletions", kText,
+     R"({"model": "m", "prompt": "p", "prediction": {"type": "content",
+         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}})",
+     R"(text: "p" prediction { text: "ab" })"},
 };
 
 class ConvertsTest : public ::testing::TestWithParam<Converts> {};
@@ -393,6 +402,15 @@ const Refuses kRefuses[] = {
     {"GrammarAndRegex", kText, R"({"model": "m", "prompt": "p", "grammar": "g", "regex": "r"})",
      "grammar and regex: a request takes at most one constraint"},
     {"Echo", kText, R"({"model": "m", "prompt": "p", "echo": true})", "echo is not supported"},
+    {"PredictionNotAnObject", kText, R"({"model": "m", "prompt": "p", "prediction": "x"})",
+     "prediction: expected an object, got string"},
+    {"PredictionOfAnotherType", kText,
+     R"({"model": "m", "prompt": "p", "prediction": {"type": "audio", "content": "x"}})",
+     "prediction of type 'audio' is not supported by Tandem's OpenAI-compatible API (only "
+     "'content')"},
+    {"PredictionWithoutContent", kText,
+     R"({"model": "m", "prompt": "p", "prediction": {"type": "content"}})",
+     "prediction: has no content"},
     {"DeepNesting", kText,
      "{\"model\": \"m\", \"prompt\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
      "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"

@@ -93,7 +93,9 @@ OpenAiReply::OpenAiReply(OpenAiEndpoint endpoint, std::string id, int64_t create
 json::Object OpenAiReply::Head(bool chunk) const {
   const char* object =
       chat() ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
-  return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
+  json::Object head{{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
+  if (!system_fingerprint_.empty()) head.Set("system_fingerprint", system_fingerprint_);  // #30
+  return head;
 }
 
 std::string OpenAiReply::Complete(const std::string& text, const std::string& reasoning,

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/base/json.h"
 #include "services/coordinator/openai_request.h"
@@ -61,6 +62,11 @@ class OpenAiReply {
   std::string UsageChunk(const v1::GenerationResult& result) const;
 
   bool chat() const { return endpoint_ == OpenAiEndpoint::kChatCompletions; }
+  // #30 front: `system_fingerprint` in every reply and chunk (system_fingerprint.h); empty:
+  // left out.
+  void set_system_fingerprint(std::string fingerprint) {
+    system_fingerprint_ = std::move(fingerprint);
+  }
   bool include_usage() const { return include_usage_; }
 
  private:
@@ -72,6 +78,7 @@ class OpenAiReply {
   int64_t created_;
   std::string model_;
   bool include_usage_;
+  std::string system_fingerprint_;  // #30 front
 };
 
 // usage: prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details.cached_tokens;

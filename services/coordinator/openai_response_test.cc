@@ -50,13 +50,22 @@ TEST(OpenAiReplyTest, ChatCompletionCarriesMessageUsageAndTandemStatistics) {
     "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
                  "logprobs": null, "finish_reason": "length"}],
     "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13,
-              "prompt_tokens_details": {"cached_tokens": 4}},
+              "prompt_tokens_details": {"cached_tokens": 4},
+              "completion_tokens_details": {"accepted_prediction_tokens": 0,
+                                            "rejected_prediction_tokens": 0}},
+    "metrics": {"speculative_decoding": {"mean_acceptance_length": 4.0,
+                                         "draft_acceptance_rate": 0.75,
+                                         "acceptance_histogram": [0, 0, 1, 0, 1],
+                                         "num_spec_steps": 2, "num_draft_tokens": 8,
+                                         "num_accepted_draft_tokens": 6, "num_spec_tokens": 4}},
     "tandem": {"session_id": "oneoff-3", "seed": 77,
                "speculation": {"rounds": 2, "drafted_tokens": 8, "accepted_tokens": 6,
                                "acceptance_rate": 0.75, "tokens_per_round": 1.5,
                                "accepted_per_position": [2, 2, 1, 1], "draft_failed": false,
                                "final_draft_tokens": 4, "pipelined": true,
-                               "predrafted_rounds": 1, "forced_tokens": 5},
+                               "predrafted_rounds": 1, "forced_tokens": 5,
+                               "forced_accepted_tokens": 0, "predicted_tokens": 0,
+                               "predicted_accepted_tokens": 0, "predicted_rounds": 0},
                "timing": {"prefill_seconds": 0, "decode_seconds": 0,
                           "time_to_first_token_seconds": 0, "total_seconds": 0.5,
                           "decode_tokens_per_second": 0}}})");
@@ -90,7 +99,15 @@ TEST(OpenAiReplyTest, ChatChunksAreRoleTextFinishThenUsage) {
   EXPECT_EQ(Parsed(reply.UsageChunk(Result(kLength))),
             Parsed(R"({"id": "c", "object": "chat.completion.chunk", "created": 5, "model": "m",
       "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13,
-      "prompt_tokens_details": {"cached_tokens": 4}}})"));
+      "prompt_tokens_details": {"cached_tokens": 4},
+      "completion_tokens_details": {"accepted_prediction_tokens": 0,
+                                    "rejected_prediction_tokens": 0}},
+      "metrics": {"speculative_decoding": {"mean_acceptance_length": 4.0,
+                                           "draft_acceptance_rate": 0.75,
+                                           "acceptance_histogram": [0, 0, 1, 0, 1],
+                                           "num_spec_steps": 2, "num_draft_tokens": 8,
+                                           "num_accepted_draft_tokens": 6,
+                                           "num_spec_tokens": 4}}})"));
 }
 
 TEST(OpenAiReplyTest, ChunksWithoutIncludeUsageHaveNoUsageField) {

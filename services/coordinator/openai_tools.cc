@@ -36,43 +36,37 @@ absl::StatusOr<const json::Object*> FunctionMember(const std::string& field, con
   return &function->as_object();
 }
 
-absl::Status Tool(const std::string& field, const Value& v, v1::Tool* tool) {
+absl::Status Tool(const std::string& field, const Value& v, absl::flat_hash_set<std::string>* names,
+                  v1::GenerateRequest* request) {
   ASSIGN_OR_RETURN(const json::Object* function, FunctionMember(field, v));
+  std::string name;
+  std::string description;
+  const Value* parameters = nullptr;
   for (const auto& [key, value] : *function) {
     const std::string f = field + ".function." + key;
     if (value.is_null()) continue;
     if (key == "name") {
-      ASSIGN_OR_RETURN(*tool->mutable_name(), String(f, value));
-      // The one rule for a tool's name, the tool-call grammar's (tool_call_spec.h).
-      if (absl::Status valid = CheckToolName(tool->name()); !valid.ok()) {
-        return Invalid(f, valid.message());
-      }
+      ASSIGN_OR_RETURN(name, String(f, value));
     } else if (key == "description") {
-      ASSIGN_OR_RETURN(*tool->mutable_description(), String(f, value));
+      ASSIGN_OR_RETURN(description, String(f, value));
     } else if (key == "parameters") {
-      if (!value.is_object()) return WrongType(f, "an object", value);
-      tool->set_parameters_json(json::Serialize(value));
+      parameters = &value;
     } else if (key == "strict") {
       RETURN_IF_ERROR(Bool(f, value).status());  // forced calls always match the schema
     } else {
       return Invalid(f, "unknown field (a function takes name, description, parameters, strict)");
     }
   }
-  if (tool->name().empty()) return Invalid(field + ".function.name", "is required");
-  return absl::OkStatus();
+  return AddTool(field + ".function", std::move(name), std::move(description), parameters,
+                 field + ".function.parameters", names, request);
 }
 
 absl::Status Tools(const Value& v, v1::GenerateRequest* request) {
   if (!v.is_array()) return WrongType("tools", "an array", v);
   absl::flat_hash_set<std::string> names;
-  v1::ChatConversation* chat = request->mutable_chat();
+  request->mutable_chat();
   for (size_t i = 0; i < v.as_array().size(); ++i) {
-    const std::string field = absl::StrCat("tools[", i, "]");
-    v1::Tool* tool = chat->add_tools();
-    RETURN_IF_ERROR(Tool(field, v.as_array()[i], tool));
-    if (!names.insert(tool->name()).second) {
-      return Invalid(field + ".function.name", absl::StrCat("'", tool->name(), "' is not unique"));
-    }
+    RETURN_IF_ERROR(Tool(absl::StrCat("tools[", i, "]"), v.as_array()[i], &names, request));
   }
   return absl::OkStatus();
 }
@@ -103,6 +97,28 @@ absl::Status ToolChoice(const Value& v, v1::GenerateRequest* request) {
 }
 
 }  // namespace
+
+absl::Status AddTool(absl::string_view field, std::string name, std::string description,
+                     const Value* parameters, absl::string_view parameters_field,
+                     absl::flat_hash_set<std::string>* names, v1::GenerateRequest* request) {
+  const std::string name_field = absl::StrCat(field, ".name");
+  if (name.empty()) return Invalid(name_field, "is required");
+  // The one rule for a tool's name, the tool-call grammar's (tool_call_spec.h).
+  if (absl::Status valid = CheckToolName(name); !valid.ok()) {
+    return Invalid(name_field, valid.message());
+  }
+  if (!names->insert(name).second) {
+    return Invalid(name_field, absl::StrCat("'", name, "' is not unique"));
+  }
+  v1::Tool* tool = request->mutable_chat()->add_tools();
+  if (parameters != nullptr && !parameters->is_null()) {
+    if (!parameters->is_object()) return WrongType(parameters_field, "an object", *parameters);
+    tool->set_parameters_json(json::Serialize(*parameters));
+  }
+  tool->set_name(std::move(name));
+  tool->set_description(std::move(description));
+  return absl::OkStatus();
+}
 
 bool IsToolField(absl::string_view key) {
   return key == "tools" || key == "tool_choice" || key == "parallel_tool_calls";

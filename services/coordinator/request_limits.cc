@@ -165,4 +165,27 @@ absl::Status CheckTokenizeLimits(const v1::TokenizeRequest& request, const Reque
   }
 }
 
+// --- #30 embeddings ---
+absl::Status CheckEmbedLimits(const v1::EmbedRequest& request, const RequestLimits& limits) {
+  if (request.inputs_size() > limits.max_embed_inputs) {
+    return TooLong("inputs", request.inputs_size(), limits.max_embed_inputs, "inputs");
+  }
+  int64_t ids = 0;
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const v1::EmbedInput& input = request.inputs(i);
+    if (static_cast<int64_t>(input.text().size()) > limits.max_prompt_bytes) {
+      return TooLong(absl::StrCat("inputs[", i, "].text"), input.text().size(),
+                     limits.max_prompt_bytes, "bytes");
+    }
+    ids += input.token_ids().ids_size();
+    if (ids > limits.max_embed_tokens) {
+      return absl::InvalidArgumentError(absl::StrCat("inputs[", i, "] brings the token ids to ",
+                                                     ids, "; the limit is ",
+                                                     limits.max_embed_tokens, " in all"));
+    }
+  }
+  return absl::OkStatus();
+}
+// --- end ---
+
 }  // namespace tandem

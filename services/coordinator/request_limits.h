@@ -39,10 +39,20 @@ struct RequestLimits {
   // CheckChoices (choices.h), kInvalidArgument naming `n`.
   int max_choices = 8;
   // --- end ---
+  // --- #30 embeddings ---
+  int max_embed_inputs = 2048;        // EmbedRequest.inputs
+  int64_t max_embed_tokens = 65536;   // EmbedRequest: token ids (and, after tokenizing, tokens)
+                                      // of all inputs together; texts: max_prompt_bytes each
+  // --- end ---
 };
 
 absl::Status CheckGenerateLimits(const v1::GenerateRequest& request, const RequestLimits& limits);
 absl::Status CheckTokenizeLimits(const v1::TokenizeRequest& request, const RequestLimits& limits);
+// --- #30 embeddings ---
+// Inputs over max_embed_inputs, a text over max_prompt_bytes or token ids over max_embed_tokens
+// in all: kInvalidArgument naming the input's index and the limit.
+absl::Status CheckEmbedLimits(const v1::EmbedRequest& request, const RequestLimits& limits);
+// --- end ---
 // For CloseSession and Generate's session_id.
 absl::Status CheckSessionIdLimit(const std::string& session_id, const RequestLimits& limits);
 

@@ -172,6 +172,18 @@ absl::StatusOr<v1::TokenizeResponse> WorkerClient::Tokenize(const v1::TokenizeRe
   return response;
 }
 
+// --- #30 embeddings ---
+absl::StatusOr<v1::EmbedTokensResponse> WorkerClient::Embed(const v1::EmbedTokensRequest& request,
+                                                            absl::Time deadline) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(deadline));
+  v1::EmbedTokensResponse response;
+  const grpc::Status status = stub_->Embed(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+// --- end ---
+
 absl::StatusOr<std::unique_ptr<WorkerStream>> WorkerClient::Attach(const std::string& session_id,
                                                                    int32_t context_size,
                                                                    absl::Duration timeout) {

@@ -93,6 +93,11 @@ class WorkerClient {
                                                  bool include_tokenizer = false);
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request,
                                                 absl::Duration timeout);
+  // --- #30 embeddings ---
+  // Worker.Embed, bounded by `deadline`.
+  absl::StatusOr<v1::EmbedTokensResponse> Embed(const v1::EmbedTokensRequest& request,
+                                                absl::Time deadline);
+  // --- end ---
   // Opens a session stream (sends `open`, waits up to `timeout` for the answer).
   // kResourceExhausted when the worker is full, kDeadlineExceeded when it does not answer.
   absl::StatusOr<std::unique_ptr<WorkerStream>> Attach(const std::string& session_id,

@@ -5,7 +5,8 @@
 //
 // Each request through client.chat.completions.create; a streamed one (request.stream) with
 // stream_options.include_usage, its chunks' content joined and its last chunk's usage and
-// metrics kept. Prints [{"text", "usage", "metrics", "finish_reason"} | {"error": {...}}].
+// metrics kept. Prints [{"text", "usage", "metrics", "finish_reason", "tandem"} |
+// {"error": {...}}] ("tandem": Tandem's own statistics, for the assertions' messages).
 //
 // HTTPS: Node trusts the CA in $NODE_EXTRA_CA_CERTS. The openai package is not in the
 // repository: tools/setup.sh installs it into $TANDEM_NPM_DIR (default ~/.cache/tandem-npm).
@@ -26,21 +27,24 @@ async function one(request) {
     if (!request.stream) {
       const reply = await client.chat.completions.create(request);
       return { text: reply.choices[0].message.content, usage: reply.usage,
-               metrics: reply.metrics, finish_reason: reply.choices[0].finish_reason };
+               metrics: reply.metrics, finish_reason: reply.choices[0].finish_reason,
+               tandem: reply.tandem };
     }
     const stream = await client.chat.completions.create(
         { ...request, stream_options: { include_usage: true } });
     let text = '';
     let last = null;
     let finish = null;
+    let tandem = null;
     for await (const chunk of stream) {
+      if (chunk.tandem) tandem = chunk.tandem;
       for (const choice of chunk.choices) {
         text += choice.delta?.content || '';
         if (choice.finish_reason) finish = choice.finish_reason;
       }
       last = chunk;
     }
-    return { text, usage: last.usage, metrics: last.metrics, finish_reason: finish };
+    return { text, usage: last.usage, metrics: last.metrics, finish_reason: finish, tandem };
   } catch (e) {
     if (e instanceof OpenAI.APIError) return { error: { status: e.status, message: e.message } };
     throw e;

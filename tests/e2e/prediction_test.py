@@ -87,8 +87,8 @@ def test_an_exact_prediction_is_kept_and_changes_nothing():
         details = reply["usage"]["completion_tokens_details"]
         completion = reply["usage"]["completion_tokens"]
         # Most tokens are the prediction's, kept; a refused guess is a tokenization seam.
-        assert details["accepted_prediction_tokens"] >= 0.8 * completion, reply["usage"]
-        assert details["rejected_prediction_tokens"] <= 0.1 * completion, reply["usage"]
+        assert details["accepted_prediction_tokens"] >= 0.8 * completion, reply
+        assert details["rejected_prediction_tokens"] <= 0.1 * completion, reply
         spec = reply["metrics"]["speculative_decoding"]
         for field in ("mean_acceptance_length", "draft_acceptance_rate", "acceptance_histogram",
                       "num_spec_steps", "num_draft_tokens", "num_accepted_draft_tokens"):
@@ -104,9 +104,9 @@ def test_an_edited_prediction_changes_nothing_and_realigns():
     for reply in (plain, streamed):
         assert reply["text"] == text, reply
         details = reply["usage"]["completion_tokens_details"]
-        # Edits cost guesses, but the prediction goes on after each of them.
-        assert details["accepted_prediction_tokens"] >= 0.5 * reply["usage"]["completion_tokens"], \
-            reply["usage"]
+        # Edits cost guesses (how many rounds the prediction then gets against the draft is
+        # the cost model's choice: realignment itself is pinned by prediction_drafter_test).
+        assert details["accepted_prediction_tokens"] > 0, reply
         assert details["rejected_prediction_tokens"] > 0, reply["usage"]
 
 

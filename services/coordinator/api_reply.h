@@ -1,0 +1,56 @@
+// What one HTTP API (OpenAI's chat and text completions, Anthropic's Messages, OpenAI's
+// Responses) makes of a Generate run: the whole JSON body of a reply that was not streamed, or the
+// Server-Sent Events of one that is. The HTTP server runs every API's request through the
+// same Coordinator::Generate and hands what comes back to the request's ApiReply; the JSON
+// shapes are the ApiReply's alone (openai_api_reply.h, anthropic_response.h,
+// responses_response.h).
+//
+// Not thread-safe: one per request, used by the handler thread that runs it.
+#ifndef TANDEM_SERVICES_COORDINATOR_API_REPLY_H_
+#define TANDEM_SERVICES_COORDINATOR_API_REPLY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "services/coordinator/http_error.h"
+#include "tandem/v1/generator.pb.h"
+
+namespace tandem {
+
+// The reply of a run that was not streamed, gathered from its messages.
+struct CollectedReply {
+  std::string text;                                                // the deltas' text, joined
+  std::string reasoning;                                           // their reasoning_text, joined
+  v1::GenerationResult result;
+  google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;  // theirs, in order
+};
+
+class ApiReply {
+ public:
+  virtual ~ApiReply() = default;
+
+  // The JSON body of a reply that was not streamed.
+  virtual std::string Complete(const CollectedReply& reply) = 0;
+  // The SSE events (framed, "event: ...\ndata: ...\n\n") one message of the run becomes; the
+  // first call also opens the stream, a message with `final` also closes it.
+  virtual std::vector<std::string> Events(const v1::GenerateResponse& message) = 0;
+  // What ends a stream whose run succeeded, after the final message's events (OpenAI's
+  // "data: [DONE]"; nothing for the APIs whose last event says it).
+  virtual std::string StreamEnd() { return ""; }
+  // The SSE event telling a streaming client the run failed after the stream started.
+  virtual std::string StreamError(const HttpError& error) = 0;
+  // The JSON body of an error answered before anything was streamed.
+  virtual std::string ErrorBody(const HttpError& error) const = 0;
+  // A run's error as this API tells its client about it (OpenAI's names the body's field as
+  // error.param); the status as it is by default.
+  virtual absl::Status ForClient(absl::Status status) const { return status; }
+};
+
+// One SSE event: "event: NAME\ndata: DATA\n\n" ("data: DATA\n\n" when `name` is empty).
+std::string SseEvent(absl::string_view name, absl::string_view data);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SERVICES_COORDINATOR_API_REPLY_H_
