@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
+#include "services/coordinator/choices.h"  // #30 n choices
 // --- #30 apis ---
 #include "services/coordinator/anthropic_request.h"
 #include "services/coordinator/anthropic_response.h"
@@ -373,6 +374,12 @@ void HttpServer::Impl::GenerateOpenAi(const HttpRequest& http, HttpExchange& exc
     exchange.Respond(Error(request.status()));
     return;
   }
+  // --- #30 n choices --- (checked again by the coordinator; here too with `n` as error.param)
+  if (absl::Status n = CheckChoices(request->generate, options_.limits); !n.ok()) {
+    exchange.Respond(Error(WithOpenAiParam(n, *request)));
+    return;
+  }
+  // --- end ---
   // The coordinator checks the same limits again; here a violation is told apart as 413 (with
   // error.param, #30 front).
   if (absl::Status limits = CheckGenerateLimits(request->generate, options_.limits); !limits.ok()) {

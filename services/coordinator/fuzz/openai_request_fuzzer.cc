@@ -16,7 +16,8 @@
 #include "core/base/json.h"
 #include "services/coordinator/choices.h"
 #include "services/coordinator/http_error.h"
-#include "services/coordinator/openai_choices.h"
+#include "services/coordinator/openai_error_param.h"
+#include "services/coordinator/openai_fields.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/request_limits.h"
 
@@ -67,7 +68,10 @@ void CheckOne(absl::string_view body, OpenAiEndpoint endpoint) {
   // --- #30 n choices --- (the parser takes n >= 1; the coordinator bounds it)
   TANDEM_FUZZ_ASSERT(g.n() >= 0, "n %d", g.n());
   if (absl::Status s = CheckChoices(g, limits); !s.ok()) {
-    CheckError(OpenAiChoicesParam(s), ErrorOrigin::kRequest);
+    s = WithOpenAiParam(s, *request);
+    TANDEM_FUZZ_ASSERT(openai::ErrorParam(s).value_or("") == "n", "n's refusal names %s",
+                       openai::ErrorParam(s).value_or("nothing").c_str());
+    CheckError(s, ErrorOrigin::kRequest);
   }
   // --- end ---
 }
