@@ -1,19 +1,25 @@
-// The shapes of an OpenAI reply of several choices (openai_choices.h): the "choices" array of
-// a reply that is not streamed, the chunks of a streamed one (each with its choice's index,
-// its own role chunk and finish reason, the usage once at the end), the usage counting the
-// prompt once, and `n` as the param of the coordinator's refusal.
-#include "services/coordinator/openai_choices.h"
-
+// An OpenAI reply of several choices (`n`) through OpenAiApiReply (openai_api_reply.h): the
+// "choices" array of a reply that is not streamed (one per index, each with its own message or
+// text, finish reason, logprobs, tool calls, reasoning and statistics), the chunks of a
+// streamed one (each with its choice's index, its own role chunk and finish reason, the usage
+// once at the end), the usage counting the prompt once, system_fingerprint everywhere.
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "core/base/json.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "services/coordinator/openai_fields.h"
+#include "services/coordinator/api_reply.h"
+#include "services/coordinator/openai_api_reply.h"
 
 namespace tandem {
 namespace {
+
+constexpr OpenAiEndpoint kChat = OpenAiEndpoint::kChatCompletions;
+constexpr OpenAiEndpoint kText = OpenAiEndpoint::kCompletions;
 
 v1::GenerateResponse Message(const std::string& text) {
   v1::GenerateResponse m;
@@ -25,6 +31,35 @@ json::Value Parsed(const std::string& text) {
   absl::StatusOr<json::Value> v = json::Parse(text);
   EXPECT_TRUE(v.ok()) << v.status() << ": " << text;
   return v.ok() ? *v : json::Value();
+}
+
+OpenAiApiReply Reply(OpenAiEndpoint endpoint, bool include_usage, bool logprobs, int32_t n) {
+  OpenAiReply openai(endpoint, "id-1", 5, "m", include_usage);
+  openai.set_system_fingerprint("fp_1");
+  return OpenAiApiReply(std::move(openai), endpoint, logprobs, n);
+}
+
+// The body of a reply that was not streamed, the messages collected as the server does.
+json::Value Completed(OpenAiApiReply& reply, int32_t n,
+                      const std::vector<v1::GenerateResponse>& messages) {
+  std::vector<CollectedReply> choices(n);
+  for (const v1::GenerateResponse& m : messages) Collect(m, choices);
+  return Parsed(reply.CompleteChoices(choices));
+}
+
+// The chunks of a streamed reply (the SSE framing taken off).
+std::vector<json::Value> Streamed(OpenAiApiReply& reply,
+                                  const std::vector<v1::GenerateResponse>& messages) {
+  std::vector<json::Value> chunks;
+  for (const v1::GenerateResponse& m : messages) {
+    for (const std::string& framed : reply.Events(m)) {
+      absl::string_view event = framed;
+      EXPECT_TRUE(absl::ConsumePrefix(&event, "data: ")) << framed;
+      EXPECT_TRUE(absl::ConsumeSuffix(&event, "\n\n")) << framed;
+      chunks.push_back(Parsed(std::string(event)));
+    }
+  }
+  return chunks;
 }
 
 // The usage of TwoChoices(): the prompt once, both choices' tokens.
@@ -45,16 +80,15 @@ std::vector<v1::GenerateResponse> TwoChoices() {
       Message(R"(delta { text: "lo" token_ids: [6] } choice_index: 0)"),
       Message(R"(final { finish_reason: FINISH_REASON_LENGTH seed: 7
                          usage { prompt_tokens: 20 generated_tokens: 3 }
+                         speculation { rounds: 2 drafted_tokens: 4 accepted_tokens: 3 }
                          request_usage { prompt_tokens: 20 generated_tokens: 5 } }
                  choice_index: 0)"),
   };
 }
 
 TEST(OpenAiChoicesTest, ChatReplyHasOneChoicePerIndexAndTheRequestsUsage) {
-  const OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "chatcmpl-1", 5, "m", false);
-  OpenAiChoices choices(OpenAiEndpoint::kChatCompletions, 2, false);
-  for (const v1::GenerateResponse& m : TwoChoices()) choices.Add(m);
-  const json::Value v = Parsed(choices.Reply(reply));
+  OpenAiApiReply reply = Reply(kChat, false, false, 2);
+  const json::Value v = Completed(reply, 2, TwoChoices());
   const json::Array& list = v.as_object().Find("choices")->as_array();
   ASSERT_EQ(list.size(), 2u);
   const struct {
@@ -72,32 +106,67 @@ TEST(OpenAiChoicesTest, ChatReplyHasOneChoicePerIndexAndTheRequestsUsage) {
     EXPECT_EQ(c.Find("finish_reason")->as_string(), kWant[i].finish);
     EXPECT_EQ(c.Find("tandem")->as_object().Find("seed")->as_int(), kWant[i].seed);
   }
-  EXPECT_EQ(*v.as_object().Find("usage"), Parsed(kRequestUsage));
-  EXPECT_EQ(v.as_object().Find("tandem")->as_object().Find("seed")->as_int(), 7);
+  const json::Object& body = v.as_object();
+  EXPECT_EQ(*body.Find("usage"), Parsed(kRequestUsage));
+  EXPECT_EQ(body.Find("system_fingerprint")->as_string(), "fp_1");
+  // The reply's statistics and metrics are choice 0's.
+  EXPECT_EQ(body.Find("tandem")->as_object().Find("seed")->as_int(), 7);
+  EXPECT_EQ(body.Find("metrics")
+                ->as_object()
+                .Find("speculative_decoding")
+                ->as_object()
+                .Find("num_draft_tokens")
+                ->as_int(),
+            4);
+}
+
+TEST(OpenAiChoicesTest, EachChatChoiceHasItsOwnToolCallsAndReasoning) {
+  OpenAiApiReply reply = Reply(kChat, false, false, 2);
+  const json::Value v =
+      Completed(reply, 2,
+                {Message(R"(delta { reasoning_text: "think" } choice_index: 1)"),
+                 Message(R"(delta { text: "plain" } choice_index: 0)"),
+                 Message(R"(final { finish_reason: FINISH_REASON_STOP_TOKEN
+                          tool_calls { id: "call_1" name: "f" arguments: "{}" } }
+                  choice_index: 1)"),
+                 Message(R"(final { finish_reason: FINISH_REASON_STOP_TOKEN request_usage { } }
+                  choice_index: 0)")});
+  const json::Array& list = v.as_object().Find("choices")->as_array();
+  ASSERT_EQ(list.size(), 2u);
+  const json::Object& first = list[0].as_object();
+  const json::Object& second = list[1].as_object();
+  EXPECT_EQ(*first.Find("message"), Parsed(R"({"role": "assistant", "content": "plain"})"));
+  EXPECT_EQ(first.Find("finish_reason")->as_string(), "stop");
+  const json::Object& message = second.Find("message")->as_object();
+  EXPECT_TRUE(message.Find("content")->is_null());
+  EXPECT_EQ(message.Find("reasoning_content")->as_string(), "think");
+  EXPECT_EQ(message.Find("tool_calls")->as_array().size(), 1u);
+  EXPECT_EQ(second.Find("finish_reason")->as_string(), "tool_calls");
 }
 
 TEST(OpenAiChoicesTest, OneChoiceKeepsTheSingleChoiceShape) {
-  const OpenAiReply reply(OpenAiEndpoint::kCompletions, "cmpl-1", 5, "m", false);
-  OpenAiChoices choices(OpenAiEndpoint::kCompletions, 1, false);
-  choices.Add(Message(R"(delta { text: "abc" })"));
-  choices.Add(Message(R"(final { finish_reason: FINISH_REASON_STOP_STRING
-                                 usage { prompt_tokens: 4 generated_tokens: 1 } })"));
-  const v1::GenerationResult result = Message(R"(final { finish_reason: FINISH_REASON_STOP_STRING
-      usage { prompt_tokens: 4 generated_tokens: 1 } })")
-                                          .final();
-  EXPECT_EQ(Parsed(choices.Reply(reply)), Parsed(reply.Complete("abc", "", result)));
+  OpenAiApiReply reply = Reply(kText, false, false, 1);
+  const char kFinal[] = R"(finish_reason: FINISH_REASON_STOP_STRING
+                           usage { prompt_tokens: 4 generated_tokens: 1 })";
+  const json::Value v = Completed(
+      reply, 1,
+      {Message(R"(delta { text: "abc" })"), Message(absl::StrCat("final { ", kFinal, " }"))});
+  OpenAiReply openai(kText, "id-1", 5, "m", false);
+  openai.set_system_fingerprint("fp_1");
+  EXPECT_EQ(v, Parsed(openai.Complete("abc", "",
+                                      Message(absl::StrCat("final { ", kFinal, " }")).final())));
+  EXPECT_EQ(v.as_object().Find("choices")->as_array()[0].as_object().Find("tandem"), nullptr);
 }
 
 TEST(OpenAiChoicesTest, CompletionsLogprobsArePerChoice) {
-  const OpenAiReply reply(OpenAiEndpoint::kCompletions, "cmpl-1", 5, "m", false);
-  OpenAiChoices choices(OpenAiEndpoint::kCompletions, 2, true);
-  choices.Add(Message(R"(delta { text: "ab" token_ids: [1]
-      logprobs { token { token_id: 1 logprob: -0.5 token_bytes: "ab" } } } choice_index: 1)"));
-  choices.Add(Message(R"(delta { text: "c" token_ids: [2]
-      logprobs { token { token_id: 2 logprob: -1 token_bytes: "c" } } } choice_index: 0)"));
-  choices.Add(Message(R"(final { } choice_index: 0)"));
-  choices.Add(Message(R"(final { request_usage { } } choice_index: 1)"));
-  const json::Value v = Parsed(choices.Reply(reply));
+  OpenAiApiReply reply = Reply(kText, false, true, 2);
+  const json::Value v = Completed(reply, 2,
+                                  {Message(R"(delta { text: "ab" token_ids: [1]
+           logprobs { token { token_id: 1 logprob: -0.5 token_bytes: "ab" } } } choice_index: 1)"),
+                                   Message(R"(delta { text: "c" token_ids: [2]
+           logprobs { token { token_id: 2 logprob: -1 token_bytes: "c" } } } choice_index: 0)"),
+                                   Message(R"(final { } choice_index: 0)"),
+                                   Message(R"(final { request_usage { } } choice_index: 1)")});
   const json::Array& list = v.as_object().Find("choices")->as_array();
   ASSERT_EQ(list.size(), 2u);
   const json::Object& first = list[0].as_object().Find("logprobs")->as_object();
@@ -105,16 +174,13 @@ TEST(OpenAiChoicesTest, CompletionsLogprobsArePerChoice) {
   EXPECT_EQ(*first.Find("tokens"), Parsed(R"(["c"])"));
   EXPECT_EQ(*second.Find("tokens"), Parsed(R"(["ab"])"));
   // Each choice's offsets count from its own start.
+  EXPECT_EQ(*first.Find("text_offset"), Parsed("[0]"));
   EXPECT_EQ(*second.Find("text_offset"), Parsed("[0]"));
 }
 
 TEST(OpenAiChoicesTest, StreamedChunksCarryTheirIndexAndUsageComesLast) {
-  const OpenAiReply reply(OpenAiEndpoint::kChatCompletions, "c", 5, "m", true);
-  OpenAiStreamEvents events(reply, 2, false);
-  std::vector<json::Value> chunks;
-  for (const v1::GenerateResponse& m : TwoChoices()) {
-    for (const std::string& e : events.Of(m)) chunks.push_back(Parsed(e));
-  }
+  OpenAiApiReply reply = Reply(kChat, true, false, 2);
+  const std::vector<json::Value> chunks = Streamed(reply, TwoChoices());
   // role 0, text 0, role 1, text 1, finish 1, text 0, finish 0, usage.
   ASSERT_EQ(chunks.size(), 8u);
   const struct {
@@ -141,39 +207,61 @@ TEST(OpenAiChoicesTest, StreamedChunksCarryTheirIndexAndUsageComesLast) {
     }
     EXPECT_TRUE(chunks[i].as_object().Find("usage")->is_null()) << i;
   }
+  for (const json::Value& chunk : chunks) {
+    EXPECT_EQ(chunk.as_object().Find("system_fingerprint")->as_string(), "fp_1");
+  }
   const json::Object& last = chunks[7].as_object();
   EXPECT_EQ(last.Find("object")->as_string(), "chat.completion.chunk");
   EXPECT_TRUE(last.Find("choices")->as_array().empty());
   EXPECT_EQ(*last.Find("usage"), Parsed(kRequestUsage));
+  // Choice 0's speculation metrics, though choice 1's final came first.
+  EXPECT_EQ(last.Find("metrics")
+                ->as_object()
+                .Find("speculative_decoding")
+                ->as_object()
+                .Find("num_draft_tokens")
+                ->as_int(),
+            4);
 }
 
 TEST(OpenAiChoicesTest, CompletionsStreamHasNoRoleChunks) {
-  const OpenAiReply reply(OpenAiEndpoint::kCompletions, "c", 5, "m", false);
-  OpenAiStreamEvents events(reply, 2, false);
+  OpenAiApiReply reply = Reply(kText, false, false, 2);
   std::vector<int64_t> indexes;
-  for (const v1::GenerateResponse& m : TwoChoices()) {
-    for (const std::string& e : events.Of(m)) {
-      const json::Value v = Parsed(e);
-      indexes.push_back(
-          v.as_object().Find("choices")->as_array()[0].as_object().Find("index")->as_int());
-    }
+  for (const json::Value& chunk : Streamed(reply, TwoChoices())) {
+    indexes.push_back(
+        chunk.as_object().Find("choices")->as_array()[0].as_object().Find("index")->as_int());
   }
   EXPECT_EQ(indexes, std::vector<int64_t>({0, 1, 1, 0, 0}));
 }
 
-TEST(OpenAiChoicesTest, AnIndexOutsideTheChoicesIsIgnored) {
-  const OpenAiReply reply(OpenAiEndpoint::kCompletions, "c", 5, "m", false);
-  OpenAiStreamEvents events(reply, 2, false);
-  EXPECT_TRUE(events.Of(Message(R"(delta { text: "x" } choice_index: 2)")).empty());
-  EXPECT_TRUE(events.Of(Message(R"(delta { text: "x" } choice_index: -1)")).empty());
+TEST(OpenAiChoicesTest, StreamedLogprobsOffsetsRunPerChoice) {
+  OpenAiApiReply reply = Reply(kText, false, true, 2);
+  const std::vector<json::Value> chunks =
+      Streamed(reply, {Message(R"(delta { text: "ab" token_ids: [1]
+           logprobs { token { token_id: 1 logprob: -0.5 token_bytes: "ab" } } } choice_index: 0)"),
+                       Message(R"(delta { text: "c" token_ids: [2]
+           logprobs { token { token_id: 2 logprob: -1 token_bytes: "c" } } } choice_index: 1)")});
+  ASSERT_EQ(chunks.size(), 2u);
+  auto offsets = [](const json::Value& chunk) {
+    return *chunk.as_object()
+                .Find("choices")
+                ->as_array()[0]
+                .as_object()
+                .Find("logprobs")
+                ->as_object()
+                .Find("text_offset");
+  };
+  EXPECT_EQ(offsets(chunks[0]), Parsed("[0]"));
+  EXPECT_EQ(offsets(chunks[1]), Parsed("[0]"));
 }
 
-TEST(OpenAiChoicesParamTest, KeepsTheMessageAndNamesN) {
-  const absl::Status status =
-      OpenAiChoicesParam(absl::InvalidArgumentError("n is 9 choices; the limit is 8"));
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(), "n is 9 choices; the limit is 8");
-  EXPECT_EQ(openai::ErrorParam(status).value_or("<none>"), "n");
+TEST(OpenAiChoicesTest, AnIndexOutsideTheChoicesIsIgnored) {
+  OpenAiApiReply reply = Reply(kText, false, false, 2);
+  EXPECT_TRUE(reply.Events(Message(R"(delta { text: "x" } choice_index: 2)")).empty());
+  EXPECT_TRUE(reply.Events(Message(R"(delta { text: "x" } choice_index: -1)")).empty());
+  std::vector<CollectedReply> choices(2);
+  Collect(Message(R"(delta { text: "x" } choice_index: 2)"), choices);
+  EXPECT_EQ(choices[0].text + choices[1].text, "");
 }
 
 }  // namespace
