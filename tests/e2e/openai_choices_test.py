@@ -1,7 +1,8 @@
 """Several choices per request (`n`, issue #30) through the official `openai` npm client
 (openai_http_client.mjs) against the real stack on loopback (stories260K target alone, so
 seeded replies are the target's): chat and completions with n = 2, streamed and not. Each
-reply has one choice per index with its own text and finish_reason; seeded choices are
+reply has one choice per index with its own text and finish_reason, and the
+system_fingerprint of n = 1 on the reply and every chunk; seeded choices are
 reproducible and choice 0 equals the same request with n = 1; a streamed reply's chunks,
 grouped by their choice index, concatenate to the plain reply's choices; usage counts the
 prompt once and every choice's tokens; the target worker served the second choice's prompt
@@ -94,6 +95,7 @@ def check_plain_reply(endpoint):
     assert choice_text(choices[0]) == choice_text(one["choices"][0]), (choices, one)
     assert choice_text(choices[0]) != choice_text(choices[1]), choices
     assert reply["tandem"]["seed"] == 4242, reply["tandem"]
+    assert reply["system_fingerprint"] == one["system_fingerprint"], (reply, one)
     assert choices[0]["tandem"]["seed"] == 4242 and choices[1]["tandem"]["seed"] != 4242, choices
     usage = reply["usage"]
     assert usage["prompt_tokens"] == one["usage"]["prompt_tokens"], (usage, one["usage"])
@@ -113,6 +115,8 @@ def check_streamed_reply(endpoint, plain):
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 48, \
         chunks[-1]
     assert all(c.get("usage") is None for c in chunks[:-1]), "usage before the last chunk"
+    fingerprints = {c.get("system_fingerprint") for c in chunks}
+    assert len(fingerprints) == 1 and None not in fingerprints, fingerprints
     if endpoint == "chat":  # each choice opens with its role
         roles = [ch["index"] for c in chunks for ch in c["choices"]
                  if ch.get("delta", {}).get("role") == "assistant"]
