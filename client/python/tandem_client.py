@@ -26,9 +26,10 @@ Client(address, *, root_certificates=None, certificate_chain=None, private_key=N
   generate(prompt=None, *, messages=None, token_ids=None, **options)
     Exactly one prompt: text (tokenized as is), messages (a conversation rendered with the
     model's chat template: dicts with role and content, or (role, content) pairs) or token
-    ids. Yields Delta(text, token_ids, logprobs, reasoning, tool_calls) as the reply streams
-    (reasoning: a reasoning model's <think> text; tool_calls: ToolCallDelta(index, id, name,
-    arguments) pieces, id and name in a call's first), then one Result. A message dict may
+    ids. Yields Delta(text, token_ids, logprobs, reasoning, tool_calls, choice) as the reply
+    streams (reasoning: a reasoning model's <think> text; tool_calls: ToolCallDelta(index, id,
+    name, arguments) pieces, id and name in a call's first; choice: 0, or with n > 1 the
+    choice's index), then one Result (per choice with n > 1). A message dict may
     carry OpenAI's tool_calls and tool_call_id.
     Leaving the loop early cancels the request (the server frees its caches).
   chat(messages, **options) -> Reply(text, token_ids, logprobs, result, reasoning, tool_calls):
@@ -44,8 +45,9 @@ require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in
 add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
 list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls,
 prediction (the text the reply is expected to mostly be, or a list of token ids: OpenAI's
-Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept); and at
-most one
+Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept), n
+(choices, each Delta and Result saying which in `choice`; the last Result's request_usage
+counts the prompt once and every choice's tokens; chat() takes one); and at most one
 output constraint (tandem.v1.Constraint), which the whole reply then matches:
     response_format  OpenAI's: {"type": "json_object"}, or {"type": "json_schema",
                      "json_schema": {"name": ..., "schema": {...}}} ({"type": "text"}: none)
@@ -68,8 +70,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tandem_stubs  # noqa: E402
 
-Delta = collections.namedtuple("Delta", "text token_ids logprobs reasoning tool_calls",
-                               defaults=("", ()))
+Delta = collections.namedtuple("Delta", "text token_ids logprobs reasoning tool_calls choice",
+                               defaults=("", (), 0))
 ToolCallDelta = collections.namedtuple("ToolCallDelta", "index id name arguments")
 ToolCall = collections.namedtuple("ToolCall", "id name arguments")
 Logprob = collections.namedtuple("Logprob", "token_id logprob token_bytes top")
@@ -81,7 +83,7 @@ _OPTIONS = set(_SAMPLING) | {"logit_bias"} | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
     "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
-    "parallel_tool_calls", "prediction"} | {
+    "parallel_tool_calls", "prediction", "n"} | {
     "response_format", "json_schema", "grammar", "regex"}
 
 
@@ -110,6 +112,11 @@ class Result:
         self.speculation = {f.name: getattr(s, f.name) for f in s.DESCRIPTOR.fields}
         self.speculation["accepted_per_position"] = list(s.accepted_per_position)
         self.session_id, self.seed = message.session_id, message.seed
+        self.choice = 0  # the choice it ends (n > 1); generate() sets it
+        # n > 1, on the last choice to end: the prompt once, every choice's tokens.
+        u = message.request_usage
+        self.request_usage = ({f.name: getattr(u, f.name) for f in u.DESCRIPTOR.fields}
+                              if message.HasField("request_usage") else None)
 
     def __repr__(self):
         return (f"Result(finish_reason={self.finish_reason!r}, prompt_tokens="
@@ -219,7 +226,8 @@ class Client:
                                                                    False),
                               ignore_eos=options.get("ignore_eos", False),
                               logprobs=options.get("logprobs", False),
-                              top_logprobs=options.get("top_logprobs", 0))
+                              top_logprobs=options.get("top_logprobs", 0),
+                              n=options.get("n", 0))
         if prompt is not None:
             r.text = prompt
         elif token_ids is not None:
@@ -296,9 +304,11 @@ class Client:
                     yield Delta(m.delta.text, list(m.delta.token_ids),
                                 _logprobs(m.delta.logprobs), m.delta.reasoning_text,
                                 tuple(ToolCallDelta(c.index, c.id, c.name, c.arguments)
-                                      for c in m.delta.tool_calls))
+                                      for c in m.delta.tool_calls), m.choice_index)
                 elif m.HasField("final"):
-                    yield Result(m.final, self._stubs)
+                    result = Result(m.final, self._stubs)
+                    result.choice = m.choice_index
+                    yield result
         except _grpc().RpcError as e:
             raise TandemError(e.code(), e.details()) from None
         finally:
@@ -306,6 +316,8 @@ class Client:
 
     def chat(self, messages, **options):
         """The whole reply to a conversation: Reply(text, token_ids, logprobs, result)."""
+        if options.get("n", 0) > 1:
+            raise ValueError("chat() collects one choice; iterate generate() for n > 1")
         text, ids, logprobs, result, reasoning = [], [], [], None, []
         for event in self.generate(messages=messages, **options):
             if isinstance(event, Delta):

@@ -19,7 +19,8 @@
 
 namespace tandem {
 
-// The reply of a run that was not streamed, gathered from its messages.
+// The reply of a run that was not streamed (one choice of it: GenerateRequest.n), gathered
+// from its messages.
 struct CollectedReply {
   std::string text;                                                // the deltas' text, joined
   std::string reasoning;                                           // their reasoning_text, joined
@@ -27,14 +28,25 @@ struct CollectedReply {
   google::protobuf::RepeatedPtrField<v1::TokenLogprobs> logprobs;  // theirs, in order
 };
 
+// Adds `message` to the choice it belongs to: choices[message.choice_index()], ignored when
+// that is outside `choices` (one per choice the request asked for).
+void Collect(const v1::GenerateResponse& message, std::vector<CollectedReply>& choices);
+
 class ApiReply {
  public:
   virtual ~ApiReply() = default;
 
   // The JSON body of a reply that was not streamed.
   virtual std::string Complete(const CollectedReply& reply) = 0;
+  // The JSON body of a reply of one or more choices (`choices[i]` is choice i's, i =
+  // GenerateResponse.choice_index). Only OpenAI's APIs ask for several (`n`); by default,
+  // choice 0's reply.
+  virtual std::string CompleteChoices(const std::vector<CollectedReply>& choices) {
+    return Complete(choices.front());
+  }
   // The SSE events (framed, "event: ...\ndata: ...\n\n") one message of the run becomes; the
-  // first call also opens the stream, a message with `final` also closes it.
+  // first call also opens the stream, a message with `final` also closes it (with several
+  // choices, the last choice's final).
   virtual std::vector<std::string> Events(const v1::GenerateResponse& message) = 0;
   // What ends a stream whose run succeeded, after the final message's events (OpenAI's
   // "data: [DONE]"; nothing for the APIs whose last event says it).

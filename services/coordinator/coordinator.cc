@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "glog/logging.h"
+#include "services/coordinator/choices.h"
 #include "services/coordinator/memory_pause.h"
 #include "wire/tokenizer_wire.h"
 #include "services/coordinator/reply_writer.h"
@@ -408,9 +409,28 @@ absl::Status Coordinator::ReattachTarget(Session& session, const std::string& id
   return absl::OkStatus();
 }
 
+// --- #30 n choices ---
 absl::Status Coordinator::Generate(const v1::GenerateRequest& request,
                                    const std::function<bool(const v1::GenerateResponse&)>& write,
                                    const std::function<bool()>& cancelled, absl::Time deadline) {
+  if (absl::Status checked = CheckChoices(request, options_.limits); !checked.ok()) {
+    metrics_->Requests(Outcome(checked)).Increment();
+    return checked;
+  }
+  if (ChoiceCount(request) == 1) return GenerateOne(request, write, cancelled, deadline);
+  deadline = std::min(deadline, absl::Now() + options_.max_request_time);
+  return GenerateChoices(
+      request, std::random_device()(),
+      [&](const v1::GenerateRequest& one, const ChoiceWrite& w, const ChoiceCancelled& c) {
+        return GenerateOne(one, w, c, deadline);
+      },
+      write, cancelled);
+}
+// --- end ---
+
+absl::Status Coordinator::GenerateOne(const v1::GenerateRequest& request,
+                                      const std::function<bool(const v1::GenerateResponse&)>& write,
+                                      const std::function<bool()>& cancelled, absl::Time deadline) {
   const auto start = Clock::now();
   deadline = std::min(deadline, absl::Now() + options_.max_request_time);
   absl::Status status = [&]() -> absl::Status {

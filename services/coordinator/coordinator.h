@@ -110,6 +110,7 @@ class Coordinator {
                         const std::function<bool(const v1::GenerateResponse&)>& write,
                         const std::function<bool()>& cancelled,
                         absl::Time deadline = absl::InfiniteFuture());
+  // (GenerateRequest.n > 1 runs each choice through GenerateOne: choices.h.)
   // With the coordinator's copy of the target's tokenizer while every target replica reports
   // its fingerprint; else by the least-loaded ready target.
   absl::StatusOr<v1::TokenizeResponse> Tokenize(const v1::TokenizeRequest& request);
@@ -152,6 +153,12 @@ class Coordinator {
   Coordinator(const CoordinatorOptions& options, CoordinatorMetrics* metrics)
       : options_(options), metrics_(metrics) {}
   absl::Status Init();
+  // --- #30 n choices ---
+  // One choice: what Generate does for a request with n <= 1.
+  absl::Status GenerateOne(const v1::GenerateRequest& request,
+                           const std::function<bool(const v1::GenerateResponse&)>& write,
+                           const std::function<bool()>& cancelled, absl::Time deadline);
+  // --- end ---
   // Builds local_tokenizer_ from the first target's Describe, or logs why the targets tokenize.
   void InitLocalTokenizer(const v1::DescribeResponse& target);
   absl::StatusOr<std::shared_ptr<Session>> NewSession(const std::string& id);

@@ -65,6 +65,10 @@ ABSL_FLAG(double, session_idle_seconds, 300,
 ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
           "longest prompt text (or chat messages together) in bytes");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message the server receives");
+// --- #30 n choices ---
+ABSL_FLAG(int, max_choices, tandem::RequestLimits().max_choices,
+          "most choices (n) one request may ask for; each runs as a request of its own");
+// --- end ---
 ABSL_FLAG(int, max_tokens, tandem::SpeculationDefaults::kServerMaxTokens,
           "default max_tokens of a request");
 ABSL_FLAG(bool, ngram_fallback, false,
@@ -197,6 +201,10 @@ absl::Status ReadLimitFlags(CoordinatorOptions& o, int* max_message_bytes) {
   o.max_queue_wait = absl::Seconds(queue_wait);
   o.session_idle = absl::Seconds(idle);
   o.limits.max_prompt_bytes = absl::GetFlag(FLAGS_max_prompt_bytes);
+  // --- #30 n choices ---
+  o.limits.max_choices = absl::GetFlag(FLAGS_max_choices);
+  if (o.limits.max_choices < 1) return absl::InvalidArgumentError("--max-choices must be >= 1");
+  // --- end ---
   *max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   if (o.limits.max_prompt_bytes < 1 || *max_message_bytes < o.limits.max_prompt_bytes) {
     return absl::InvalidArgumentError(

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
+#include "services/coordinator/choices.h"  // #30 n choices
 // --- #30 apis ---
 #include "services/coordinator/anthropic_request.h"
 #include "services/coordinator/anthropic_response.h"
@@ -373,6 +374,12 @@ void HttpServer::Impl::GenerateOpenAi(const HttpRequest& http, HttpExchange& exc
     exchange.Respond(Error(request.status()));
     return;
   }
+  // --- #30 n choices --- (checked again by the coordinator; here too with `n` as error.param)
+  if (absl::Status n = CheckChoices(request->generate, options_.limits); !n.ok()) {
+    exchange.Respond(Error(WithOpenAiParam(n, *request)));
+    return;
+  }
+  // --- end ---
   // The coordinator checks the same limits again; here a violation is told apart as 413 (with
   // error.param, #30 front).
   if (absl::Status limits = CheckGenerateLimits(request->generate, options_.limits); !limits.ok()) {
@@ -388,7 +395,8 @@ void HttpServer::Impl::GenerateOpenAi(const HttpRequest& http, HttpExchange& exc
   OpenAiReply openai(endpoint, NewId(endpoint), absl::ToUnixSeconds(absl::Now()), request->model,
                      request->include_usage);
   openai.set_system_fingerprint(system_fingerprint_);
-  OpenAiApiReply reply(std::move(openai), endpoint, request->generate.logprobs());
+  OpenAiApiReply reply(std::move(openai), endpoint, request->generate.logprobs(),
+                       ChoiceCount(request->generate));  // #30 n choices
   reply.set_request(*request);  // its errors name the body's fields (error.param)
   RunApi(request->generate, request->stream, reply, exchange);
 }
@@ -411,21 +419,14 @@ HttpResponse HttpServer::Impl::RunError(const absl::Status& status, const ApiRep
 void HttpServer::Impl::Complete(const v1::GenerateRequest& generate, ApiReply& reply,
                                 HttpExchange& exchange) {
   RequestLog log(generate);
-  CollectedReply collected;
+  std::vector<CollectedReply> collected(ChoiceCount(generate));  // one per choice (#30 n)
   // A client that leaves cancels the request, queued (polled every 20 ms) or running (every
   // round).
   const absl::Status status = coordinator_->Generate(
       generate,
       [&](const v1::GenerateResponse& message) {
         log.Saw(message);
-        if (message.has_delta()) {
-          collected.text += message.delta().text();
-          collected.reasoning += message.delta().reasoning_text();
-        }
-        for (const v1::TokenLogprobs& l : message.delta().logprobs()) {
-          *collected.logprobs.Add() = l;
-        }
-        if (message.has_final()) collected.result = message.final();
+        Collect(message, collected);
         return true;
       },
       [&] { return stopping_ || exchange.ClientGone(); });
@@ -434,7 +435,7 @@ void HttpServer::Impl::Complete(const v1::GenerateRequest& generate, ApiReply& r
     exchange.Respond(RunError(status, reply));
     return;
   }
-  exchange.Respond(JsonResponse(reply.Complete(collected)));
+  exchange.Respond(JsonResponse(reply.CompleteChoices(collected)));
 }
 
 // --- #30 embeddings ---

@@ -37,6 +37,7 @@ constexpr FieldName kFields[] = {
     {"prediction.text", "prediction.content"},
     {"prediction.token_ids", "prediction.content"},
     {"prediction", "prediction"},
+    {"n", "n"},  // #30 n choices (choices.h's CheckChoices)
 };
 
 // Whether `message` starts with `field` as a whole word ("chat.tools" not "chat.toolsx").

@@ -9,6 +9,7 @@
 #include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/coordinator/choices.h"
 #include "services/coordinator/openai_fields.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/request_limits.h"
@@ -44,7 +45,8 @@ absl::Status Refusal(const BadRequest& c) {
     for (int id : {1, 2, 3}) ids.add_token_ids(id);
     return ids;
   };
-  absl::Status status = CheckGenerateLimits(request->generate, settings.limits);
+  absl::Status status = CheckChoices(request->generate, settings.limits);  // #30 n choices
+  if (status.ok()) status = CheckGenerateLimits(request->generate, settings.limits);
   if (status.ok()) status = ValidateGenerateRequest(request->generate, settings, 7, tokenize).status();
   return WithOpenAiParam(status, *request);
 }
@@ -100,6 +102,9 @@ const BadRequest kBadRequests[] = {
      "prediction.content"},
     {"ToolChoiceWithoutTools", kChat, "{" M HI R"(, "tool_choice": "required"})",
      "tool_choice"},
+    // #30 n choices (choices.h's CheckChoices: over --max-choices, or with a session).
+    {"NOverTheLimit", kChat, "{" M HI R"(, "n": 9})", "n"},
+    {"NWithASession", kText, "{" M R"("prompt": "hi", "n": 2, "session_id": "s"})", "n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(BadRequests, ErrorParamTest, ::testing::ValuesIn(kBadRequests),

@@ -305,6 +305,13 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
   if (key == "prompt" && !chat) return Prompt(v, r);
   if (key == "max_tokens") return MaxTokens(key, v, r);
   if (key == "max_completion_tokens" && chat) return MaxTokens(key, v, r);
+  // --- #30 n choices --- (its upper bound is the coordinator's --max-choices)
+  if (key == "n") {
+    ASSIGN_OR_RETURN(int64_t n, Int(key, v, 1, kInt32Max));
+    r.generate.set_n(static_cast<int32_t>(n));
+    return absl::OkStatus();
+  }
+  // --- end ---
   if (key == "stream") {
     ASSIGN_OR_RETURN(r.stream, Bool(key, v));
     return absl::OkStatus();
@@ -329,11 +336,12 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
 
 // The fields accepted only at their neutral value, and everything else.
 absl::Status RefusedField(const std::string& key, const Value& v, bool chat) {
-  if (key == "n" || (key == "best_of" && !chat)) {
+  if (key == "best_of" && !chat) {
     ASSIGN_OR_RETURN(int64_t n, Int(key, v, std::numeric_limits<int64_t>::min(),
                                     std::numeric_limits<int64_t>::max()));
     if (n != 1) {
-      return Unsupported(key, absl::StrCat(key, " = ", n), " (only 1 choice per request)");
+      return Unsupported(key, absl::StrCat(key, " = ", n),
+                         " (ask for several choices with n and rank them yourself)");
     }
     return absl::OkStatus();
   }

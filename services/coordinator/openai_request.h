@@ -6,7 +6,8 @@
 // Accepted: model, messages (chat: role, content as a string or text parts, name) or prompt
 // (completions: a string or token ids, or a one-element list of either), max_tokens,
 // max_completion_tokens (chat), temperature, top_p, seed (>= 0), stop (a string or a list),
-// stream, stream_options.include_usage, n = 1, user (ignored); presence_penalty,
+// stream, stream_options.include_usage, n >= 1 (choices; at most the coordinator's
+// --max-choices, which it checks), user (ignored); presence_penalty,
 // frequency_penalty only as 0; logprobs (chat: a bool, with top_logprobs 0..20, which
 // needs logprobs true; completions: 0..20 alternatives, asking for the chosen tokens' too),
 // logit_bias only empty, echo only false, best_of only 1; response_format (text,
@@ -17,7 +18,8 @@
 // default (tandem.v1.SamplingParams), not OpenAI's.
 //
 // Anything else is kInvalidArgument naming the field: malformed JSON (with line and column),
-// a wrong type, an unknown field, a batch, n > 1, a refused feature (said to be unsupported).
+// a wrong type, an unknown field, a batch, best_of > 1, a refused feature (said to be
+// unsupported).
 //
 // Thread-safe (no state).
 #ifndef TANDEM_SERVICES_COORDINATOR_OPENAI_REQUEST_H_

@@ -52,7 +52,7 @@ const Converts kConverts[] = {
          "logprobs": false, "user": "u", "logit_bias": {}, "response_format": {"type": "text"}})",
      R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true }
         max_tokens: 7 sampling { temperature: 0 top_p: 0.5 seed: 42 top_k: 3 min_p: 0.25
-        repetition_penalty: 1.5 presence_penalty: 0 frequency_penalty: 0 })"},
+        repetition_penalty: 1.5 presence_penalty: 0 frequency_penalty: 0 } n: 1)"},
     {"LogitBiasKeysAreTokenIdStringsAndPenaltiesAreNumbers", kText,
      R"({"model": "m", "prompt": "p", "logit_bias": {"5": 10, "0": -100, "2147483647": 100},
          "presence_penalty": 0.5, "frequency_penalty": -2})",
@@ -67,6 +67,12 @@ const Converts kConverts[] = {
      R"(text: "p" stop_strings: "a" stop_strings: "bc")"},
     {"StopAsOneString", kText, R"({"model": "m", "prompt": "p", "stop": "\n"})",
      R"(text: "p" stop_strings: "\n")"},
+    // --- #30 n choices ---
+    {"SeveralChoices", kText, R"({"model": "m", "prompt": "p", "n": 3})", R"(text: "p" n: 3)"},
+    {"SeveralChatChoices", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 2})",
+     R"(chat { messages { role: "user" content: "x" } add_generation_prompt: true } n: 2)"},
+    // --- end ---
     {"PromptAsTokenIds", kText, R"({"model": "m", "prompt": [1, 2, 3], "max_tokens": 4})",
      R"(token_ids { ids: [1, 2, 3] } max_tokens: 4)"},
     {"PromptAsOneElementLists", kText, R"({"model": "m", "prompt": [[5, 6]]})",
@@ -233,8 +239,6 @@ const Refuses kRefuses[] = {
          "max_completion_tokens": 6})",
      "max_completion_tokens: differs from the other"},
     {"NegativeSeed", kText, R"({"model": "m", "prompt": "p", "seed": -1})", "seed: -1 is outside"},
-    {"TwoChoices", kText, R"({"model": "m", "prompt": "p", "n": 2})",
-     "n = 2 is not supported by Tandem's OpenAI-compatible API (only 1 choice per request)"},
     {"PresencePenaltyAbove2", kText, R"({"model": "m", "prompt": "p", "presence_penalty": 2.5})",
      "presence_penalty: 2.5 is outside [-2, 2]"},
     {"FrequencyPenaltyAsString", kText,
@@ -258,6 +262,14 @@ const Refuses kRefuses[] = {
      "logit_bias: -101 is outside [-100, 100]"},
     {"LogitBiasValueAsString", kText, R"({"model": "m", "prompt": "p", "logit_bias": {"3": "1"}})",
      "logit_bias: expected a number, got string"},
+    {"ZeroChoices", kText, R"({"model": "m", "prompt": "p", "n": 0})",
+     "n: 0 is outside [1, 2147483647]"},
+    {"ChoicesAsFloat", kChat,
+     R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 1.5})",
+     "n: expected an integer, got number"},
+    {"BestOfTwo", kText, R"({"model": "m", "prompt": "p", "best_of": 2})",
+     "best_of = 2 is not supported by Tandem's OpenAI-compatible API (ask for several choices "
+     "with n and rank them yourself)"},
     {"TopLogprobsWithoutLogprobs", kChat,
      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})",
      "top_logprobs: needs logprobs: true"},
@@ -444,7 +456,7 @@ TEST(OpenAiRequestTest, RefusalsNameTheirFieldAsParam) {
     const char* body;
     const char* param;
   } kCases[] = {
-      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 2})", "n"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 0})", "n"},
       {R"({"model": "m", "messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
       {R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "x"})",
        "tool_choice"},

@@ -43,7 +43,8 @@ const char* OpenAiFinishReason(const v1::GenerationResult& result) {
 }
 
 json::Object OpenAiUsage(const v1::GenerationResult& result) {
-  const v1::Usage& u = result.usage();
+  // Several choices: the request's (the prompt once, the choices' tokens summed).
+  const v1::Usage& u = result.has_request_usage() ? result.request_usage() : result.usage();
   return {{"prompt_tokens", u.prompt_tokens()},
           {"completion_tokens", u.generated_tokens()},
           {"total_tokens", int64_t{u.prompt_tokens()} + u.generated_tokens()},
@@ -99,8 +100,26 @@ json::Object OpenAiReply::Head(bool chunk) const {
 
 std::string OpenAiReply::Complete(const std::string& text, const std::string& reasoning,
                                   const v1::GenerationResult& result, json::Value logprobs) const {
+  return CompleteChoices(json::Array{Choice(0, text, reasoning, result, std::move(logprobs))},
+                         result, result);
+}
+
+// --- #30 n choices ---
+std::string OpenAiReply::CompleteChoices(json::Array choices, const v1::GenerationResult& usage,
+                                         const v1::GenerationResult& first) const {
   json::Object reply = Head(false);
-  json::Object choice{{"index", 0}};
+  reply.Set("choices", std::move(choices));
+  reply.Set("usage", OpenAiUsage(usage));
+  reply.Set("metrics", SpeculationMetrics(first.speculation()));
+  reply.Set("tandem", TandemStatistics(first));
+  return Serialize(reply);
+}
+// --- end ---
+
+json::Object OpenAiReply::Choice(int32_t index, const std::string& text,
+                                 const std::string& reasoning, const v1::GenerationResult& result,
+                                 json::Value logprobs) const {
+  json::Object choice{{"index", index}};
   if (chat()) {
     const bool calls = result.tool_calls_size() > 0;
     json::Object message{{"role", "assistant"},
@@ -113,11 +132,7 @@ std::string OpenAiReply::Complete(const std::string& text, const std::string& re
   }
   choice.Set("logprobs", std::move(logprobs));
   choice.Set("finish_reason", OpenAiFinishReason(result));
-  reply.Set("choices", json::Array{std::move(choice)});
-  reply.Set("usage", OpenAiUsage(result));
-  reply.Set("metrics", SpeculationMetrics(result.speculation()));
-  reply.Set("tandem", TandemStatistics(result));
-  return Serialize(reply);
+  return choice;
 }
 
 std::string OpenAiReply::Chunk(json::Object choice, const v1::GenerationResult* result) const {
@@ -128,16 +143,17 @@ std::string OpenAiReply::Chunk(json::Object choice, const v1::GenerationResult* 
   return Serialize(chunk);
 }
 
-std::string OpenAiReply::RoleChunk() const {
-  json::Object choice{{"index", 0},
+std::string OpenAiReply::RoleChunk(int32_t index) const {
+  json::Object choice{{"index", index},
                       {"delta", json::Object{{"role", "assistant"}, {"content", ""}}},
                       {"logprobs", nullptr},
                       {"finish_reason", nullptr}};
   return Chunk(std::move(choice), nullptr);
 }
 
-std::string OpenAiReply::TextChunk(const std::string& text, json::Value logprobs) const {
-  json::Object choice{{"index", 0}};
+std::string OpenAiReply::TextChunk(const std::string& text, json::Value logprobs,
+                                   int32_t index) const {
+  json::Object choice{{"index", index}};
   if (chat()) {
     choice.Set("delta", json::Object{{"content", text}});
   } else {
@@ -148,7 +164,8 @@ std::string OpenAiReply::TextChunk(const std::string& text, json::Value logprobs
   return Chunk(std::move(choice), nullptr);
 }
 
-std::string OpenAiReply::DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs) const {
+std::string OpenAiReply::DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs,
+                                    int32_t index) const {
   json::Object fields;
   if (!delta.text().empty()) fields.Set("content", delta.text());
   if (!delta.reasoning_text().empty()) fields.Set("reasoning_content", delta.reasoning_text());
@@ -168,14 +185,14 @@ std::string OpenAiReply::DeltaChunk(const v1::TokenDelta& delta, json::Value log
     fields.Set("tool_calls", std::move(calls));
   }
   if (fields.empty()) fields.Set("content", "");  // logprobs of text held back
-  json::Object choice{{"index", 0}, {"delta", std::move(fields)}};
+  json::Object choice{{"index", index}, {"delta", std::move(fields)}};
   choice.Set("logprobs", std::move(logprobs));
   choice.Set("finish_reason", nullptr);
   return Chunk(std::move(choice), nullptr);
 }
 
-std::string OpenAiReply::FinishChunk(const v1::GenerationResult& result) const {
-  json::Object choice{{"index", 0}};
+std::string OpenAiReply::FinishChunk(const v1::GenerationResult& result, int32_t index) const {
+  json::Object choice{{"index", index}};
   if (chat()) {
     choice.Set("delta", json::Object{});
   } else {

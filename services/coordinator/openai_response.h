@@ -37,16 +37,28 @@ class OpenAiReply {
   // has no text) and finish_reason "tool_calls".
   std::string Complete(const std::string& text, const std::string& reasoning,
                        const v1::GenerationResult& result, json::Value logprobs = nullptr) const;
+  // --- #30 n choices ---
+  // Choice `index` of a reply that was not streamed, as Complete makes its one choice.
+  json::Object Choice(int32_t index, const std::string& text, const std::string& reasoning,
+                      const v1::GenerationResult& result, json::Value logprobs = nullptr) const;
+  // A reply of several choices (Choice): usage from `usage` (the final that carries the
+  // request's, GenerationResult.request_usage), Tandem's statistics from `first` (choice 0's).
+  std::string CompleteChoices(json::Array choices, const v1::GenerationResult& usage,
+                              const v1::GenerationResult& first) const;
+  // --- end ---
 
   // Stream chunks, each one JSON text (without SSE framing). Chat streams start with the
   // assistant's role, then text, then the finish reason with Tandem's statistics, then (with
   // include_usage) a chunk with no choices and the usage.
-  std::string RoleChunk() const;
-  std::string TextChunk(const std::string& text, json::Value logprobs = nullptr) const;
+  // `index`: the choice the chunk is about (GenerateResponse.choice_index).
+  std::string RoleChunk(int32_t index = 0) const;
+  std::string TextChunk(const std::string& text, json::Value logprobs = nullptr,
+                        int32_t index = 0) const;
   // A chat delta with what `delta` carries: content, reasoning_content, and tool_calls pieces
   // as OpenAI streams them (index; id, type and name in a call's first piece; arguments).
-  std::string DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs = nullptr) const;
-  std::string FinishChunk(const v1::GenerationResult& result) const;
+  std::string DeltaChunk(const v1::TokenDelta& delta, json::Value logprobs = nullptr,
+                         int32_t index = 0) const;
+  std::string FinishChunk(const v1::GenerationResult& result, int32_t index = 0) const;
   std::string UsageChunk(const v1::GenerationResult& result) const;
 
   bool chat() const { return endpoint_ == OpenAiEndpoint::kChatCompletions; }
@@ -69,7 +81,8 @@ class OpenAiReply {
   std::string system_fingerprint_;  // #30 front
 };
 
-// usage: prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details.cached_tokens.
+// usage: prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details.cached_tokens;
+// the request's (request_usage) when the result carries it (several choices).
 json::Object OpenAiUsage(const v1::GenerationResult& result);
 // The "tandem" extension: session_id, seed, speculation and timing statistics.
 json::Object TandemStatistics(const v1::GenerationResult& result);

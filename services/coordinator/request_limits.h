@@ -34,6 +34,11 @@ struct RequestLimits {
   // A prediction (GenerateRequest.prediction): its text counts against max_prompt_bytes on its
   // own; its token ids against this.
   int max_prediction_tokens = 1 << 16;
+  // --- #30 n choices ---
+  // Choices one request may ask for (GenerateRequest.n; --max-choices): checked by
+  // CheckChoices (choices.h), kInvalidArgument naming `n`.
+  int max_choices = 8;
+  // --- end ---
   // --- #30 embeddings ---
   int max_embed_inputs = 2048;        // EmbedRequest.inputs
   int64_t max_embed_tokens = 65536;   // EmbedRequest: token ids (and, after tokenizing, tokens)

@@ -289,7 +289,7 @@ def test_errors_come_in_openai_shape_with_their_status():
     big = "x" * (MAX_PROMPT_BYTES + 1)
     cases = [  # (fields, endpoint, status, client error class, words in the message)
         ({"model": "gpt-4"}, "chat", 404, "NotFoundError", "the model 'gpt-4' does not exist"),
-        ({"n": 2}, "chat", 400, "BadRequestError", "n = 2 is not supported"),
+        ({"n": 9}, "chat", 400, "BadRequestError", "the limit is 8 (--max-choices)"),  # #30
         ({"presence_penalty": 2.5}, "chat", 400, "BadRequestError",
          "presence_penalty: 2.5 is outside [-2, 2]"),
         ({"logprobs": True, "top_logprobs": 21}, "chat", 400, "BadRequestError",
@@ -320,7 +320,7 @@ def test_errors_come_in_openai_shape_with_their_status():
             assert set(e["error"]) == {"message", "type", "param", "code"}, e
     # error.param names the field the parser refused.
     reply = node("generate", endpoint="chat", request={
-        "model": MODEL, "max_tokens": 4, "n": 2, "messages": [{"role": "user", "content": "Hi"}]})
+        "model": MODEL, "max_tokens": 4, "n": 0, "messages": [{"role": "user", "content": "Hi"}]})
     assert reply["error"]["error"]["param"] == "n", reply
 
 

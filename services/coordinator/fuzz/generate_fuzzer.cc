@@ -7,6 +7,7 @@
 // deltas (ids in the vocabulary, text valid UTF-8, at most max_tokens ids) then one final;
 // once the input's named sessions are closed, no session is left on either worker.
 // Strings are valid UTF-8, as the gRPC layer guarantees (it refuses to parse anything else).
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -139,6 +140,7 @@ v1::GenerateRequest ReadRequest(FuzzReader& in) {
         static_cast<v1::Coupling>(in.Pick<int>({0, 1, 2, 3, -1})));
   }
   r.set_session_id(in.Choose<const char*>({"", "", "", "a", "b", "c"}));
+  r.set_n(in.Pick<int32_t>({0, 0, 0, 1, 2, 3, -1, 9}));  // #30: choices (9: over the limit)
   return r;
 }
 
@@ -161,20 +163,33 @@ bool Documented(absl::StatusCode code) {
   }
 }
 
-void RunGenerate(Coordinator& coordinator, const v1::GenerateRequest& r) {
+// What one choice (GenerateResponse.choice_index) of a reply received.
+struct ChoiceSeen {
   std::vector<int32_t> ids;
   int finals = 0;
-  bool bad_text = false, delta_after_final = false;
+  bool delta_after_final = false;
+};
+
+void RunGenerate(Coordinator& coordinator, const v1::GenerateRequest& r) {
+  const int32_t n = std::max(1, r.n());
+  std::vector<ChoiceSeen> choices(static_cast<size_t>(std::clamp(n, 1, 16)));
+  bool bad_text = false, bad_index = false;
   const absl::Status status = coordinator.Generate(
       r,
       [&](const v1::GenerateResponse& response) {
+        const int32_t index = response.choice_index();
+        if (index < 0 || index >= static_cast<int32_t>(choices.size())) {
+          bad_index = true;
+          return true;
+        }
+        ChoiceSeen& c = choices[index];
         if (response.has_delta()) {
-          delta_after_final = delta_after_final || finals > 0;
-          ids.insert(ids.end(), response.delta().token_ids().begin(),
-                     response.delta().token_ids().end());
+          c.delta_after_final = c.delta_after_final || c.finals > 0;
+          c.ids.insert(c.ids.end(), response.delta().token_ids().begin(),
+                       response.delta().token_ids().end());
           bad_text = bad_text || !utf8::Validate(response.delta().text()).ok();
         } else {
-          ++finals;
+          ++c.finals;
         }
         return true;
       },
@@ -183,14 +198,17 @@ void RunGenerate(Coordinator& coordinator, const v1::GenerateRequest& r) {
   TANDEM_FUZZ_ASSERT(Documented(status.code()), "Generate gave %s for %s",
                      status.ToString().c_str(), request.c_str());
   TANDEM_FUZZ_ASSERT(!bad_text, "a TokenDelta.text is not valid UTF-8 for %s", request.c_str());
+  TANDEM_FUZZ_ASSERT(!bad_index, "a choice_index outside [0, %d) for %s", n, request.c_str());
   if (!status.ok()) return;
-  TANDEM_FUZZ_ASSERT(finals == 1 && !delta_after_final, "%d final messages for %s", finals,
-                     request.c_str());
   const int32_t max_tokens = r.max_tokens() > 0 ? r.max_tokens() : kDefaultMaxTokens;
-  TANDEM_FUZZ_ASSERT(static_cast<int32_t>(ids.size()) <= max_tokens, "%zu ids for %s", ids.size(),
-                     request.c_str());
-  for (int32_t id : ids) {
-    TANDEM_FUZZ_ASSERT(id >= 0 && id < kVocab, "id %d for %s", id, request.c_str());
+  for (const ChoiceSeen& c : choices) {
+    TANDEM_FUZZ_ASSERT(c.finals == 1 && !c.delta_after_final, "%d final messages for %s", c.finals,
+                       request.c_str());
+    TANDEM_FUZZ_ASSERT(static_cast<int32_t>(c.ids.size()) <= max_tokens, "%zu ids for %s",
+                       c.ids.size(), request.c_str());
+    for (int32_t id : c.ids) {
+      TANDEM_FUZZ_ASSERT(id >= 0 && id < kVocab, "id %d for %s", id, request.c_str());
+    }
   }
 }
 

@@ -14,7 +14,10 @@
 #include "absl/strings/string_view.h"
 #include "core/base/fuzz_assert.h"
 #include "core/base/json.h"
+#include "services/coordinator/choices.h"
 #include "services/coordinator/http_error.h"
+#include "services/coordinator/openai_error_param.h"
+#include "services/coordinator/openai_fields.h"
 #include "services/coordinator/openai_request.h"
 #include "services/coordinator/request_limits.h"
 
@@ -62,6 +65,15 @@ void CheckOne(absl::string_view body, OpenAiEndpoint endpoint) {
   if (absl::Status s = CheckGenerateLimits(g, limits); !s.ok()) {
     CheckError(s, ErrorOrigin::kRequestLimit);
   }
+  // --- #30 n choices --- (the parser takes n >= 1; the coordinator bounds it)
+  TANDEM_FUZZ_ASSERT(g.n() >= 0, "n %d", g.n());
+  if (absl::Status s = CheckChoices(g, limits); !s.ok()) {
+    s = WithOpenAiParam(s, *request);
+    TANDEM_FUZZ_ASSERT(openai::ErrorParam(s).value_or("") == "n", "n's refusal names %s",
+                       openai::ErrorParam(s).value_or("nothing").c_str());
+    CheckError(s, ErrorOrigin::kRequest);
+  }
+  // --- end ---
 }
 
 }  // namespace
