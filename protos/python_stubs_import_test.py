@@ -45,6 +45,8 @@ def undocumented_elements():
                 missing.append(f"{f.name}: {name}")
 
         def walk_message(m, path, prefix):
+            if m.options.map_entry:  # a map field's entry type: the field's comment covers it
+                return
             need(path, prefix + m.name)
             for i, field in enumerate(m.field):
                 need(path + [2, i], f"{prefix}{m.name}.{field.name}")
