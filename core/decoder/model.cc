@@ -28,13 +28,17 @@ std::string ShapeString(int64_t rows, int64_t cols) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path,
+                                                   const ModelLoadOptions& options) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
     return absl::NotFoundError(absl::StrCat("model path not found: ", path));
   }
-  if (std::filesystem::is_directory(path, error)) return LoadHfModel(path);
-  return LoadGgufModel(path);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      std::filesystem::is_directory(path, error) ? LoadHfModel(path) : LoadGgufModel(path);
+  if (!model.ok()) return model;
+  RETURN_IF_ERROR((*model)->PackMatrices(options.activations));
+  return model;
 }
 
 namespace {
@@ -63,7 +67,7 @@ absl::StatusOr<WeightMatrix> Model::BindMatrix(const TensorLookup& lookup, const
   return WeightMatrix{t.type, rows, cols, t.data, row_bytes};
 }
 
-absl::Status Model::PackMatrices() {
+absl::Status Model::PackMatrices(ActivationPrecision activations) {
   // The embedding stays in row layout only (rows are looked up per token); the output
   // projection, even when tied to it, gets a packed copy.
   std::vector<WeightMatrix*> matrices = {&output_};
@@ -72,6 +76,8 @@ absl::Status Model::PackMatrices() {
       matrices.push_back(m);
     }
   }
+  token_embedding_.activations = activations;
+  for (WeightMatrix* m : matrices) m->activations = activations;
   // Each matrix starts on a 64-byte boundary: its panels then never straddle cache lines
   // more than they must.
   auto slice_bytes = [](const WeightMatrix& m) { return (PackedBytes(m) + 63) / 64 * 64; };
@@ -205,7 +211,6 @@ absl::Status Model::BindWeights(const TensorNames& names, const TensorLookup& fi
     }
     ASSIGN_OR_RETURN(l.w_down, BindMatrix(lookup, name(names.w_down), c.dim, c.ffn_dim));
   }
-  RETURN_IF_ERROR(PackMatrices());
   std::set<std::string> types;
   for (const LayerWeights& l : layers_) {
     for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {

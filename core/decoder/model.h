@@ -47,12 +47,19 @@ struct LayerWeights {
   WeightMatrix w_down;                    // [dim, ffn_dim]
 };
 
+// How a model is prepared for this process's kernels; one set of defaults, here.
+struct ModelLoadOptions {
+  // The integer matmuls' activation precision (matmul.h), e.g. from --activations.
+  ActivationPrecision activations = ActivationPrecision::kInt16;
+};
+
 class Model {
  public:
   // `path` is a .gguf file or a folder with config.json. kNotFound for a missing path,
   // kDataLoss / kInvalidArgument for a corrupt or inconsistent file (naming the tensor or
   // key), kUnimplemented for an unsupported architecture or tensor type.
-  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
+                                                     const ModelLoadOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const std::string& path() const { return path_; }
@@ -71,6 +78,8 @@ class Model {
   const std::string& weight_type() const { return weight_type_; }
   // Heap bytes of the matrices' packed copies (packed_matrix.h), 0 when none were made.
   int64_t packed_bytes() const { return packed_bytes_; }
+  // The matrices' activation precision (ModelLoadOptions).
+  ActivationPrecision activations() const { return output_.activations; }
 
   // Internal to the loaders: binds every weight given a tensor lookup and a naming scheme.
   struct TensorNames;
@@ -95,9 +104,10 @@ class Model {
                                         int64_t size);
   absl::StatusOr<const float*> BindVector(const TensorLookup& lookup, const std::string& name,
                                           int64_t size);
-  // Gives the output projection and the layer matrices packed copies in one arena, for the
-  // types this CPU's matmul reads packed.
-  absl::Status PackMatrices();
+  // Sets every matrix's activation precision, and gives the output projection and the layer
+  // matrices packed copies in one arena, for the types this CPU's matmul reads packed (the
+  // layout may depend on the precision).
+  absl::Status PackMatrices(ActivationPrecision activations);
 
   ModelConfig config_;
   std::string path_;

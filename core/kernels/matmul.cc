@@ -3,9 +3,11 @@
 #include <cpuid.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "core/base/check.h"
 #include "core/kernels/matmul_internal.h"
@@ -103,7 +105,10 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     thread_local MatMulScratch thread_scratch;
     MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
+    const ActivationPrecision precision = outputs[0].w->activations;
+    const bool bytes = precision == ActivationPrecision::kInt8;
     if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
+    if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) b.q8.resize(n * cols);
     if (static_cast<int64_t>(b.scales.size()) < blocks) {
       b.scales.resize(blocks);
       b.sums.resize(blocks);
@@ -113,14 +118,16 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     const auto quantize = [&](int64_t begin, int64_t end) {
       internal::QuantizeRowsInt16(x + begin * cols, end - begin, cols, b.q.data() + begin * cols,
                                   b.scales.data() + begin * cols / 32,
-                                  b.sums.data() + begin * cols / 32);
+                                  b.sums.data() + begin * cols / 32, precision,
+                                  bytes ? b.q8.data() + begin * cols : nullptr);
     };
     if (n >= kMinParallelQuantizeRows && pool.num_threads() > 1) {
       pool.ParallelFor(n, quantize);
     } else {
       quantize(0, n);
     }
-    xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data()};  // read by all threads
+    xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data(),
+                             bytes ? b.q8.data() : nullptr};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;
   int64_t first_unit[kMaxSharedOutputs + 1] = {0};
@@ -146,7 +153,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
             const internal::Int16Rows rows{xq.q + r * cols, xq.scales + r * cols / 32,
-                                           xq.sums + r * cols / 32};
+                                           xq.sums + r * cols / 32,
+                                           xq.q8 == nullptr ? nullptr : xq.q8 + r * cols};
             if (path == PanelPath::kInt16) {
               internal::PanelsAvx512KQuant(w, first_panel, count, rows, group, y);
             } else if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
@@ -192,6 +200,21 @@ void DecodeRows(const WeightMatrix& w, int64_t begin, int64_t end, float* out) {
   }
 }
 
+// The float paths in int8 mode multiply x rounded to the int8 grid of its 32-column blocks,
+// s · q with s and q as the integer paths quantize them, so that every path of the mode sees
+// the same activations (their float steps differ, as in int16 mode).
+void RoundToActivationGrid(ActivationPrecision precision, const float* x, int64_t n, int64_t cols,
+                           float* out) {
+  const float limit = static_cast<float>(ActivationLimit(precision));
+  for (int64_t i = 0; i < n * cols; i += 32) {
+    float amax = 0;
+    for (int k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(x[i + k]));
+    const float inv = amax > 0 ? limit / amax : 0.0f;
+    const float scale = amax / limit;
+    for (int k = 0; k < 32; ++k) out[i + k] = scale * std::nearbyint(x[i + k] * inv);
+  }
+}
+
 }  // namespace internal
 
 KernelIsa DetectKernelIsa() {
@@ -218,10 +241,40 @@ absl::string_view KernelIsaName(KernelIsa isa) {
   return "scalar";
 }
 
+absl::string_view ActivationPrecisionName(ActivationPrecision p) {
+  return p == ActivationPrecision::kInt8 ? "int8" : "int16";
+}
+
+absl::StatusOr<ActivationPrecision> ParseActivationPrecision(absl::string_view name) {
+  if (name == "int16") return ActivationPrecision::kInt16;
+  if (name == "int8") return ActivationPrecision::kInt8;
+  return absl::InvalidArgumentError(
+      absl::StrCat("activation precision '", name, "' is not one of int16, int8"));
+}
+
+namespace {
+
+bool IsFloatType(TensorType type) {
+  return type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kBF16;
+}
+
+}  // namespace
+
 void MatMulWithIsa(KernelIsa isa, const WeightMatrix& w, const float* x, int64_t n, float* y,
                    ThreadPool& pool, MatMulScratch* scratch) {
   if (!IsaAvailable(isa)) isa = KernelIsa::kScalar;
   const PanelPath path = PanelPathFor(isa, w);
+  if (path == PanelPath::kVnni || path == PanelPath::kInt16) {
+    const MatMulOutput output{&w, y};
+    return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool, scratch);
+  }
+  if (w.activations == ActivationPrecision::kInt8 && !IsFloatType(w.type)) {
+    thread_local MatMulScratch thread_scratch;
+    MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
+    if (static_cast<int64_t>(b.rounded.size()) < n * w.cols) b.rounded.resize(n * w.cols);
+    internal::RoundToActivationGrid(w.activations, x, n, w.cols, b.rounded.data());
+    x = b.rounded.data();
+  }
   if (path != PanelPath::kNone) {
     const MatMulOutput output{&w, y};
     return MatMulPanels(path, absl::MakeConstSpan(&output, 1), x, n, pool, scratch);
@@ -280,7 +333,10 @@ void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_
                   ThreadPool& pool, MatMulScratch* scratch) {
   const KernelIsa isa = DetectKernelIsa();
   const PanelPath path = PanelPathFor(isa, *outputs[0].w);
-  bool same = path != PanelPath::kNone && outputs.size() <= kMaxSharedOutputs;
+  // The float panels of a quantized type in int8 mode round x first (MatMulWithIsa).
+  const bool rounds = path == PanelPath::kFloat && !IsFloatType(outputs[0].w->type) &&
+                      outputs[0].w->activations == ActivationPrecision::kInt8;
+  bool same = path != PanelPath::kNone && !rounds && outputs.size() <= kMaxSharedOutputs;
   for (const MatMulOutput& o : outputs) {
     same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
   }

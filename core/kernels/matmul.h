@@ -19,12 +19,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/kernels/thread_pool.h"
 #include "core/model/tensor_type.h"
 
 namespace tandem {
+
+// How a matmul of a quantized weight matrix quantizes its activations, per 32-column block
+// of each x row (x ≈ s · q, s = max|x| / L):
+//   kInt16  L = 32767: the logits stay within ~5e-3 of exact math on the quantized weights.
+//   kInt8   L = 127: the integer multiplies run twice as wide (vpdpbusd) where compute binds
+//           (prefill, many streams); the logits move about as far as llama.cpp's own do
+//           (its activations are Q8_0/Q8_K), figures in README.md "Activation precision".
+// Either way a position's logits are bit-identical alone, in a batch or on any thread count.
+// Chosen per model at load (ModelLoadOptions); float weights (F32, F16, BF16) ignore it.
+enum class ActivationPrecision { kInt16, kInt8 };
+inline int32_t ActivationLimit(ActivationPrecision p) {
+  return p == ActivationPrecision::kInt8 ? 127 : 32767;
+}
+absl::string_view ActivationPrecisionName(ActivationPrecision p);  // "int16", "int8"
+// "int16" or "int8"; kInvalidArgument naming the value otherwise.
+absl::StatusOr<ActivationPrecision> ParseActivationPrecision(absl::string_view name);
 
 // A weight matrix [rows, cols] stored row by row in `type` (rows `row_bytes` apart), and
 // optionally also as panels of 16 interleaved rows (packed_matrix.h) that the AVX-512 path
@@ -36,6 +53,7 @@ struct WeightMatrix {
   const uint8_t* data = nullptr;
   int64_t row_bytes = 0;
   const uint8_t* packed = nullptr;  // PackMatrix(*this) or null; owned elsewhere
+  ActivationPrecision activations = ActivationPrecision::kInt16;  // of the integer paths
 };
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.
@@ -53,6 +71,8 @@ absl::string_view KernelIsaName(KernelIsa isa);
 // Decoder); without one, MatMul uses buffers of the calling thread.
 struct MatMulScratch {
   std::vector<int16_t> q;
+  std::vector<int8_t> q8;      // int8 mode's bytes
+  std::vector<float> rounded;  // int8 mode on the float paths: x rounded to the int8 grid
   std::vector<float> scales;
   std::vector<int32_t> sums;
 };

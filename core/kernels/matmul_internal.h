@@ -48,16 +48,27 @@ inline constexpr int kMaxPanelGroup = 64;
 void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int n, float* y);
 
 // The VNNI path's activations (matmul_panel_vnni.cc): each 32-column block of each x row as
-// int16 q and a float scale s, x ≈ s · q, with s = max|x| / 32767 and q = x · (32767 / max|x|)
-// rounded to nearest even (all zero for an all-zero block), and the block's Σ q.
+// integer q and a float scale s, x ≈ s · q, with s = max|x| / L and q = x · (L / max|x|)
+// rounded to nearest even (all zero for an all-zero block), and the block's Σ q; L is
+// ActivationLimit(precision): 32767 (int16) or 127 (int8). q is always held as int16 (the
+// int16 kernels read int8 values as they read int16 ones: the same exact integer sums); in
+// int8 mode also as bytes, q8, for the vpdpbusd kernels (null otherwise).
 struct Int16Rows {
-  const int16_t* q;     // [n, cols]
-  const float* scales;  // [n, cols / 32]
-  const int32_t* sums;  // [n, cols / 32]
+  const int16_t* q;            // [n, cols]
+  const float* scales;         // [n, cols / 32]
+  const int32_t* sums;         // [n, cols / 32]
+  const int8_t* q8 = nullptr;  // [n, cols] in int8 mode
 };
-// Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above.
+// Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above, and
+// with kInt8 also into q8 when it is not null.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
-                       int32_t* sums);
+                       int32_t* sums, ActivationPrecision precision = ActivationPrecision::kInt16,
+                       int8_t* q8 = nullptr);
+
+// x rounded to the grid of `precision`'s activations, s · q as above, for n rows of `cols`
+// (a multiple of 32): what the float paths multiply in int8 mode, and the tests' reference.
+void RoundToActivationGrid(ActivationPrecision precision, const float* x, int64_t n, int64_t cols,
+                           float* out);
 
 // As PanelGroupAvx512 for a Q8_0 or Q4_0 matrix and `panels` (1 or 2) consecutive panels from
 // `first_panel`, from quantized activations (their first row the group's first). Two panels

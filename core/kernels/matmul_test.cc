@@ -148,23 +148,34 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
   return m;
 }
 
-// A way to compute a matmul: an instruction set, reading the row layout or the panels.
+// A way to compute a matmul: an instruction set, reading the row layout or the panels, with
+// an activation precision.
 struct Path {
   KernelIsa isa;
   bool packed;
+  ActivationPrecision activations = ActivationPrecision::kInt16;
 };
 
 std::string PathName(const Path& p) {
-  return std::string(KernelIsaName(p.isa)) + (p.packed ? " packed" : "");
+  return std::string(KernelIsaName(p.isa)) + (p.packed ? " packed " : " ") +
+         std::string(ActivationPrecisionName(p.activations));
 }
 
-// Every path the test matrix supports (paths this CPU lacks fall back to scalar).
+constexpr ActivationPrecision kPrecisions[] = {ActivationPrecision::kInt16,
+                                               ActivationPrecision::kInt8};
+
+// Every path the test matrix supports (paths this CPU lacks fall back to scalar), in both
+// activation precisions.
 std::vector<Path> PathsFor(const TestMatrix& m) {
-  std::vector<Path> paths = {
-      {KernelIsa::kScalar, false}, {KernelIsa::kAvx2, false}, {KernelIsa::kAvx512, false}};
-  if (m.packed.data() != nullptr) {
-    paths.push_back({KernelIsa::kAvx512, true});
-    paths.push_back({KernelIsa::kAvx512Vnni, true});
+  std::vector<Path> paths;
+  for (ActivationPrecision a : kPrecisions) {
+    for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+      paths.push_back({isa, false, a});
+    }
+    if (m.packed.data() != nullptr) {
+      paths.push_back({KernelIsa::kAvx512, true, a});
+      paths.push_back({KernelIsa::kAvx512Vnni, true, a});
+    }
   }
   return paths;
 }
@@ -173,7 +184,26 @@ void RunPath(const Path& path, const TestMatrix& m, const float* x, int64_t n, f
              ThreadPool& pool) {
   WeightMatrix w = m.w;
   w.packed = path.packed ? m.packed.data() : nullptr;
+  w.activations = path.activations;
   MatMulWithIsa(path.isa, w, x, n, y, pool);
+}
+
+bool IsFloat(TensorType type) {
+  return type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kBF16;
+}
+
+// What every path of `activations` must give within float rounding: exact math on the
+// dequantized weights and, for a quantized type in int8 mode, x on the int8 grid (int16's
+// grid is within the tolerance of exact x).
+std::vector<float> Reference(const TestMatrix& m, ActivationPrecision activations,
+                             const std::vector<float>& x, int64_t n) {
+  std::vector<float> rounded = x;
+  if (activations == ActivationPrecision::kInt8 && !IsFloat(m.w.type)) {
+    internal::RoundToActivationGrid(activations, x.data(), n, m.w.cols, rounded.data());
+  }
+  std::vector<float> y(n * m.w.rows);
+  MatMulReference(m.w, rounded.data(), n, y.data());
+  return y;
 }
 
 std::vector<float> RandomActivations(int64_t n, int64_t cols, uint32_t seed) {
@@ -206,10 +236,9 @@ TEST_P(MatMulTest, EveryPathMatchesTheReference) {
   const MatMulCase& c = GetParam();
   TestMatrix m = MakeMatrix(c.type, c.rows, c.cols, 7);
   const std::vector<float> x = RandomActivations(c.n, c.cols, 11);
-  std::vector<float> expected(c.n * c.rows);
-  MatMulReference(m.w, x.data(), c.n, expected.data());
   ThreadPool pool(2);
   for (const Path& path : PathsFor(m)) {
+    const std::vector<float> expected = Reference(m, path.activations, x, c.n);
     std::vector<float> y(c.n * c.rows, NAN);
     RunPath(path, m, x.data(), c.n, y.data(), pool);
     for (int64_t i = 0; i < c.n * c.rows; ++i) {
@@ -334,7 +363,8 @@ TEST(MatMulPackedTest, EveryBatchSizeGivesTheSameRows) {
     const int64_t max_n = 70;
     const std::vector<float> x = RandomActivations(max_n, m.w.cols, 17);
     ThreadPool pool(2);
-    for (const Path& path : {Path{KernelIsa::kAvx512, true}, Path{KernelIsa::kAvx512Vnni, true}}) {
+    for (const Path& path : PathsFor(m)) {
+      if (!path.packed) continue;
       std::vector<float> full(max_n * m.w.rows);
       RunPath(path, m, x.data(), max_n, full.data(), pool);
       for (int64_t n = 1; n < max_n; ++n) {
@@ -366,21 +396,25 @@ TEST(MatMulSharedTest, EachOutputEqualsItsOwnMatMul) {
       matrices.push_back(MakeMatrix(types[i], rows[i], cols, static_cast<uint32_t>(20 + i)));
     }
     for (int64_t n : {1, 5, 13}) {
-      const std::vector<float> x = RandomActivations(n, cols, 23);
-      std::vector<std::vector<float>> shared(types.size()), alone(types.size());
-      std::vector<MatMulOutput> outputs;
-      for (size_t i = 0; i < types.size(); ++i) {
-        WeightMatrix& w = matrices[i].w;
-        w.packed = matrices[i].packed.data();
-        shared[i].assign(n * w.rows, NAN);
-        alone[i].assign(n * w.rows, NAN);
-        outputs.push_back({&w, shared[i].data()});
-        MatMul(w, x.data(), n, alone[i].data(), pool);
-      }
-      MatMulShared(outputs, x.data(), n, pool);
-      for (size_t i = 0; i < types.size(); ++i) {
-        EXPECT_EQ(0, std::memcmp(shared[i].data(), alone[i].data(), 4 * shared[i].size()))
-            << TensorTypeName(types[i]) << " output " << i << " n=" << n;
+      for (ActivationPrecision a : kPrecisions) {
+        const std::vector<float> x = RandomActivations(n, cols, 23);
+        std::vector<std::vector<float>> shared(types.size()), alone(types.size());
+        std::vector<MatMulOutput> outputs;
+        for (size_t i = 0; i < types.size(); ++i) {
+          WeightMatrix& w = matrices[i].w;
+          w.packed = matrices[i].packed.data();
+          w.activations = a;
+          shared[i].assign(n * w.rows, NAN);
+          alone[i].assign(n * w.rows, NAN);
+          outputs.push_back({&w, shared[i].data()});
+          MatMul(w, x.data(), n, alone[i].data(), pool);
+        }
+        MatMulShared(outputs, x.data(), n, pool);
+        for (size_t i = 0; i < types.size(); ++i) {
+          EXPECT_EQ(0, std::memcmp(shared[i].data(), alone[i].data(), 4 * shared[i].size()))
+              << TensorTypeName(types[i]) << " output " << i << " n=" << n << " "
+              << ActivationPrecisionName(a);
+        }
       }
     }
   }
@@ -448,9 +482,51 @@ void ExpectInt16Quantization(QuantizeFn quantize) {
 }
 
 TEST(QuantizeRowsInt16Test, BlocksMapTheirLargestMagnitudeTo32767) {
-  ExpectInt16Quantization(&vnni_emulation::QuantizeRowsInt16);
+  ExpectInt16Quantization(
+      [](const float* x, int64_t n, int64_t cols, int16_t* q, float* scales, int32_t* sums) {
+        vnni_emulation::QuantizeRowsInt16(x, n, cols, q, scales, sums);
+      });
   if (!HasVnni()) return NoteKernelNotRun("QuantizeRowsInt16");
-  ExpectInt16Quantization(&internal::QuantizeRowsInt16);
+  ExpectInt16Quantization(
+      [](const float* x, int64_t n, int64_t cols, int16_t* q, float* scales, int32_t* sums) {
+        internal::QuantizeRowsInt16(x, n, cols, q, scales, sums);
+      });
+}
+
+// int8 mode: the largest magnitude maps to 127, ties to even, and the kernel's bytes equal
+// its int16 values.
+TEST(QuantizeRowsInt16Test, Int8BlocksMapTheirLargestMagnitudeTo127) {
+  std::vector<float> x(64, 0.0f);
+  x[0] = -2.0f;
+  x[1] = 1.0f;                // 63.5: ties to even (64)
+  x[2] = 2.0f / 127 * 0.5f;   // half a step: 0
+  x[3] = 2.0f / 127 * 1.5f;   // 2
+  x[4] = 2.0f / 127 * 1.25f;  // 1
+  x[32] = 0.5f;
+  x[33] = -0.25f;  // -63.5: -64
+  const std::vector<int16_t> want = {-127, 64, 0, 2, 1};
+  std::vector<int16_t> q(64, 99);
+  std::vector<float> scales(2, -1);
+  std::vector<int32_t> sums(2, -1);
+  vnni_emulation::QuantizeRowsInt16(x.data(), 1, 64, q.data(), scales.data(), sums.data(),
+                                    ActivationPrecision::kInt8);
+  EXPECT_EQ(std::vector<int16_t>(q.begin(), q.begin() + 5), want);
+  EXPECT_EQ(q[32], 127);
+  EXPECT_EQ(q[33], -64);
+  EXPECT_EQ(sums, (std::vector<int32_t>{-127 + 64 + 0 + 2 + 1, 127 - 64}));
+  EXPECT_EQ(scales[0], 2.0f / 127.0f);
+  EXPECT_EQ(scales[1], 0.5f / 127.0f);
+  if (!HasVnni()) return NoteKernelNotRun("QuantizeRowsInt16");
+  std::vector<int16_t> kq(64, 99);
+  std::vector<int8_t> kq8(64, 99);
+  std::vector<float> kscales(2, -1);
+  std::vector<int32_t> ksums(2, -1);
+  internal::QuantizeRowsInt16(x.data(), 1, 64, kq.data(), kscales.data(), ksums.data(),
+                              ActivationPrecision::kInt8, kq8.data());
+  EXPECT_EQ(kq, q);
+  EXPECT_EQ(ksums, sums);
+  EXPECT_EQ(kscales, scales);
+  for (int c = 0; c < 64; ++c) EXPECT_EQ(kq8[c], kq[c]) << c;
 }
 
 TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
@@ -474,14 +550,20 @@ TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
     std::vector<int16_t> q(size), want_q(size);
     std::vector<float> scales(blocks), want_scales(blocks);
     std::vector<int32_t> sums(blocks), want_sums(blocks);
-    internal::QuantizeRowsInt16(x.data(), shape.n, shape.cols, q.data(), scales.data(),
-                                sums.data());
-    vnni_emulation::QuantizeRowsInt16(x.data(), shape.n, shape.cols, want_q.data(),
-                                      want_scales.data(), want_sums.data());
-    EXPECT_EQ(q, want_q) << shape.n << " x " << shape.cols;
-    EXPECT_EQ(sums, want_sums) << shape.n << " x " << shape.cols;
-    for (int64_t b = 0; b < blocks; ++b) {
-      ASSERT_EQ(scales[b], want_scales[b]) << shape.n << " x " << shape.cols << " block " << b;
+    for (ActivationPrecision a : kPrecisions) {
+      std::vector<int8_t> q8(size);
+      internal::QuantizeRowsInt16(x.data(), shape.n, shape.cols, q.data(), scales.data(),
+                                  sums.data(), a, q8.data());
+      vnni_emulation::QuantizeRowsInt16(x.data(), shape.n, shape.cols, want_q.data(),
+                                        want_scales.data(), want_sums.data(), a);
+      EXPECT_EQ(q, want_q) << shape.n << " x " << shape.cols;
+      if (a == ActivationPrecision::kInt8) {
+        EXPECT_EQ(std::vector<int16_t>(q8.begin(), q8.end()), q) << shape.n << " x " << shape.cols;
+      }
+      EXPECT_EQ(sums, want_sums) << shape.n << " x " << shape.cols;
+      for (int64_t b = 0; b < blocks; ++b) {
+        ASSERT_EQ(scales[b], want_scales[b]) << shape.n << " x " << shape.cols << " block " << b;
+      }
     }
   }
 }
@@ -548,15 +630,19 @@ TEST(VnniEmulationTest, TheKernelEqualsTheEmulationBitForBit) {
   if (!HasVnni()) return NoteKernelNotRun("the VNNI panel kernel");
   ThreadPool pool(2);
   for (const VnniShape& s : kVnniShapes) {
-    TestMatrix m = MakeMatrix(s.type, s.rows, s.cols, 5);
-    const std::vector<float> x = RandomActivations(s.n, s.cols, 9);
-    std::vector<float> kernel(s.n * s.rows, NAN), emulated(s.n * s.rows, NAN);
-    WeightMatrix w = m.w;
-    w.packed = m.packed.data();
-    MatMulWithIsa(KernelIsa::kAvx512Vnni, w, x.data(), s.n, kernel.data(), pool);
-    vnni_emulation::MatMul(w, x.data(), s.n, emulated.data());
-    EXPECT_EQ(0, std::memcmp(kernel.data(), emulated.data(), 4 * kernel.size()))
-        << TensorTypeName(s.type) << " " << s.rows << "x" << s.cols << " n=" << s.n;
+    for (ActivationPrecision a : kPrecisions) {
+      TestMatrix m = MakeMatrix(s.type, s.rows, s.cols, 5);
+      const std::vector<float> x = RandomActivations(s.n, s.cols, 9);
+      std::vector<float> kernel(s.n * s.rows, NAN), emulated(s.n * s.rows, NAN);
+      WeightMatrix w = m.w;
+      w.packed = m.packed.data();
+      w.activations = a;
+      MatMulWithIsa(KernelIsa::kAvx512Vnni, w, x.data(), s.n, kernel.data(), pool);
+      vnni_emulation::MatMul(w, x.data(), s.n, emulated.data());
+      EXPECT_EQ(0, std::memcmp(kernel.data(), emulated.data(), 4 * kernel.size()))
+          << TensorTypeName(s.type) << " " << s.rows << "x" << s.cols << " n=" << s.n << " "
+          << ActivationPrecisionName(a);
+    }
   }
 }
 
@@ -572,14 +658,24 @@ TEST(KQuantPanelTest, TheAvx512KernelEqualsTheVnniKernelBitForBit) {
     TestMatrix m = MakeMatrix(type, 37, 512, 41);
     ASSERT_NE(m.packed.data(), nullptr) << TensorTypeName(type);
     for (int64_t n : {1, 5, 13}) {
-      const std::vector<float> x = RandomActivations(n, m.w.cols, 43);
-      std::vector<float> vnni(n * m.w.rows, NAN), avx512(n * m.w.rows, NAN);
-      RunPath({KernelIsa::kAvx512Vnni, true}, m, x.data(), n, vnni.data(), pool);
-      RunPath({KernelIsa::kAvx512, true}, m, x.data(), n, avx512.data(), pool);
-      EXPECT_EQ(0, std::memcmp(vnni.data(), avx512.data(), 4 * vnni.size()))
-          << TensorTypeName(type) << " n=" << n;
+      for (ActivationPrecision a : kPrecisions) {
+        const std::vector<float> x = RandomActivations(n, m.w.cols, 43);
+        std::vector<float> vnni(n * m.w.rows, NAN), avx512(n * m.w.rows, NAN);
+        RunPath({KernelIsa::kAvx512Vnni, true, a}, m, x.data(), n, vnni.data(), pool);
+        RunPath({KernelIsa::kAvx512, true, a}, m, x.data(), n, avx512.data(), pool);
+        EXPECT_EQ(0, std::memcmp(vnni.data(), avx512.data(), 4 * vnni.size()))
+            << TensorTypeName(type) << " n=" << n << " " << ActivationPrecisionName(a);
+      }
     }
   }
+}
+
+TEST(ActivationPrecisionTest, NamesParseBackAndOthersAreRefused) {
+  for (ActivationPrecision a : kPrecisions) {
+    EXPECT_THAT(ParseActivationPrecision(ActivationPrecisionName(a)), testing::IsOkAndHolds(a));
+  }
+  EXPECT_THAT(ParseActivationPrecision("fp8"),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("'fp8'")));
 }
 
 TEST(MatMulIsaTest, DetectsAPathThisCpuRuns) {

@@ -55,14 +55,15 @@ int32_t Vpdpwssd(int32_t acc, int16_t a0, int16_t a1, int16_t b0, int16_t b1) {
 }
 
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
-                       int32_t* sums) {
+                       int32_t* sums, ActivationPrecision precision) {
   const int64_t blocks = cols / 32;
+  const float limit = static_cast<float>(ActivationLimit(precision));
   for (int64_t i = 0; i < n * blocks; ++i) {
     const float* src = x + i * 32;
     float amax = 0;
     for (int k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(src[k]));
-    const float inv = amax > 0 ? 32767.0f / amax : 0.0f;
-    scales[i] = amax / 32767.0f;
+    const float inv = amax > 0 ? limit / amax : 0.0f;
+    scales[i] = amax / limit;
     int32_t sum = 0;
     for (int k = 0; k < 32; ++k) {
       // nearbyint rounds to nearest even in the default mode, as vcvtps2dq does.
@@ -80,7 +81,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   std::vector<int16_t> q(n * w.cols);
   std::vector<float> scales(n * blocks);
   std::vector<int32_t> sums(n * blocks);
-  QuantizeRowsInt16(x, n, w.cols, q.data(), scales.data(), sums.data());
+  QuantizeRowsInt16(x, n, w.cols, q.data(), scales.data(), sums.data(), w.activations);
   const int64_t panel_bytes = PanelBytes(w.type, w.cols);
   const int64_t block_bytes = panel_bytes / blocks;
   int32_t dot[16];
