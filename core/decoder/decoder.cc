@@ -227,22 +227,31 @@ void Decoder::RunLayers() {
       for (int64_t j = 0; j < dim; ++j) x[j] *= embed_scale;
     }
   }
+  // Each block ends with its residual add and the next block's norm in one row-wise loop (one
+  // hand-over of the pool, not two); the first layer's norm runs here.
+  NormRows(c.n_layers > 0 ? model_.layer(0).attn_norm : nullptr);
   for (int64_t layer = 0; layer < c.n_layers; ++layer) {
     AttentionBlock(layer);
     FeedForwardBlock(layer);
   }
 }
 
+void Decoder::NormRows(const float* norm) {
+  if (norm == nullptr) return;
+  const int64_t dim = config_.dim;
+  ForRows([&](int64_t begin, int64_t end) {
+    RmsNorm(x_.data() + begin * dim, norm, end - begin, dim, config_.rms_eps,
+            xn_.data() + begin * dim);
+  });
+}
+
 void Decoder::AttentionBlock(int64_t layer) {
   const ModelConfig& c = config_;
   const LayerWeights& w = model_.layer(layer);
-  const int64_t dim = c.dim, n = rows_;
+  const int64_t n = rows_;
   const RopeTable& rope = c.IsSlidingLayer(layer) && rope_swa_ ? *rope_swa_ : rope_;
-  // x += [post_norm](Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn)).
-  ForRows([&](int64_t begin, int64_t end) {
-    RmsNorm(x_.data() + begin * dim, w.attn_norm, end - begin, dim, c.rms_eps,
-            xn_.data() + begin * dim);
-  });
+  // x += [post_norm](Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn)), xn = norm(x) of this
+  // layer (RunLayers or the previous block wrote it).
   // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
   const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
   MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
@@ -251,7 +260,7 @@ void Decoder::AttentionBlock(int64_t layer) {
   Attention(layer);
   MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
   ForRows([&](int64_t begin, int64_t end) {
-    AddResidual(c.gemma ? w.post_attn_norm : nullptr, begin, end);
+    AddResidual(c.gemma ? w.post_attn_norm : nullptr, w.ffn_norm, begin, end);
   });
 }
 
@@ -282,23 +291,24 @@ void Decoder::QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64
   }
 }
 
-void Decoder::AddResidual(const float* post_norm, int64_t begin, int64_t end) {
+void Decoder::AddResidual(const float* post_norm, const float* next_norm, int64_t begin,
+                          int64_t end) {
   const int64_t dim = config_.dim;
   float* proj = proj_.data() + begin * dim;
   if (post_norm != nullptr) RmsNorm(proj, post_norm, end - begin, dim, config_.rms_eps, proj);
   float* x = x_.data() + begin * dim;
   AddInPlace(x, proj, (end - begin) * dim);
+  if (next_norm != nullptr) {
+    RmsNorm(x, next_norm, end - begin, dim, config_.rms_eps, xn_.data() + begin * dim);
+  }
 }
 
 void Decoder::FeedForwardBlock(int64_t layer) {
   const ModelConfig& c = config_;
   const LayerWeights& w = model_.layer(layer);
-  const int64_t dim = c.dim, n = rows_;
-  // x += [post_norm](W_down · (act(W_gate·xn) ⊙ (W_up·xn))), act = silu or gelu_tanh (gemma).
-  ForRows([&](int64_t begin, int64_t end) {
-    RmsNorm(x_.data() + begin * dim, w.ffn_norm, end - begin, dim, c.rms_eps,
-            xn_.data() + begin * dim);
-  });
+  const int64_t n = rows_;
+  // x += [post_norm](W_down · (act(W_gate·xn) ⊙ (W_up·xn))), act = silu or gelu_tanh (gemma),
+  // xn = ffn_norm(x) (the attention block wrote it).
   // gate[n, ffn_dim], up[n, ffn_dim]
   const MatMulOutput gate_up[] = {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}};
   MatMulShared(gate_up, xn_.data(), n, pool_, &matmul_scratch_);
@@ -314,8 +324,10 @@ void Decoder::FeedForwardBlock(int64_t layer) {
       },
       c.ffn_dim);
   MatMul(w.w_down, gate_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
+  // The next layer's attention norm with the add (none after the last layer).
+  const float* next_norm = layer + 1 < c.n_layers ? model_.layer(layer + 1).attn_norm : nullptr;
   ForRows([&](int64_t begin, int64_t end) {
-    AddResidual(c.gemma ? w.post_ffn_norm : nullptr, begin, end);
+    AddResidual(c.gemma ? w.post_ffn_norm : nullptr, next_norm, begin, end);
   });
 }
 

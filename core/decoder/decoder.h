@@ -110,8 +110,12 @@ class Decoder : public ForwardRunner {
   void AttentionBlock(int64_t layer);
   // Bias, q/k norms and rope of rows [begin, end), and their k and v into the caches.
   void QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64_t end);
-  // x += [RmsNorm with post_norm](proj) for rows [begin, end); no norm when null.
-  void AddResidual(const float* post_norm, int64_t begin, int64_t end);
+  // x += [RmsNorm with post_norm](proj) for rows [begin, end); no norm when null. Then, when
+  // next_norm is set, xn = RmsNorm(x) with it for those rows (the next block's input norm,
+  // fused into this loop: one hand-over of the pool fewer).
+  void AddResidual(const float* post_norm, const float* next_norm, int64_t begin, int64_t end);
+  // xn = RmsNorm(x) with `norm` for every row (nothing when null).
+  void NormRows(const float* norm);
   void FeedForwardBlock(int64_t layer);
   void Attention(int64_t layer);
 
