@@ -255,40 +255,11 @@ void Decoder::AttentionBlock(int64_t layer) {
   // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
   const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
   MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
-  // Rows write distinct positions of their caches (Reserve ran before the pass).
-  ForRows([&](int64_t begin, int64_t end) { QkvRows(layer, rope, begin, end); });
-  Attention(layer);
+  Attention(layer, rope);  // decoder_attention.cc
   MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
   ForRows([&](int64_t begin, int64_t end) {
     AddResidual(c.gemma ? w.post_attn_norm : nullptr, w.ffn_norm, begin, end);
   });
-}
-
-void Decoder::QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64_t end) {
-  const ModelConfig& c = config_;
-  const LayerWeights& w = model_.layer(layer);
-  for (int64_t i = begin; i < end; ++i) {
-    const SegmentRows& segment = segments_[row_segment_[i]];
-    const int64_t position = segment.start + (i - segment.first);
-    float* q = q_.data() + i * c.q_dim();
-    float* k = k_.data() + i * c.kv_dim();
-    float* v = v_.data() + i * c.kv_dim();
-    if (c.qkv_bias) {
-      for (int64_t j = 0; j < c.q_dim(); ++j) q[j] += w.bq[j];
-      for (int64_t j = 0; j < c.kv_dim(); ++j) k[j] += w.bk[j];
-      for (int64_t j = 0; j < c.kv_dim(); ++j) v[j] += w.bv[j];
-    }
-    if (c.qk_norm) {  // each head's q and k RMS-normalised on their own
-      RmsNorm(q, w.q_norm, c.n_heads, c.head_dim, c.rms_eps, q);
-      RmsNorm(k, w.k_norm, c.n_kv_heads, c.head_dim, c.rms_eps, k);
-    }
-    ApplyRope(rope, c.rope_layout, position, c.n_heads, c.head_dim, q);
-    ApplyRope(rope, c.rope_layout, position, c.n_kv_heads, c.head_dim, k);
-    for (int64_t h = 0; h < c.n_kv_heads; ++h) {
-      segment.cache->WriteK(layer, h, position, k + h * c.head_dim);
-      segment.cache->WriteV(layer, h, position, v + h * c.head_dim);
-    }
-  }
 }
 
 void Decoder::AddResidual(const float* post_norm, const float* next_norm, int64_t begin,
@@ -348,68 +319,6 @@ void Decoder::ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t row_
   } else {
     fn(0, rows_);
   }
-}
-
-void Decoder::Attention(int64_t layer) {
-  const ModelConfig& c = config_;
-  const int64_t group = c.n_heads / c.n_kv_heads;
-  const float scale =
-      c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  const bool sliding = c.IsSlidingLayer(layer);
-  const int64_t window = c.sliding_window;
-  const int64_t stride = scores_stride_;
-  // One task per (row, head), ordered by segment, then KV head, then row, then head: each row
-  // attends causally to its own session's positions [0, position]: scores, a softmax, then
-  // the weighted sum of values. The heads of a KV group that fall in one thread's range run
-  // together, sharing each load of the cached rows, and the rows of a segment follow each
-  // other on the same cached rows while they are in cache; a head's arithmetic is the same
-  // either way. Every step runs in position order and depends only on the position's own
-  // data, so a row's result is the same alone, in a batch or beside other sessions' rows.
-  // Short contexts of small models run on this thread: waking another costs more.
-  const int64_t tasks = rows_ * c.n_heads;
-  int64_t work = 0;
-  for (const SegmentRows& segment : segments_) {
-    work += segment.n * c.n_heads * (segment.start + segment.n) * c.head_dim;
-  }
-  pool_.ParallelFor(
-      tasks,
-      [&](int64_t begin, int64_t end) {
-        // Each thread has its own score rows.
-        float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * stride;
-        size_t s = row_segment_[begin / c.n_heads];
-        for (int64_t task = begin; task < end;) {
-          while (task >= (segments_[s].first + segments_[s].n) * c.n_heads) ++s;
-          const SegmentRows& segment = segments_[s];
-          const int64_t local = task - segment.first * c.n_heads;  // task within the segment
-          const int64_t kv_head = local / (segment.n * group), i = local / group % segment.n;
-          const int64_t h = kv_head * group + local % group;
-          // This head and the following ones of its group, within the range.
-          const int heads = static_cast<int>(std::min(end - task, group - local % group));
-          const int64_t row = segment.first + i;
-          const float* q = q_.data() + row * c.q_dim() + h * c.head_dim;
-          float* out = attn_.data() + row * c.q_dim() + h * c.head_dim;
-          const int64_t positions = segment.start + i + 1;
-          // A sliding layer sees the last `window` positions: the cache is read from the block
-          // holding the first of them, and the older ones there get weight 0, which adds
-          // nothing to the value sum (the same sum as over every position with zeros).
-          const int64_t first = sliding ? std::max<int64_t>(0, positions - window) : 0;
-          const int64_t from = first / kKeyBlock * kKeyBlock;
-          segment.cache->KeyScores(layer, kv_head, q, c.head_dim, heads, from, positions, scale,
-                                   scores, stride);
-          for (int j = 0; j < heads; ++j) {
-            float* row_scores = scores + j * stride;
-            if (c.attn_softcap > 0) {
-              Softcap(row_scores + first, positions - first, c.attn_softcap);
-            }
-            Softmax(row_scores + first, positions - first);
-            std::fill(row_scores + from, row_scores + first, 0.0f);
-          }
-          segment.cache->ValueSum(layer, kv_head, scores, stride, heads, from, positions, out,
-                                  c.head_dim);
-          task += heads;
-        }
-      },
-      work < (int64_t{1} << 15) ? tasks : 1);
 }
 
 }  // namespace tandem

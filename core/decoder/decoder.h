@@ -108,8 +108,16 @@ class Decoder : public ForwardRunner {
   void ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn);
   void ForRows(absl::FunctionRef<void(int64_t, int64_t)> fn, int64_t row_elements);
   void AttentionBlock(int64_t layer);
+  // decoder_attention.cc:
   // Bias, q/k norms and rope of rows [begin, end), and their k and v into the caches.
   void QkvRows(int64_t layer, const RopeTable& rope, int64_t begin, int64_t end);
+  // The same for one row's KV heads [kv_begin, kv_end) and the q heads of their groups.
+  void PrepareHeads(int64_t layer, const RopeTable& rope, int64_t row, int64_t kv_begin,
+                    int64_t kv_end);
+  // Row i of `segment` attends with its q heads [h, h + heads) of `kv_head`'s group, into
+  // attn_; `scores`: the calling thread's score rows.
+  void AttendHeads(int64_t layer, const SegmentRows& segment, int64_t i, int64_t kv_head,
+                   int64_t h, int heads, float* scores);
   // x += [RmsNorm with post_norm](proj) for rows [begin, end); no norm when null. Then, when
   // next_norm is set, xn = RmsNorm(x) with it for those rows (the next block's input norm,
   // fused into this loop: one hand-over of the pool fewer).
@@ -117,7 +125,8 @@ class Decoder : public ForwardRunner {
   // xn = RmsNorm(x) with `norm` for every row (nothing when null).
   void NormRows(const float* norm);
   void FeedForwardBlock(int64_t layer);
-  void Attention(int64_t layer);
+  // The rows' q, k, v made ready and attending (decoder_attention.cc).
+  void Attention(int64_t layer, const RopeTable& rope);
 
   const Model& model_;
   const ModelConfig& config_;

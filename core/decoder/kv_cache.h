@@ -197,6 +197,8 @@ class KvCache {
     return layer_index_[layer] * shape_.n_kv_heads + kv_head;
   }
   // Byte offsets within a block of a head's keys, values and i8 scales.
+  // Prefetches head `head`'s key and value lines of the first blocks of [first, positions).
+  void PrefetchHead(const Table& t, int64_t head, int64_t first, int64_t positions) const;
   const uint8_t* KeyRegion(const Table& t, int64_t block, int64_t head) const {
     return t.slots[block].data + head * region_bytes_;
   }

@@ -160,6 +160,71 @@ const RaggedCase kArchitectureCases[] = {
 INSTANTIATE_TEST_SUITE_P(Architectures, RaggedBatchTest, ::testing::ValuesIn(kArchitectureCases),
                          CaseName);
 
+// --- #31 step-overhead ---
+class DecodeStepTest : public ::testing::TestWithParam<RaggedCase> {};
+
+// A decode step of many sessions (every segment one row: Decoder's fused path, each (row, KV
+// head) unit making its own q, k, v ready before attending) gives every row the bits of the
+// same position inside a prefill (the path that makes all rows ready first), at any thread
+// count, with enough sessions and context that the step's attention is split across threads.
+TEST_P(DecodeStepTest, DecodeStepsOfManySessionsEqualTheirPrefillBitForBit) {
+  const RaggedCase& c = GetParam();
+  std::unique_ptr<Model> model = LoadShared(c.model);
+  ASSERT_NE(model, nullptr);
+  const int64_t vocab = model->config().vocab_size;
+  constexpr int kSessions = 16, kSteps = 4;
+  ThreadPool one(1);
+  Decoder prefill(*model, one);
+  std::vector<std::vector<int32_t>> tokens;
+  std::vector<std::vector<float>> reference;
+  for (int s = 0; s < kSessions; ++s) {
+    tokens.push_back(SessionTokens(s, 40 + s, vocab));
+    ASSERT_OK_AND_ASSIGN(auto cache, prefill.NewCache(64, c.kv));
+    ASSERT_OK_AND_ASSIGN(absl::Span<const float> all,
+                         prefill.Forward(*cache, tokens[s], 0, LogitsMode::kAll));
+    reference.emplace_back(all.begin(), all.end());
+  }
+  ThreadPool pool(c.threads);
+  Decoder decoder(*model, pool);
+  std::vector<std::unique_ptr<KvCache>> caches;
+  for (int s = 0; s < kSessions; ++s) {
+    ASSERT_OK_AND_ASSIGN(auto cache, decoder.NewCache(64, c.kv));
+    const int64_t prompt = static_cast<int64_t>(tokens[s].size()) - kSteps;
+    ASSERT_OK(decoder
+                  .Forward(*cache, absl::MakeConstSpan(tokens[s]).first(prompt), 0,
+                           LogitsMode::kNone)
+                  .status());
+    caches.push_back(std::move(cache));
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<ForwardSegment> segments;
+    for (int s = 0; s < kSessions; ++s) {
+      const int64_t position = static_cast<int64_t>(tokens[s].size()) - kSteps + step;
+      segments.push_back({caches[s].get(), absl::MakeConstSpan(tokens[s]).subspan(position, 1),
+                          position, LogitsMode::kLast});
+    }
+    ASSERT_OK_AND_ASSIGN(absl::Span<const float> logits, decoder.ForwardBatch(segments));
+    ASSERT_EQ(static_cast<int64_t>(logits.size()), kSessions * vocab);
+    for (int s = 0; s < kSessions; ++s) {
+      const int64_t position = segments[s].start;
+      ASSERT_EQ(0, std::memcmp(logits.data() + s * vocab, reference[s].data() + position * vocab,
+                               vocab * sizeof(float)))
+          << "session " << s << " position " << position;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, DecodeStepTest,
+    ::testing::Values(RaggedCase{"stories260K/stories260K.gguf", KvType::kF32, 1},
+                      RaggedCase{"stories260K/stories260K.gguf", KvType::kF16, 2},
+                      RaggedCase{"stories260K/stories260K.gguf", KvType::kI8, 3},
+                      RaggedCase{"fixtures/qwen2-F16.gguf", KvType::kF16, 2},
+                      RaggedCase{"fixtures/qwen3-F16.gguf", KvType::kF32, 2},
+                      RaggedCase{"fixtures/gemma3-F16.gguf", KvType::kF16, 3}),
+    CaseName);
+// --- end ---
+
 class PagedRaggedBatchTest : public ::testing::TestWithParam<RaggedCase> {};
 
 // Three sessions of 150 tokens in paged caches over one KvMemory (the worker's: gemma's
