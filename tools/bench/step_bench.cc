@@ -8,6 +8,8 @@
 // and each figure is the median over --reps rounds of --steps steps. Prints one line per
 // count: ms a step, tokens a second, and both against one session. Meant to be run under
 // `perf record` too, for the step's breakdown (docs/performance.md, "Batched decode steps").
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <chrono>
@@ -53,6 +55,14 @@ std::vector<int32_t> SyntheticTokens(int64_t n, int64_t vocab, int64_t salt) {
   return ids;
 }
 
+// User and system CPU seconds of this process so far (every thread).
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 absl::Status RunStepBench(const StepBenchOptions& o) {
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path));
   const int64_t vocab = model->config().vocab_size;
@@ -70,6 +80,7 @@ absl::Status RunStepBench(const StepBenchOptions& o) {
                         .status());
   }
   // Seconds of one step of n sessions: each runs its token at position `context`.
+  double cpu_step = 0;  // CPU seconds (all threads) of the last timed step
   auto step = [&](int64_t n) -> absl::StatusOr<double> {
     std::vector<ForwardSegment> segments;
     for (int64_t i = 0; i < n; ++i) {
@@ -77,18 +88,21 @@ absl::Status RunStepBench(const StepBenchOptions& o) {
                           o.context, LogitsMode::kLast});
     }
     RETURN_IF_ERROR(decoder.ForwardBatch(segments).status());  // warm: scratch grown
+    const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
     for (int s = 0; s < o.steps; ++s) RETURN_IF_ERROR(decoder.ForwardBatch(segments).status());
+    cpu_step = (CpuSeconds() - cpu_start) / o.steps;
     return std::chrono::duration<double>(Clock::now() - start).count() / o.steps;
   };
   // For `perf record -k CLOCK_MONOTONIC` + `perf report --time FROM,`: the steps alone.
   std::fprintf(stderr, "steps from monotonic %.6f\n",
                std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
-  std::vector<std::vector<double>> seconds(o.sessions.size());
+  std::vector<std::vector<double>> seconds(o.sessions.size()), cpu(o.sessions.size());
   for (int r = 0; r < o.reps; ++r) {
     for (size_t k = 0; k < o.sessions.size(); ++k) {
       ASSIGN_OR_RETURN(double s, step(o.sessions[k]));
       seconds[k].push_back(s);
+      cpu[k].push_back(cpu_step);
     }
   }
   auto median = [](std::vector<double> v) {
@@ -98,12 +112,13 @@ absl::Status RunStepBench(const StepBenchOptions& o) {
   // Against the first count (1 by default): a step's cost and the tokens a second it gives.
   const double first = median(seconds[0]);
   const double first_rate = static_cast<double>(o.sessions[0]) / first;
-  std::printf("sessions  ms/step   tok/s  step/first  tok/s/first\n");
+  std::printf("sessions  ms/step   tok/s  step/first  tok/s/first  cpu_ms/step\n");
   for (size_t k = 0; k < o.sessions.size(); ++k) {
     const double s = median(seconds[k]);
     const double rate = static_cast<double>(o.sessions[k]) / s;
-    std::printf("%8lld %8.2f %7.1f %11.2f %12.2f\n", static_cast<long long>(o.sessions[k]),
-                s * 1e3, rate, s / first, rate / first_rate);
+    std::printf("%8lld %8.2f %7.1f %11.2f %12.2f %12.2f\n",
+                static_cast<long long>(o.sessions[k]), s * 1e3, rate, s / first,
+                rate / first_rate, median(cpu[k]) * 1e3);
   }
   return absl::OkStatus();
 }
