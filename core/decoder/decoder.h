@@ -125,6 +125,8 @@ class Decoder : public ForwardRunner {
   // xn = RmsNorm(x) with `norm` for every row (nothing when null).
   void NormRows(const float* norm);
   void FeedForwardBlock(int64_t layer);
+  // Prefetches the cached keys and values a decode step's (row, KV head) unit will read.
+  void PrefetchUnit(int64_t layer, int64_t unit) const;
   // The rows' q, k, v made ready and attending (decoder_attention.cc).
   void Attention(int64_t layer, const RopeTable& rope);
 

@@ -82,6 +82,16 @@ void Decoder::AttendHeads(int64_t layer, const SegmentRows& segment, int64_t i, 
                           c.head_dim);
 }
 
+void Decoder::PrefetchUnit(int64_t layer, int64_t unit) const {
+  const ModelConfig& c = config_;
+  const int64_t row = unit / c.n_kv_heads, kv_head = unit % c.n_kv_heads;
+  const SegmentRows& segment = segments_[row_segment_[row]];
+  const int64_t positions = segment.start + 1;
+  const int64_t first =
+      c.IsSlidingLayer(layer) ? std::max<int64_t>(0, positions - c.sliding_window) : 0;
+  segment.cache->Prefetch(layer, kv_head, first, positions);
+}
+
 void Decoder::Attention(int64_t layer, const RopeTable& rope) {
   const ModelConfig& c = config_;
   const int64_t group = c.n_heads / c.n_kv_heads;
@@ -103,6 +113,7 @@ void Decoder::Attention(int64_t layer, const RopeTable& rope) {
           float* scores = attention_scores_.data() + ThreadPool::ThreadIndex() * group * stride;
           for (int64_t unit = begin; unit < end; ++unit) {
             const int64_t row = unit / c.n_kv_heads, kv_head = unit % c.n_kv_heads;
+            if (unit + 1 < end) PrefetchUnit(layer, unit + 1);  // its cache lines, cold
             PrepareHeads(layer, rope, row, kv_head, kv_head + 1);
             AttendHeads(layer, segments_[row_segment_[row]], 0, kv_head, kv_head * group,
                         static_cast<int>(group), scores);

@@ -518,21 +518,24 @@ void KvCache::WriteV(int64_t layer, int64_t kv_head, int64_t position, const flo
   }
 }
 
-void KvCache::PrefetchHead(const Table& t, int64_t head, int64_t first, int64_t positions) const {
-  // A head's keys and values of one position range lie in blocks of 16 positions anywhere in
-  // memory (paged): the hardware prefetcher starts over at each, so a short context's reads
-  // were a run of cache misses one block at a time (a many-session decode step reads every
-  // session's cache once, cold). Asking for the first blocks' lines up front lets them arrive
-  // together, the values' while the keys are scored. Prefetches change no result.
+void KvCache::Prefetch(int64_t layer, int64_t kv_head, int64_t first, int64_t positions) const {
+  // A head's keys and values lie in blocks of 16 positions anywhere in memory (paged): the
+  // hardware prefetcher starts over at each, and a many-session decode step reads every
+  // session's cache once, cold. Asked for one unit of work ahead (Decoder's decode step), the
+  // lines arrive while the unit before runs. Prefetches change no result.
   constexpr int64_t kPrefetchBlocks = 8;
-  const int64_t from = first / kKeyBlock;
-  const int64_t to = std::min(BlocksFor(positions), from + kPrefetchBlocks);
+  const Table& t = TableOf(layer);
+  const int64_t head = Head(layer, kv_head);
+  const int64_t from = std::max(first / kKeyBlock, t.first);
+  const int64_t to = std::min({BlocksFor(positions), from + kPrefetchBlocks,
+                               static_cast<int64_t>(t.slots.size())});
   for (int64_t b = from; b < to; ++b) {
+    if (t.slots[b].data == nullptr) continue;
     const uint8_t* keys = KeyRegion(t, b, head);
     const uint8_t* values = ValueRegion(t, b, head);
     for (int64_t line = 0; line < region_bytes_; line += 64) {
       __builtin_prefetch(keys + line, 0, 3);
-      __builtin_prefetch(values + line, 0, 2);
+      __builtin_prefetch(values + line, 0, 3);
     }
   }
 }
@@ -545,7 +548,6 @@ void KvCache::KeyScores(int64_t layer, int64_t kv_head, const float* q, int64_t 
          BlocksFor(positions) <= static_cast<int64_t>(t.slots.size()));
   const int64_t head = Head(layer, kv_head);
   const int64_t dim = shape_.head_dim;
-  PrefetchHead(t, head, first, positions);
   float partial[4 * kKeyBlock];  // a last, partial block for up to 4 queries at a time
   for (int j0 = 0; j0 < n_q; j0 += 4) {
     const int group = std::min(4, n_q - j0);

@@ -149,6 +149,11 @@ class KvCache {
   void WriteK(int64_t layer, int64_t kv_head, int64_t position, const float* values);
   void WriteV(int64_t layer, int64_t kv_head, int64_t position, const float* values);
 
+  // Asks the memory for the key and value lines of (layer, kv_head) in the first blocks of
+  // [first, positions) that are held, ahead of a KeyScores/ValueSum over them. No effect on
+  // any result.
+  void Prefetch(int64_t layer, int64_t kv_head, int64_t first, int64_t positions) const;
+
   // For n_q queries j (at q + j · q_stride; the query heads sharing this KV head), `first` a
   // multiple of 16 whose block is held:
   //   scores[j · scores_stride + p] = scale · (q_j · K[layer, kv_head, p])  first <= p < positions
@@ -197,8 +202,6 @@ class KvCache {
     return layer_index_[layer] * shape_.n_kv_heads + kv_head;
   }
   // Byte offsets within a block of a head's keys, values and i8 scales.
-  // Prefetches head `head`'s key and value lines of the first blocks of [first, positions).
-  void PrefetchHead(const Table& t, int64_t head, int64_t first, int64_t positions) const;
   const uint8_t* KeyRegion(const Table& t, int64_t block, int64_t head) const {
     return t.slots[block].data + head * region_bytes_;
   }
