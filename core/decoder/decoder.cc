@@ -255,7 +255,8 @@ void Decoder::AttentionBlock(int64_t layer) {
   // q[n, q_dim], k[n, kv_dim], v[n, kv_dim]
   const MatMulOutput qkv[] = {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}};
   MatMulShared(qkv, xn_.data(), n, pool_, &matmul_scratch_);
-  Attention(layer, rope);  // decoder_attention.cc
+  // q, k, v made ready, into the caches, and attending (decoder_attention.cc).
+  Attention(layer, rope);
   MatMul(w.wo, attn_.data(), n, proj_.data(), pool_, &matmul_scratch_);  // [n, dim]
   ForRows([&](int64_t begin, int64_t end) {
     AddResidual(c.gemma ? w.post_attn_norm : nullptr, w.ffn_norm, begin, end);

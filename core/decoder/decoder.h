@@ -116,8 +116,8 @@ class Decoder : public ForwardRunner {
                     int64_t kv_end);
   // Row i of `segment` attends with its q heads [h, h + heads) of `kv_head`'s group, into
   // attn_; `scores`: the calling thread's score rows.
-  void AttendHeads(int64_t layer, const SegmentRows& segment, int64_t i, int64_t kv_head,
-                   int64_t h, int heads, float* scores);
+  void AttendHeads(int64_t layer, const SegmentRows& segment, int64_t i, int64_t kv_head, int64_t h,
+                   int heads, float* scores);
   // x += [RmsNorm with post_norm](proj) for rows [begin, end); no norm when null. Then, when
   // next_norm is set, xn = RmsNorm(x) with it for those rows (the next block's input norm,
   // fused into this loop: one hand-over of the pool fewer).

@@ -13,9 +13,9 @@
 #include <cmath>
 
 #include "core/decoder/decoder.h"
+#include "core/kernels/activations.h"
 #include "core/kernels/gelu_softcap.h"
 #include "core/kernels/rms_norm.h"
-#include "core/kernels/activations.h"
 
 namespace tandem {
 
@@ -78,8 +78,7 @@ void Decoder::AttendHeads(int64_t layer, const SegmentRows& segment, int64_t i, 
     Softmax(row_scores + first, positions - first);
     std::fill(row_scores + from, row_scores + first, 0.0f);
   }
-  segment.cache->ValueSum(layer, kv_head, scores, stride, heads, from, positions, out,
-                          c.head_dim);
+  segment.cache->ValueSum(layer, kv_head, scores, stride, heads, from, positions, out, c.head_dim);
 }
 
 void Decoder::PrefetchUnit(int64_t layer, int64_t unit) const {

@@ -527,8 +527,8 @@ void KvCache::Prefetch(int64_t layer, int64_t kv_head, int64_t first, int64_t po
   const Table& t = TableOf(layer);
   const int64_t head = Head(layer, kv_head);
   const int64_t from = std::max(first / kKeyBlock, t.first);
-  const int64_t to = std::min({BlocksFor(positions), from + kPrefetchBlocks,
-                               static_cast<int64_t>(t.slots.size())});
+  const int64_t to = std::min(
+      {BlocksFor(positions), from + kPrefetchBlocks, static_cast<int64_t>(t.slots.size())});
   for (int64_t b = from; b < to; ++b) {
     if (t.slots[b].data == nullptr) continue;
     const uint8_t* keys = KeyRegion(t, b, head);

@@ -190,10 +190,9 @@ TEST_P(DecodeStepTest, DecodeStepsOfManySessionsEqualTheirPrefillBitForBit) {
   for (int s = 0; s < kSessions; ++s) {
     ASSERT_OK_AND_ASSIGN(auto cache, decoder.NewCache(64, c.kv));
     const int64_t prompt = static_cast<int64_t>(tokens[s].size()) - kSteps;
-    ASSERT_OK(decoder
-                  .Forward(*cache, absl::MakeConstSpan(tokens[s]).first(prompt), 0,
-                           LogitsMode::kNone)
-                  .status());
+    ASSERT_OK(
+        decoder.Forward(*cache, absl::MakeConstSpan(tokens[s]).first(prompt), 0, LogitsMode::kNone)
+            .status());
     caches.push_back(std::move(cache));
   }
   for (int step = 0; step < kSteps; ++step) {

@@ -11,8 +11,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -51,7 +51,8 @@ struct StepBenchOptions {
 
 std::vector<int32_t> SyntheticTokens(int64_t n, int64_t vocab, int64_t salt) {
   std::vector<int32_t> ids(n);
-  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 17) % vocab);
+  for (int64_t i = 0; i < n; ++i)
+    ids[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 17) % vocab);
   return ids;
 }
 
@@ -75,8 +76,9 @@ absl::Status RunStepBench(const StepBenchOptions& o) {
     ASSIGN_OR_RETURN(caches.emplace_back(), decoder.NewCache(o.context + 1, o.kv));
     prompts.push_back(SyntheticTokens(o.context + 1, vocab, i));
     RETURN_IF_ERROR(decoder
-                        .Forward(*caches.back(), absl::MakeConstSpan(prompts.back()).first(o.context),
-                                 0, LogitsMode::kNone)
+                        .Forward(*caches.back(),
+                                 absl::MakeConstSpan(prompts.back()).first(o.context), 0,
+                                 LogitsMode::kNone)
                         .status());
   }
   // Seconds of one step of n sessions: each runs its token at position `context`.
@@ -116,9 +118,8 @@ absl::Status RunStepBench(const StepBenchOptions& o) {
   for (size_t k = 0; k < o.sessions.size(); ++k) {
     const double s = median(seconds[k]);
     const double rate = static_cast<double>(o.sessions[k]) / s;
-    std::printf("%8lld %8.2f %7.1f %11.2f %12.2f %12.2f\n",
-                static_cast<long long>(o.sessions[k]), s * 1e3, rate, s / first,
-                rate / first_rate, median(cpu[k]) * 1e3);
+    std::printf("%8lld %8.2f %7.1f %11.2f %12.2f %12.2f\n", static_cast<long long>(o.sessions[k]),
+                s * 1e3, rate, s / first, rate / first_rate, median(cpu[k]) * 1e3);
   }
   return absl::OkStatus();
 }
@@ -164,7 +165,8 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<tandem::KvType> kv = tandem::ParseKvType(absl::GetFlag(FLAGS_kv));
   if (!kv.ok()) {
-    std::fprintf(stderr, "tandem-step-bench: --kv: %s\n", std::string(kv.status().message()).c_str());
+    std::fprintf(stderr, "tandem-step-bench: --kv: %s\n",
+                 std::string(kv.status().message()).c_str());
     return 2;
   }
   options.kv = *kv;
