@@ -118,11 +118,11 @@ int Run(const tandem::WorkerProcessOptions& options) {
   service.SetEngine(engine->get());
   startup.Done();  // before SERVING: a SIGTERM from now on drains instead of exiting at once
   (*server)->SetServing(true);
+  const tandem::Model& model = (*engine)->model();
+  const std::string activations(tandem::ActivationPrecisionName(model.activations()));
   std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters, activations %s)\n",
-               role.c_str(), engine_options.model_path.c_str(),
-               (*engine)->model().weight_type().c_str(),
-               static_cast<long long>((*engine)->model().parameter_count()),
-               std::string(tandem::ActivationPrecisionName((*engine)->model().activations())).c_str());
+               role.c_str(), engine_options.model_path.c_str(), model.weight_type().c_str(),
+               static_cast<long long>(model.parameter_count()), activations.c_str());
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-worker: draining\n");

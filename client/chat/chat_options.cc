@@ -144,8 +144,8 @@ absl::Status CheckMode(const std::vector<std::string>& args, const std::string& 
         server.empty() ? misplaced + " only applies with --server"
                        : misplaced +
                              " cannot apply with --server: the coordinator's workers choose "
-                             "their context, KV cache, activations and threads, and the coordinator "
-                             "its draft");
+                             "their context, KV cache, activations and threads, and the "
+                             "coordinator its draft");
   }
   return absl::OkStatus();
 }
