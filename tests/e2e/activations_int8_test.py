@@ -2,7 +2,7 @@
 quantized models (stories260K Q8_0 target, Q4_0 draft), greedy speculative output equals the
 target alone's token for token, for every k and pipelined, because a position's logits are
 bit-identical alone and in a verify batch in that mode too. Each worker names its precision in
-its ready line; a bad value is refused naming it.
+its ready line and in Describe (ModelInfo.activations); a bad value is refused naming it.
 
 Needs TANDEM_BIN and TANDEM_SHARED (set by CTest); prints "N passed, N failed".
 """
@@ -16,7 +16,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
 import opslib  # noqa: E402
 import stacklib  # noqa: E402
-from stacklib import BIN, MODELS, generate, request  # noqa: E402
+from stacklib import BIN, MODELS, STUBS, generate, request  # noqa: E402
 
 TARGET_Q8 = os.path.join(MODELS, "derived", "stories260K-Q8_0.gguf")
 DRAFT_Q4 = os.path.join(MODELS, "derived", "stories260K-Q4_0.gguf")
@@ -41,10 +41,14 @@ def test_greedy_speculation_equals_the_target_alone_with_int8_workers():
                 assert final.speculation.drafted_tokens > 0, final
                 assert final.speculation.accepted_tokens > 0, final
                 assert ids == alone, f"k={k} pipelined={pipelined}: differs from the target alone"
-        for name in ("target0", "draft"):
+        for name, worker in (("target0", c.targets[0]), ("draft", c.draft)):
             with open(os.path.join(c.dir, f"{name}.log")) as f:
                 log = f.read()
             assert "activations int8)" in log, f"{name}'s ready line: {log}"
+            # Describe tells the coordinator (and operators) each worker's precision.
+            stub = STUBS.worker_pb2_grpc.WorkerStub(stacklib.channel(worker.address, c.security))
+            described = stub.Describe(STUBS.worker_pb2.DescribeRequest(), timeout=10)
+            assert described.model.activations == "int8", (name, described.model)
         print(f"{MAX_TOKENS} greedy tokens equal the target alone's for k = 1, 4, 8, pipelined "
               "or not")
 
