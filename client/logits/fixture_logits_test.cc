@@ -253,8 +253,9 @@ TEST_P(Int8FixtureLogitsTest, StaysWithinLlamaCppsOwnDistanceOrItsPinnedBound) {
   const Int8Case& c = GetParam();
   ASSERT_OK_AND_ASSIGN(std::vector<int32_t> tokens, ManifestTokens(c.file));
   const std::string path = FixturePath(c.file);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model,
-                       Model::Load(path, {.activations = ActivationPrecision::kInt8}));
+  ModelLoadOptions int8;
+  int8.activations = ActivationPrecision::kInt8;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model, Model::Load(path, int8));
   ASSERT_EQ(model->activations(), ActivationPrecision::kInt8);
   ASSERT_OK_AND_ASSIGN(std::vector<float> logits, AllPositionLogits(*model, tokens, 2));
   ASSERT_OK_AND_ASSIGN(NpyArray reference,
