@@ -70,6 +70,20 @@ inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
       : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
   return acc;
 }
+// The same with the broadcast in a register (two panels share each x load: the loads, not the
+// multiplies, would otherwise set the pace); volatile so that GCC keeps each broadcast next
+// to its use rather than hoisting a group's worth into stack slots.
+inline __m512i BroadcastQuad(const int8_t* x) {
+  __m512i v;
+  asm volatile("vpbroadcastd %[x], %[v]"
+               : [v] "=v"(v)
+               : [x] "m"(*reinterpret_cast<const Quad*>(x)));
+  return v;
+}
+inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm volatile("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
 }  // namespace
 
 #define TANDEM_KQ_INT8 1
