@@ -70,6 +70,8 @@ constexpr size_t kMaxSharedOutputs = 4;
 enum class PanelPath { kNone, kFloat, kVnni, kInt16 };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
+  // The int8 layout has only the VNNI kernels; other paths (tests choosing one) read the rows.
+  if (w.int8_panels) return isa == KernelIsa::kAvx512Vnni ? PanelPath::kVnni : PanelPath::kNone;
   if (isa == KernelIsa::kAvx512Vnni &&
       (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
        internal::IsKQuantPanelType(w.type))) {
@@ -105,7 +107,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     thread_local MatMulScratch thread_scratch;
     MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
-    const ActivationPrecision precision = outputs[0].w->activations;
+    const ActivationPrecision precision =
+        outputs[0].w->int8_panels ? ActivationPrecision::kInt8 : outputs[0].w->activations;
     const bool bytes = precision == ActivationPrecision::kInt8;
     if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
     if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) b.q8.resize(n * cols);
@@ -338,7 +341,8 @@ void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_
                       outputs[0].w->activations == ActivationPrecision::kInt8;
   bool same = path != PanelPath::kNone && !rounds && outputs.size() <= kMaxSharedOutputs;
   for (const MatMulOutput& o : outputs) {
-    same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
+    same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols &&
+           o.w->activations == outputs[0].w->activations;
   }
   if (same) return MatMulPanels(path, outputs, x, n, pool, scratch);
   for (const MatMulOutput& o : outputs) MatMul(*o.w, x, n, o.y, pool, scratch);

@@ -54,6 +54,8 @@ struct WeightMatrix {
   int64_t row_bytes = 0;
   const uint8_t* packed = nullptr;  // PackMatrix(*this) or null; owned elsewhere
   ActivationPrecision activations = ActivationPrecision::kInt16;  // of the integer paths
+  // `packed` holds the int8 kernels' layout (UsesInt8Panels, packed_matrix.h); set with it.
+  bool int8_panels = false;
 };
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.

@@ -97,18 +97,82 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
   }
 }
 
+// acc + Σ of the four u8 · s8 products of each 32-bit lane (vpdpbusd: a unsigned, b signed),
+// as one instruction updating acc in place (see matmul_panel_kquant.cc's Dpwssd for why asm).
+inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
+
+// The int8 panels' form of AccumulatePair (PackMatrix's int8 layout, packed_matrix.h): acc[p][t]
+// += Σ over column quad(s) j of panel p's rows · x row t's int8 values x8, for Q8_0 the quad
+// 4j..4j + 3 (the weights stored as q + 128, unsigned), for Q4_0 the quads 4j.. and 4j + 16..
+// of byte quad j (nibbles u). The caller subtracts 128 · Σ x8 (Q8_0) or 8 · Σ x8 (Q4_0).
+template <TensorType kType, int kTile, int kPanels>
+inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8, int64_t x_stride,
+                           __m512i (&acc)[kPanels][kTile]) {
+  if constexpr (kType == TensorType::kQ8_0) {
+    __m512i w[kPanels];  // [16 rows] × (q[r][4j + i] + 128), u8
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) w[p] = _mm512_loadu_si512(block[p] + 32 + 64 * j);
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      const __m512i x_quad = PairOf(reinterpret_cast<const int16_t*>(x8 + t * x_stride + 4 * j));
+#pragma GCC unroll 2
+      for (int p = 0; p < kPanels; ++p) acc[p][t] = Dpbusd(acc[p][t], w[p], x_quad);
+    }
+  } else {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+    __m512i lo[kPanels], hi[kPanels];  // [16 rows] × nibble quads (0..15), u8
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) {
+      const __m512i bytes = _mm512_loadu_si512(block[p] + 32 + 64 * j);
+      lo[p] = _mm512_and_si512(bytes, low_nibble);
+      hi[p] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low_nibble);
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      const int8_t* xt = x8 + t * x_stride + 4 * j;
+      const __m512i x_lo = PairOf(reinterpret_cast<const int16_t*>(xt));
+      const __m512i x_hi = PairOf(reinterpret_cast<const int16_t*>(xt + 16));
+#pragma GCC unroll 2
+      for (int p = 0; p < kPanels; ++p)
+        acc[p][t] = Dpbusd(Dpbusd(acc[p][t], lo[p], x_lo), hi[p], x_hi);
+    }
+  }
+}
+
 // y[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
 // block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
 // block scales and sums s_stride apart).
-template <TensorType kType, int kTile, int kPanels>
-inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
-                            const float* s, const int32_t* xsum, int64_t s_stride,
+// kBytes: the int8 panels (AccumulateQuad over x8), whose integer sums equal the int16 panels'
+// on the same int8 values, and so, through the same float steps, the same bits.
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
+                            int64_t x_stride, const float* s, const int32_t* xsum, int64_t s_stride,
                             __m512 (&y)[kPanels][kTile]) {
   __m512i acc[kPanels][kTile];
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
   constexpr int kPairs = kType == TensorType::kQ8_0 ? 16 : 8;  // byte pairs per block row
-  if constexpr (kTile >= 3) {
+  if constexpr (kBytes) {
+    // Half the steps of the pairs; two chains for small tiles, as below.
+    __m512i odd[kPanels][kTile];
+#pragma GCC unroll 24
+    for (int i = 0; i < kPanels * kTile; ++i) odd[i / kTile][i % kTile] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < kPairs / 2; j += 2) {
+      AccumulateQuad<kType, kTile, kPanels>(j, block, x8, x_stride, acc);
+      AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, kTile >= 3 ? acc : odd);
+    }
+    if constexpr (kTile < 3) {
+#pragma GCC unroll 4
+      for (int i = 0; i < kPanels * kTile; ++i) {
+        acc[i / kTile][i % kTile] =
+            _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
+      }
+    }
+  } else if constexpr (kTile >= 3) {
     // Fully unrolled: a partial unroll makes GCC copy every accumulator each iteration (16
     // rows: ~4 % slower).
 #pragma GCC unroll 16
@@ -140,6 +204,8 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
       __m512i dot = acc[p][t];
       if constexpr (kType == TensorType::kQ4_0) {  // Σ (u - 8) · xq = Σ u · xq - 8 Σ xq
         dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * xsum[t * s_stride]));
+      } else if constexpr (kBytes) {  // Σ (q + 128) · xq = Σ q · xq + 128 Σ xq
+        dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(128 * xsum[t * s_stride]));
       }
       const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(s[t * s_stride]));
       y[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, y[p][t]);
@@ -164,7 +230,7 @@ inline void BlocksAt(const uint8_t* first_panel, int64_t panel_bytes, int64_t b,
 // registers through the whole row of blocks instead of a load and a store around every block.
 // The same float steps in the same order, so the same bits. L2/L3-resident Q8_0 2560 x 960,
 // one thread, 5 rows: 85.3 -> 80.9 us (median of 5 interleaved runs).
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
              float* y, int64_t y_stride, const __mmask16* lanes) {
   __m512 sums[kPanels][kTile];
@@ -174,8 +240,9 @@ void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, cons
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block[kPanels];
     BlocksAt<kType, kPanels>(first_panel, panel_bytes, b, block);
-    AccumulateBlock<kType, kTile, kPanels>(block, x.q + 32 * b, cols, x.scales + b, x.sums + b,
-                                           blocks, sums);
+    AccumulateBlock<kType, kTile, kPanels, kBytes>(block, x.q + 32 * b,
+                                                   kBytes ? x.q8 + 32 * b : nullptr, cols,
+                                                   x.scales + b, x.sums + b, blocks, sums);
   }
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
@@ -186,16 +253,16 @@ void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, cons
 
 // AccumulateBlock for a tile whose running sums live in sums[p][16 t ..]: loaded, updated,
 // stored back.
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* xq,
-                                    int64_t x_stride, const float* s, const int32_t* xsum,
-                                    int64_t s_stride, float* const* sums) {
+                                    const int8_t* x8, int64_t x_stride, const float* s,
+                                    const int32_t* xsum, int64_t s_stride, float* const* sums) {
   __m512 y[kPanels][kTile];
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     y[i / kTile][i % kTile] = _mm512_load_ps(sums[i / kTile] + 16 * (i % kTile));
   }
-  AccumulateBlock<kType, kTile, kPanels>(block, xq, x_stride, s, xsum, s_stride, y);
+  AccumulateBlock<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, s, xsum, s_stride, y);
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     _mm512_store_ps(sums[i / kTile] + 16 * (i % kTile), y[i / kTile][i % kTile]);
@@ -204,13 +271,14 @@ inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* 
 
 // kPanels consecutive panels for n x rows (n <= kMaxPanelGroup), in tiles of kTile or
 // kTile - 1 rows; the same loop order and prefetching as the float panel kernel.
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
                 int n, float* y, int64_t y_stride, const __mmask16* lanes) {
   // Up to 6 rows the register running sums fit beside the accumulators (2 panels: 12 + 12).
   if constexpr (kTile <= 6) {
     if (n == kTile) {
-      return OneTile<kType, kTile, kPanels>(first_panel, panel_bytes, cols, x, y, y_stride, lanes);
+      return OneTile<kType, kTile, kPanels, kBytes>(first_panel, panel_bytes, cols, x, y, y_stride,
+                                                    lanes);
     }
   }
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
@@ -224,15 +292,18 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
     int row = 0;
     for (int k = 0; k < tiles; ++k) {
       const int16_t* xt = x.q + row * cols + 32 * b;
+      const int8_t* x8t = kBytes ? x.q8 + row * cols + 32 * b : nullptr;
       const float* st = x.scales + row * blocks + b;
       const int32_t* sum_t = x.sums + row * blocks + b;
       float* out[kPanels];
       for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
       if (k < big_tiles) {
-        AccumulateBlockInMemory<kType, kTile, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile, kPanels, kBytes>(block, xt, x8t, cols, st, sum_t,
+                                                               blocks, out);
         row += kTile;
       } else if constexpr (kTile > 1) {
-        AccumulateBlockInMemory<kType, kTile - 1, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile - 1, kPanels, kBytes>(block, xt, x8t, cols, st, sum_t,
+                                                                   blocks, out);
         row += kTile - 1;
       }
     }
@@ -251,15 +322,16 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
 // of 6, a 24-row pass 7.0 against 4.2, and prefill ran at 232 instead of 383 tok/s.
 constexpr int kMaxVnniTile = 8;
 
-template <TensorType kType, int kPanels>
+template <TensorType kType, int kPanels, bool kBytes>
 void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes, int64_t cols,
                        const Int16Rows& x, int n, float* y, int64_t y_stride,
                        const __mmask16* lanes) {
   static_assert(kMaxVnniTile == 8, "one case per tile size");
   switch (tile) {
-#define TANDEM_VNNI_CASE(k) \
-  case k:                   \
-    return PanelGroup<kType, k, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
+#define TANDEM_VNNI_CASE(k)                                                               \
+  case k:                                                                                 \
+    return PanelGroup<kType, k, kPanels, kBytes>(first_panel, panel_bytes, cols, x, n, y, \
+                                                 y_stride, lanes);
     TANDEM_VNNI_CASE(1)
     TANDEM_VNNI_CASE(2)
     TANDEM_VNNI_CASE(3)
@@ -268,21 +340,22 @@ void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes
     TANDEM_VNNI_CASE(6)
     TANDEM_VNNI_CASE(7)
     default:
-      return PanelGroup<kType, 8, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride,
-                                           lanes);
+      return PanelGroup<kType, 8, kPanels, kBytes>(first_panel, panel_bytes, cols, x, n, y,
+                                                   y_stride, lanes);
 #undef TANDEM_VNNI_CASE
   }
 }
 
-template <TensorType kType>
+template <TensorType kType, bool kBytes>
 void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t panel_bytes,
                    int64_t cols, const Int16Rows& x, int n, float* y, int64_t y_stride,
                    const __mmask16* lanes) {
   if (panels == 2) {
-    return PanelGroupForTile<kType, 2>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride,
-                                       lanes);
+    return PanelGroupForTile<kType, 2, kBytes>(tile, first_panel, panel_bytes, cols, x, n, y,
+                                               y_stride, lanes);
   }
-  PanelGroupForTile<kType, 1>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
+  PanelGroupForTile<kType, 1, kBytes>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride,
+                                      lanes);
 }
 
 // One block of 32 at x: q = x · (limit / max|x|) rounded to nearest even, given the block's
@@ -390,12 +463,17 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const In
   const int tile = (n + tiles - 1) / tiles;
   const uint8_t* data = w.packed + first_panel * panel_bytes;
   float* out = y + first_panel * kPanelRows;
+  const bool bytes = w.int8_panels;  // MatMulPanels then quantized x into q8 too
   if (w.type == TensorType::kQ4_0) {
-    return PanelsForType<TensorType::kQ4_0>(tile, panels, data, panel_bytes, w.cols, x, n, out,
-                                            w.rows, lanes);
+    return bytes ? PanelsForType<TensorType::kQ4_0, true>(tile, panels, data, panel_bytes, w.cols,
+                                                          x, n, out, w.rows, lanes)
+                 : PanelsForType<TensorType::kQ4_0, false>(tile, panels, data, panel_bytes, w.cols,
+                                                           x, n, out, w.rows, lanes);
   }
-  PanelsForType<TensorType::kQ8_0>(tile, panels, data, panel_bytes, w.cols, x, n, out, w.rows,
-                                   lanes);
+  return bytes ? PanelsForType<TensorType::kQ8_0, true>(tile, panels, data, panel_bytes, w.cols, x,
+                                                        n, out, w.rows, lanes)
+               : PanelsForType<TensorType::kQ8_0, false>(tile, panels, data, panel_bytes, w.cols, x,
+                                                         n, out, w.rows, lanes);
 }
 
 }  // namespace tandem::internal
