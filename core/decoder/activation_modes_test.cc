@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/base/shared_data_test_util.h"
 #include "core/base/status_macros.h"
 #include "core/base/status_matchers.h"
-#include "core/base/shared_data_test_util.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
 #include "core/kernels/matmul.h"
@@ -39,11 +39,10 @@ std::vector<int32_t> OtherTokens() {
 }
 
 const char* const kQuantizedFixtures[] = {
-    "llama-Q8_0",      "llama-Q4_0",      "llama-Q4_1",      "llama-Q5_0",
-    "llama-Q5_1",      "llama-Q2_K",      "llama-Q3_K_M",    "llama-Q4_K_M",
-    "llama-Q5_K_M",    "llama-Q6_K",      "llama-IQ4_NL",    "llama-IQ4_XS",
-    "llama-pure-Q2_K", "llama-pure-Q3_K", "llama-pure-Q4_K", "llama-pure-Q5_K",
-    "qwen3-Q4_K_M"};
+    "llama-Q8_0",      "llama-Q4_0",   "llama-Q4_1",      "llama-Q5_0",      "llama-Q5_1",
+    "llama-Q2_K",      "llama-Q3_K_M", "llama-Q4_K_M",    "llama-Q5_K_M",    "llama-Q6_K",
+    "llama-IQ4_NL",    "llama-IQ4_XS", "llama-pure-Q2_K", "llama-pure-Q3_K", "llama-pure-Q4_K",
+    "llama-pure-Q5_K", "qwen3-Q4_K_M"};
 
 absl::StatusOr<std::unique_ptr<Model>> LoadFixture(const std::string& name,
                                                    ActivationPrecision activations) {
@@ -111,8 +110,8 @@ class ActivationInvarianceTest : public ::testing::TestWithParam<ModeCase> {
     ASSERT_OK_AND_ASSIGN(auto cache, decoder.NewCache(64, KvType::kF32));
     size_t i = 0;
     for (size_t p = 0; i < kTokens.size(); ++p) {
-      const size_t n = p < sizes.size() ? std::min(sizes[p], kTokens.size() - i)
-                                        : kTokens.size() - i;
+      const size_t n =
+          p < sizes.size() ? std::min(sizes[p], kTokens.size() - i) : kTokens.size() - i;
       const std::vector<int32_t> part(kTokens.begin() + i, kTokens.begin() + i + n);
       ASSERT_OK_AND_ASSIGN(auto logits, decoder.Forward(*cache, part, i, LogitsMode::kAll));
       ASSERT_EQ(logits.size(), n * vocab_);

@@ -170,16 +170,16 @@ INSTANTIATE_TEST_SUITE_P(Architectures, RaggedBatchTest, ::testing::ValuesIn(kAr
 // IQ4_NL, a qwen3 Q4_K_M) in both activation precisions, at one and two threads.
 std::vector<RaggedCase> QuantizedCases() {
   std::vector<RaggedCase> cases;
-  for (const char* file : {"fixtures/llama-Q8_0.gguf", "fixtures/llama-Q4_0.gguf",
-                           "fixtures/llama-Q4_K_M.gguf", "fixtures/llama-Q5_0.gguf",
-                           "fixtures/llama-IQ4_NL.gguf", "fixtures/qwen3-Q4_K_M.gguf"}) {
+  for (const char* file :
+       {"fixtures/llama-Q8_0.gguf", "fixtures/llama-Q4_0.gguf", "fixtures/llama-Q4_K_M.gguf",
+        "fixtures/llama-Q5_0.gguf", "fixtures/llama-IQ4_NL.gguf", "fixtures/qwen3-Q4_K_M.gguf"}) {
     for (ActivationPrecision p : {ActivationPrecision::kInt16, ActivationPrecision::kInt8}) {
       cases.push_back({file, KvType::kF16, 1, p});
       cases.push_back({file, KvType::kF32, 2, p});
     }
   }
-  for (const char* file : {"stories260K/derived/stories260K-Q4_0.gguf",
-                           "stories260K/derived/stories260K-Q8_0.gguf"}) {
+  for (const char* file :
+       {"stories260K/derived/stories260K-Q4_0.gguf", "stories260K/derived/stories260K-Q8_0.gguf"}) {
     cases.push_back({file, KvType::kF16, 2, ActivationPrecision::kInt8});
   }
   return cases;
@@ -262,15 +262,14 @@ INSTANTIATE_TEST_SUITE_P(Architectures, PagedRaggedBatchTest,
                          ::testing::ValuesIn(kArchitectureCases), CaseName);
 
 // --- #31 activations-invariance: K-quant files in paged caches, with rollbacks ---
-INSTANTIATE_TEST_SUITE_P(
-    Quantized, PagedRaggedBatchTest,
-    ::testing::Values(RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
-                                 ActivationPrecision::kInt8},
-                      RaggedCase{"fixtures/qwen3-Q4_K_M.gguf", KvType::kF16, 2,
-                                 ActivationPrecision::kInt8},
-                      RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
-                                 ActivationPrecision::kInt16}),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Quantized, PagedRaggedBatchTest,
+                         ::testing::Values(RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt8},
+                                           RaggedCase{"fixtures/qwen3-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt8},
+                                           RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt16}),
+                         CaseName);
 // --- end ---
 
 TEST(RaggedBatchTest, BadBatchesAreRefusedBeforeAnyCacheChanges) {

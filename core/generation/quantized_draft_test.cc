@@ -143,19 +143,20 @@ std::vector<ModesDraftCase> ModesDraftCases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, ActivationModesDraftTest, ::testing::ValuesIn(ModesDraftCases()),
-    [](const ::testing::TestParamInfo<ModesDraftCase>& info) {
-      const ModesDraftCase& c = info.param;
-      std::string name = std::string(c.draft) + "_" +
-                         std::string(ActivationPrecisionName(c.draft_activations)) + "_for_" +
-                         c.target + "_" + std::string(ActivationPrecisionName(c.target_activations)) +
-                         "_k" + std::to_string(c.k);
-      for (char& ch : name) {
-        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Fixtures, ActivationModesDraftTest, ::testing::ValuesIn(ModesDraftCases()),
+                         [](const ::testing::TestParamInfo<ModesDraftCase>& info) {
+                           const ModesDraftCase& c = info.param;
+                           std::string name =
+                               std::string(c.draft) + "_" +
+                               std::string(ActivationPrecisionName(c.draft_activations)) + "_for_" +
+                               c.target + "_" +
+                               std::string(ActivationPrecisionName(c.target_activations)) + "_k" +
+                               std::to_string(c.k);
+                           for (char& ch : name) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 // --- end ---
 
 // One architecture's fixture arguments (tools/make_fixture_model).

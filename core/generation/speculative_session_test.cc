@@ -150,9 +150,10 @@ INSTANTIATE_TEST_SUITE_P(DraftsAndK, GreedySpeculationTest, ::testing::ValuesIn(
                          [](const ::testing::TestParamInfo<GreedyCase>& info) {
                            std::string name = info.param.draft;
                            name = name.substr(name.rfind('/') + 1);
-                           name = name.substr(0, name.find('.')) + "_k" +
-                                  std::to_string(info.param.k) + "_" +
-                                  std::string(ActivationPrecisionName(info.param.draft_activations));
+                           name =
+                               name.substr(0, name.find('.')) + "_k" +
+                               std::to_string(info.param.k) + "_" +
+                               std::string(ActivationPrecisionName(info.param.draft_activations));
                            for (char& ch : name) {
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }
