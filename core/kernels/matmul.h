@@ -73,8 +73,9 @@ absl::string_view KernelIsaName(KernelIsa isa);
 // Decoder); without one, MatMul uses buffers of the calling thread.
 struct MatMulScratch {
   std::vector<int16_t> q;
-  std::vector<int8_t> q8;      // int8 mode's bytes
-  std::vector<float> rounded;  // int8 mode on the float paths: x rounded to the int8 grid
+  std::vector<int8_t> q8;          // int8 mode's bytes
+  std::vector<int32_t> half_sums;  // and their sums per 16 columns
+  std::vector<float> rounded;      // int8 mode on the float paths: x rounded to the int8 grid
   std::vector<float> scales;
   std::vector<int32_t> sums;
 };

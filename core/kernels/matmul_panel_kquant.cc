@@ -58,11 +58,18 @@ inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) {
   asm("vpdpwssd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
   return acc;
 }
+// The int8 panels' vpdpbusd (a unsigned bytes, b signed), the same way.
+inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
 }  // namespace
 
+#define TANDEM_KQ_INT8 1
 #define TANDEM_KQ_ENTRY PanelsVnniKQuant
 #include "core/kernels/matmul_panel_kquant.inc"
 #undef TANDEM_KQ_ENTRY
+#undef TANDEM_KQ_INT8
 
 }  // namespace tandem::internal
 

@@ -360,8 +360,9 @@ void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t pan
 
 // One block of 32 at x: q = x · (limit / max|x|) rounded to nearest even, given the block's
 // inv = limit / max|x| (0 for an all-zero block); returns the 16 lanes' partial sums of q.
-// With q8 (limit 127), the block's values also as bytes there.
-inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8) {
+// With q8 (limit 127), the block's values also as bytes there, and the sums of its two
+// 16-column halves in half[0], half[1].
+inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8, int32_t* half) {
   const __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
   // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
   const __m512i q_lo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(inv)));
@@ -373,6 +374,8 @@ inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8) 
   _mm512_storeu_si512(q, ordered);
   if (q8 != nullptr) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q8), _mm512_cvtsepi16_epi8(ordered));
+    half[0] = _mm512_reduce_add_epi32(q_lo);
+    half[1] = _mm512_reduce_add_epi32(q_hi);
   }
   return _mm512_add_epi32(q_lo, q_hi);
 }
@@ -420,10 +423,11 @@ inline __m512 ReduceSixteen(__m512 (&v)[16]) {
 // Blocks 16 at a time with their reductions done together (a block's horizontal max and sum
 // alone are shuffle chains of ~8 steps each), then the rest one by one: the same numbers.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
-                       int32_t* sums, ActivationPrecision precision, int8_t* q8) {
+                       int32_t* sums, ActivationPrecision precision, int8_t* q8,
+                       int32_t* half_sums) {
   const int64_t blocks = n * (cols / 32);  // rows are `cols` apart and cols = 32 · blocks
   const float limit = static_cast<float>(ActivationLimit(precision));
-  if (precision != ActivationPrecision::kInt8) q8 = nullptr;
+  if (precision != ActivationPrecision::kInt8 || half_sums == nullptr) q8 = nullptr;
   int64_t i = 0;
   for (; i + 16 <= blocks; i += 16) {
     __m512 v[16];
@@ -437,7 +441,8 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
                                  amax));
     for (int j = 0; j < 16; ++j) {
       v[j] = _mm512_castsi512_ps(QuantizeBlock(x + (i + j) * 32, inv[j], q + (i + j) * 32,
-                                               q8 == nullptr ? nullptr : q8 + (i + j) * 32));
+                                               q8 == nullptr ? nullptr : q8 + (i + j) * 32,
+                                               q8 == nullptr ? nullptr : half_sums + 2 * (i + j)));
     }
     const __m512 total = ReduceSixteen<false>(v);
     _mm512_storeu_si512(sums + i, _mm512_castps_si512(total));
@@ -446,8 +451,9 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
     const float amax = _mm512_reduce_max_ps(BlockAbsMax(x + i * 32));
     const float inv = amax > 0 ? limit / amax : 0.0f;
     scales[i] = amax / limit;
-    sums[i] = _mm512_reduce_add_epi32(
-        QuantizeBlock(x + i * 32, inv, q + i * 32, q8 == nullptr ? nullptr : q8 + i * 32));
+    sums[i] = _mm512_reduce_add_epi32(QuantizeBlock(x + i * 32, inv, q + i * 32,
+                                                    q8 == nullptr ? nullptr : q8 + i * 32,
+                                                    q8 == nullptr ? nullptr : half_sums + 2 * i));
   }
 }
 
@@ -487,7 +493,7 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const In
 #else  // not x86-64: never selected (VNNI is never detected), kept linkable.
 namespace tandem::internal {
 void QuantizeRowsInt16(const float*, int64_t, int64_t, int16_t*, float*, int32_t*,
-                       ActivationPrecision, int8_t*) {}
+                       ActivationPrecision, int8_t*, int32_t*) {}
 void PanelsVnni(const WeightMatrix&, int64_t, int, const Int16Rows&, int, float*) {}
 }  // namespace tandem::internal
 #endif

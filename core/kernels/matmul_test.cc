@@ -540,12 +540,14 @@ TEST(QuantizeRowsInt16Test, Int8BlocksMapTheirLargestMagnitudeTo127) {
   std::vector<int8_t> kq8(64, 99);
   std::vector<float> kscales(2, -1);
   std::vector<int32_t> ksums(2, -1);
+  std::vector<int32_t> khalf(4, -1);
   internal::QuantizeRowsInt16(x.data(), 1, 64, kq.data(), kscales.data(), ksums.data(),
-                              ActivationPrecision::kInt8, kq8.data());
+                              ActivationPrecision::kInt8, kq8.data(), khalf.data());
   EXPECT_EQ(kq, q);
   EXPECT_EQ(ksums, sums);
   EXPECT_EQ(kscales, scales);
   for (int c = 0; c < 64; ++c) EXPECT_EQ(kq8[c], kq[c]) << c;
+  EXPECT_EQ(khalf, (std::vector<int32_t>{-127 + 64 + 0 + 2 + 1, 0, 127 - 64, 0}));
 }
 
 TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
@@ -571,13 +573,19 @@ TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
     std::vector<int32_t> sums(blocks), want_sums(blocks);
     for (ActivationPrecision a : kPrecisions) {
       std::vector<int8_t> q8(size);
+      std::vector<int32_t> half(size / 16);
       internal::QuantizeRowsInt16(x.data(), shape.n, shape.cols, q.data(), scales.data(),
-                                  sums.data(), a, q8.data());
+                                  sums.data(), a, q8.data(), half.data());
       vnni_emulation::QuantizeRowsInt16(x.data(), shape.n, shape.cols, want_q.data(),
                                         want_scales.data(), want_sums.data(), a);
       EXPECT_EQ(q, want_q) << shape.n << " x " << shape.cols;
       if (a == ActivationPrecision::kInt8) {
         EXPECT_EQ(std::vector<int16_t>(q8.begin(), q8.end()), q) << shape.n << " x " << shape.cols;
+        for (int64_t h = 0; h < size / 16; ++h) {
+          int32_t sum = 0;
+          for (int c = 0; c < 16; ++c) sum += q[16 * h + c];
+          ASSERT_EQ(half[h], sum) << shape.n << " x " << shape.cols << " half " << h;
+        }
       }
       EXPECT_EQ(sums, want_sums) << shape.n << " x " << shape.cols;
       for (int64_t b = 0; b < blocks; ++b) {

@@ -137,7 +137,8 @@ bool PacksOnThisCpu(TensorType type) {
 bool UsesInt8Panels(const WeightMatrix& w) {
   return w.activations == ActivationPrecision::kInt8 &&
          DetectKernelIsa() == KernelIsa::kAvx512Vnni &&
-         (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0);
+         (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
+          w.type == TensorType::kQ4_K || w.type == TensorType::kQ6_K);
 }
 
 absl::StatusOr<PackedArena> PackedArena::Create(int64_t bytes) {

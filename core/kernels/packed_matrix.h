@@ -53,7 +53,8 @@ bool PacksOnThisCpu(TensorType type);
 //         quants 4j..4j + 3 plus 128 (unsigned: vpdpbusd's unsigned operand)   (544 bytes)
 //   Q4_0  per 32-column block: 16 f16 scales, then for each byte quad j in 0..3 the 16 rows'
 //         bytes 4j..4j + 3 of the original block (nibbles as stored)          (288 bytes)
-// so one 64-byte load holds 4 columns (Q4_0: 4 + 4) of 16 rows, a 32-bit lane per row.
+// so one 64-byte load holds 4 columns (Q4_0: 4 + 4) of 16 rows, a 32-bit lane per row; Q4_K's
+// and Q6_K's in packed_kquant.h.
 bool UsesInt8Panels(const WeightMatrix& w);
 
 // Memory for packed matrices: one anonymous mapping, 64-byte aligned, asking for transparent
