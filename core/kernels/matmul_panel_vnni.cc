@@ -97,10 +97,17 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
   }
 }
 
-// acc + Σ of the four u8 · s8 products of each 32-bit lane (vpdpbusd: a unsigned, b signed),
-// as one instruction updating acc in place (see matmul_panel_kquant.cc's Dpwssd for why asm).
-inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
-  asm("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+// acc + Σ of the four u8 · s8 products of each 32-bit lane (vpdpbusd): a's unsigned bytes
+// times the 4 signed bytes at x, broadcast by the instruction's memory operand. Written out
+// (see matmul_panel_kquant.cc's DpbusdAt): through the intrinsics GCC hoists the broadcasts
+// into stack slots.
+struct Quad {
+  int8_t b[4];
+};
+inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
+  asm("vpdpbusd %[x]%{1to16%}, %[a], %[acc]"
+      : [acc] "+v"(acc)
+      : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
   return acc;
 }
 
@@ -117,9 +124,9 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
     for (int p = 0; p < kPanels; ++p) w[p] = _mm512_loadu_si512(block[p] + 32 + 64 * j);
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
-      const __m512i x_quad = PairOf(reinterpret_cast<const int16_t*>(x8 + t * x_stride + 4 * j));
+      const int8_t* xt = x8 + t * x_stride + 4 * j;
 #pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p) acc[p][t] = Dpbusd(acc[p][t], w[p], x_quad);
+      for (int p = 0; p < kPanels; ++p) acc[p][t] = DpbusdAt(acc[p][t], w[p], xt);
     }
   } else {
     const __m512i low_nibble = _mm512_set1_epi8(0x0F);
@@ -133,11 +140,10 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const int8_t* xt = x8 + t * x_stride + 4 * j;
-      const __m512i x_lo = PairOf(reinterpret_cast<const int16_t*>(xt));
-      const __m512i x_hi = PairOf(reinterpret_cast<const int16_t*>(xt + 16));
 #pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p)
-        acc[p][t] = Dpbusd(Dpbusd(acc[p][t], lo[p], x_lo), hi[p], x_hi);
+      for (int p = 0; p < kPanels; ++p) {
+        acc[p][t] = DpbusdAt(DpbusdAt(acc[p][t], lo[p], xt), hi[p], xt + 16);
+      }
     }
   }
 }
