@@ -44,6 +44,10 @@ struct ModelCase {
   ActivationPrecision activations;
 };
 
+void PrintTo(const ModelCase& c, std::ostream* os) {
+  *os << c.model << " " << ActivationPrecisionName(c.activations);
+}
+
 class SchedulerInvarianceTest : public ::testing::TestWithParam<ModelCase> {
  protected:
   std::unique_ptr<Model> Load() { return LoadShared(GetParam().model, GetParam().activations); }
