@@ -110,6 +110,30 @@ inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
       : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
   return acc;
 }
+// Two panels share each x quad: one broadcast into a register (volatile, kept by its use).
+inline __m512i BroadcastQuad(const int8_t* x) {
+  __m512i v;
+  asm volatile("vpbroadcastd %[x], %[v]"
+               : [v] "=v"(v)
+               : [x] "m"(*reinterpret_cast<const Quad*>(x)));
+  return v;
+}
+inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm volatile("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
+// acc + a · the quad at x, for each panel's a.
+template <int kPanels>
+inline void DpbusdPanels(const __m512i (&a)[kPanels], const int8_t* x, __m512i* acc,
+                         int64_t acc_stride) {
+  if constexpr (kPanels == 1) {
+    acc[0] = DpbusdAt(acc[0], a[0], x);
+  } else {
+    const __m512i xb = BroadcastQuad(x);
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) acc[p * acc_stride] = Dpbusd(acc[p * acc_stride], a[p], xb);
+  }
+}
 
 // The int8 panels' form of AccumulatePair (PackMatrix's int8 layout, packed_matrix.h): acc[p][t]
 // += Σ over column quad(s) j of panel p's rows · x row t's int8 values x8, for Q8_0 the quad
@@ -124,9 +148,7 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
     for (int p = 0; p < kPanels; ++p) w[p] = _mm512_loadu_si512(block[p] + 32 + 64 * j);
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
-      const int8_t* xt = x8 + t * x_stride + 4 * j;
-#pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p) acc[p][t] = DpbusdAt(acc[p][t], w[p], xt);
+      DpbusdPanels<kPanels>(w, x8 + t * x_stride + 4 * j, &acc[0][t], kTile);
     }
   } else {
     const __m512i low_nibble = _mm512_set1_epi8(0x0F);
@@ -140,10 +162,8 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
       const int8_t* xt = x8 + t * x_stride + 4 * j;
-#pragma GCC unroll 2
-      for (int p = 0; p < kPanels; ++p) {
-        acc[p][t] = DpbusdAt(DpbusdAt(acc[p][t], lo[p], xt), hi[p], xt + 16);
-      }
+      DpbusdPanels<kPanels>(lo, xt, &acc[0][t], kTile);
+      DpbusdPanels<kPanels>(hi, xt + 16, &acc[0][t], kTile);
     }
   }
 }
@@ -153,11 +173,10 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
 // block scales and sums s_stride apart).
 // kBytes: the int8 panels (AccumulateQuad over x8), whose integer sums equal the int16 panels'
 // on the same int8 values, and so, through the same float steps, the same bits.
+// BlockSums: the integer sums acc; ApplyBlock: the float step.
 template <TensorType kType, int kTile, int kPanels, bool kBytes>
-inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
-                            int64_t x_stride, const float* s, const int32_t* xsum, int64_t s_stride,
-                            __m512 (&y)[kPanels][kTile]) {
-  __m512i acc[kPanels][kTile];
+inline void BlockSums(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
+                      int64_t x_stride, __m512i (&acc)[kPanels][kTile]) {
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
   constexpr int kPairs = kType == TensorType::kQ8_0 ? 16 : 8;  // byte pairs per block row
@@ -169,7 +188,11 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, cons
 #pragma GCC unroll 8
     for (int j = 0; j < kPairs / 2; j += 2) {
       AccumulateQuad<kType, kTile, kPanels>(j, block, x8, x_stride, acc);
-      AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, kTile >= 3 ? acc : odd);
+      if constexpr (kTile >= 3) {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, acc);
+      } else {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, odd);
+      }
     }
     if constexpr (kTile < 3) {
 #pragma GCC unroll 4
@@ -201,6 +224,12 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, cons
           _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
     }
   }
+}
+
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void ApplyBlock(const uint8_t* const* block, const __m512i (&acc)[kPanels][kTile],
+                       const float* s, const int32_t* xsum, int64_t s_stride,
+                       __m512 (&y)[kPanels][kTile]) {
 #pragma GCC unroll 2
   for (int p = 0; p < kPanels; ++p) {
     const __m512 d =
@@ -217,6 +246,15 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, cons
       y[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, y[p][t]);
     }
   }
+}
+
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
+                            int64_t x_stride, const float* s, const int32_t* xsum, int64_t s_stride,
+                            __m512 (&y)[kPanels][kTile]) {
+  __m512i acc[kPanels][kTile];
+  BlockSums<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, acc);
+  ApplyBlock<kType, kTile, kPanels, kBytes>(block, acc, s, xsum, s_stride, y);
 }
 
 // The blocks b of kPanels panels (panel_bytes apart), each prefetched kPrefetchBytes ahead.
@@ -264,11 +302,19 @@ inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* 
                                     const int8_t* x8, int64_t x_stride, const float* s,
                                     const int32_t* xsum, int64_t s_stride, float* const* sums) {
   __m512 y[kPanels][kTile];
+  // int8: the integer sums before the running sums come in (both at once outgrow the
+  // registers); the same steps, so the same bits.
+  __m512i acc[kPanels][kTile];
+  if constexpr (kBytes) BlockSums<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, acc);
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     y[i / kTile][i % kTile] = _mm512_load_ps(sums[i / kTile] + 16 * (i % kTile));
   }
-  AccumulateBlock<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, s, xsum, s_stride, y);
+  if constexpr (kBytes) {
+    ApplyBlock<kType, kTile, kPanels, kBytes>(block, acc, s, xsum, s_stride, y);
+  } else {
+    AccumulateBlock<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, s, xsum, s_stride, y);
+  }
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     _mm512_store_ps(sums[i / kTile] + 16 * (i % kTile), y[i / kTile][i % kTile]);
