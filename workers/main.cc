@@ -3,7 +3,7 @@
 //               [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N] [--drain-seconds S]
 //               [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]
 //               [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]
-//               [--health-listen HOST:PORT]
+//               [--health-listen HOST:PORT] [--activations int16|int8]
 //
 // Serves tandem.v1.Worker for one model. At --max-sessions (or the KV budget) a new session
 // evicts the least recently used idle one; the coordinator re-fills it from its history. Health is
@@ -24,6 +24,7 @@
 
 #include "absl/time/time.h"
 #include "core/decoder/load_report.h"
+#include "core/kernels/matmul.h"
 #include "wire/grpc_server.h"
 #include "wire/logging.h"
 #include "wire/metrics.h"
@@ -117,9 +118,11 @@ int Run(const tandem::WorkerProcessOptions& options) {
   service.SetEngine(engine->get());
   startup.Done();  // before SERVING: a SIGTERM from now on drains instead of exiting at once
   (*server)->SetServing(true);
-  std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters)\n", role.c_str(),
-               engine_options.model_path.c_str(), (*engine)->model().weight_type().c_str(),
-               static_cast<long long>((*engine)->model().parameter_count()));
+  const tandem::Model& model = (*engine)->model();
+  const std::string activations(tandem::ActivationPrecisionName(model.activations()));
+  std::fprintf(stderr, "tandem-worker: %s ready: %s (%s, %lld parameters, activations %s)\n",
+               role.c_str(), engine_options.model_path.c_str(), model.weight_type().c_str(),
+               static_cast<long long>(model.parameter_count()), activations.c_str());
 
   tandem::WaitForTerminationSignal();
   std::fprintf(stderr, "tandem-worker: draining\n");

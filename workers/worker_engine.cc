@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<WorkerEngine>> WorkerEngine::Create(const WorkerO
   }
   std::unique_ptr<WorkerEngine> engine(new WorkerEngine());
   engine->options_ = options;
-  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path));
+  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path, options.model_load));
   ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(options.model_path));
   engine->tokenizer_.emplace(std::move(tokenizer));
   ASSIGN_OR_RETURN(engine->chat_template_, chat::ModelChatTemplate(options.model_path));

@@ -61,6 +61,9 @@ struct WorkerOptions {
   Pooling pooling = Pooling::kMean;  // Embed's when the request names none (--pooling)
   int64_t max_embed_tokens = 65536;  // tokens of one Embed call's inputs together
   // --- end ---
+  // --- #31 activations flags ---
+  ModelLoadOptions model_load;  // how the model is loaded (--activations)
+  // --- end ---
 };
 
 // Time a request spent, for SessionResponse.

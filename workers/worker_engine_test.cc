@@ -236,6 +236,45 @@ TEST(WorkerEngineTest, GreedyRoundsReproduceTheGoldenContinuation) {
   EXPECT_EQ(Speculate(*draft, *target, {1, 403, 407, 261, 378}, 10, 3, greedy), golden);
 }
 
+// --- #31 activations-invariance ---
+// Engines loaded in an activation precision (WorkerOptions::model_load, --activations).
+std::unique_ptr<WorkerEngine> EngineIn(WorkerRole role, const std::string& model,
+                                       ActivationPrecision activations) {
+  absl::StatusOr<std::string> path = testing::SharedFile(model);
+  EXPECT_TRUE(path.ok()) << path.status();
+  WorkerOptions options;
+  options.role = role;
+  options.model_path = path.ok() ? *path : "";
+  options.threads = 2;
+  options.context_size = 256;
+  options.model_load.activations = activations;
+  absl::StatusOr<std::unique_ptr<WorkerEngine>> engine = WorkerEngine::Create(options);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  return engine.ok() ? std::move(*engine) : nullptr;
+}
+
+// A Q4_K_M (Q4_K and Q6_K) target engine in int8 mode: greedy rounds with a Q2_K draft engine
+// in either precision give the target engine's own output alone (k = 0), for k 1, 4 and 8.
+TEST(WorkerEngineTest, GreedyRoundsOfAnInt8TargetEqualItAloneForDraftsOfEitherPrecision) {
+  auto target = EngineIn(WorkerRole::kTarget, "models/fixtures/llama-Q4_K_M.gguf",
+                         ActivationPrecision::kInt8);
+  ASSERT_NE(target, nullptr);
+  SamplerConfig greedy;
+  greedy.temperature = 0;
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+  const std::vector<int32_t> alone = Speculate(*target, *target, prompt, 48, 0, greedy);
+  ASSERT_EQ(alone.size(), 48u);
+  for (ActivationPrecision p : {ActivationPrecision::kInt8, ActivationPrecision::kInt16}) {
+    auto draft = EngineIn(WorkerRole::kDraft, "models/fixtures/llama-Q2_K.gguf", p);
+    ASSERT_NE(draft, nullptr);
+    for (int32_t k : {1, 4, 8}) {
+      EXPECT_EQ(Speculate(*draft, *target, prompt, 48, k, greedy), alone)
+          << "draft " << ActivationPrecisionName(p) << " k=" << k;
+    }
+  }
+}
+// --- end ---
+
 TEST(WorkerEngineTest, AtTheSessionLimitTheLeastRecentlyUsedIdleSessionIsEvicted) {
   auto target = Engine(WorkerRole::kTarget, "models/stories260K/stories260K.gguf", 2);
   ASSERT_NE(target, nullptr);

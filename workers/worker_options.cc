@@ -10,6 +10,7 @@
 #include "core/decoder/decoder.h"
 #include "core/decoder/embedding.h"
 #include "core/decoder/kv_cache.h"
+#include "core/kernels/matmul.h"
 
 ABSL_FLAG(std::string, role, "", "draft or target");
 ABSL_FLAG(std::string, model, "", "GGUF file or Hugging Face folder");
@@ -47,6 +48,12 @@ ABSL_FLAG(std::string, pooling, "mean",
           "Embed's pooling when a request names none: mean (over the input's positions) or "
           "last (the last position's hidden state)");
 // --- end ---
+// --- #31 activations flags ---
+ABSL_FLAG(std::string, activations, "int16",
+          "quantized matmuls' activation precision: int16 or int8 (int8: faster where compute "
+          "binds, logits about as far from exact as llama.cpp's; README 'Activation "
+          "precision'; float weights ignore it)");
+// --- end ---
 ABSL_FLAG(std::string, health_listen, "",
           "plaintext address serving only grpc.health.v1, for probes without TLS; empty: none");
 
@@ -60,7 +67,7 @@ constexpr char kUsage[] =
     "       [--max-sessions N] [--kv-budget-mb N] [--max-batch-tokens N]\n"
     "       [--session-idle-seconds S] [--open-timeout-seconds S] [-v N]\n"
     "       [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--tls-client-name NAME]]]\n"
-    "       [--health-listen HOST:PORT] [--pooling mean|last]";
+    "       [--health-listen HOST:PORT] [--pooling mean|last] [--activations int16|int8]";
 
 // --role, --model and the engine's sizes.
 absl::StatusOr<WorkerOptions> EngineFromFlags() {
@@ -94,6 +101,15 @@ absl::StatusOr<WorkerOptions> EngineFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--pooling: ", pooling.status().message()));
   }
   options.pooling = *pooling;
+  // --- end ---
+  // --- #31 activations flags ---
+  absl::StatusOr<ActivationPrecision> activations =
+      ParseActivationPrecision(absl::GetFlag(FLAGS_activations));
+  if (!activations.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--activations: ", activations.status().message()));
+  }
+  options.model_load.activations = *activations;
   // --- end ---
   if (options.threads < 1 || options.max_sessions < 1 || options.context_size < 0 ||
       options.kv_budget_bytes < 0) {

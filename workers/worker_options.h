@@ -20,7 +20,8 @@ namespace tandem {
 // What one tandem-worker process runs with; every field comes from a flag.
 struct WorkerProcessOptions {
   // --role, --model, --threads, --kv, --ctx, --max-sessions, --kv-budget-mb,
-  // --max-batch-tokens, --pooling. The metrics hooks are left unset (the process sets them).
+  // --max-batch-tokens, --pooling, --activations. The metrics hooks are left unset (the
+  // process sets them).
   WorkerOptions engine;
   // --listen, --metrics-listen, --health-listen; the credentials come from `tls`.
   GrpcServerOptions server;

@@ -32,6 +32,7 @@ TEST(WorkerOptionsTest, TheDefaults) {
   EXPECT_EQ(o.engine.kv_budget_bytes, 0);
   EXPECT_EQ(o.engine.scheduler.max_batch_tokens, 128);
   EXPECT_EQ(o.engine.pooling, Pooling::kMean);  // #30 embeddings
+  EXPECT_EQ(o.engine.model_load.activations, ActivationPrecision::kInt16);  // #31
   EXPECT_EQ(o.server.listen, "127.0.0.1:0");
   EXPECT_EQ(o.server.metrics_listen, "");
   EXPECT_EQ(o.server.health_listen, "");
@@ -54,7 +55,8 @@ TEST(WorkerOptionsTest, EveryFlagReachesItsField) {
              "--ctx", "2048", "--max-sessions", "8", "--kv-budget-mb", "3", "--max-batch-tokens",
              "512", "--drain-seconds", "2.5", "--session-idle-seconds", "0",
              "--open-timeout-seconds", "4", "-v", "2", "--tls-cert", "c.pem", "--tls-key", "k.pem",
-             "--tls-ca", "ca.pem", "--tls-client-name", "coordinator", "--pooling", "last"}));
+             "--tls-ca", "ca.pem", "--tls-client-name", "coordinator", "--pooling", "last",
+             "--activations", "int8"}));
   EXPECT_EQ(o.engine.role, WorkerRole::kDraft);
   EXPECT_EQ(o.engine.model_path, "d.gguf");
   EXPECT_EQ(o.server.listen, "0.0.0.0:7001");
@@ -75,6 +77,7 @@ TEST(WorkerOptionsTest, EveryFlagReachesItsField) {
   EXPECT_EQ(o.tls.ca, "ca.pem");
   EXPECT_EQ(o.tls_client_name, "coordinator");
   EXPECT_EQ(o.engine.pooling, Pooling::kLast);  // #30 embeddings
+  EXPECT_EQ(o.engine.model_load.activations, ActivationPrecision::kInt8);  // #31
 }
 
 struct BadCase {
@@ -116,6 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_kv",
                 Target({"--kv", "q4"}),
                 "--kv: KV cache type 'q4' is not one of f32, f16, i8"},
+        BadCase{"unknown_activations",  // #31
+                Target({"--activations", "int4"}),
+                "--activations: activation precision 'int4' is not one of int16, int8"},
         BadCase{"unknown_pooling",  // #30 embeddings
                 Target({"--pooling", "cls"}),
                 "--pooling: pooling \"cls\" is not one of \"mean\", \"last\""},

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8_repair.h"
 #include "core/grammar/constraint_spec.h"
+#include "core/kernels/matmul.h"
 #include "core/kernels/vector_ops.h"
 #include "core/tokenizer/special_tokens.h"
 #include "glog/logging.h"
@@ -112,6 +113,7 @@ void FillModelInfo(const WorkerEngine& engine, v1::ModelInfo* info) {
   info->set_parameter_count(model.parameter_count());
   info->set_weight_type(model.weight_type());
   info->set_kv_type(std::string(KvTypeName(engine.options().kv_type)));
+  info->set_activations(std::string(ActivationPrecisionName(model.activations())));
   v1::SpecialTokens* special = info->mutable_special_tokens();
   special->set_bos_id(vocab.bos_id.value_or(-1));
   special->set_eos_id(vocab.eos_id.value_or(-1));

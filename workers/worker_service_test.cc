@@ -61,6 +61,7 @@ TEST_F(WorkerServiceTest, DescribesTheModelAndItsVocabulary) {
   EXPECT_EQ(model.architecture(), "llama");
   EXPECT_EQ(model.vocab_size(), 512);
   EXPECT_EQ(model.context_size(), 64);
+  EXPECT_EQ(model.activations(), "int16");  // #31: the default
   EXPECT_EQ(model.vocabulary_fingerprint().size(), 16u);
   EXPECT_EQ(model.special_tokens().bos_id(), 1);
   EXPECT_EQ(model.special_tokens().eos_id(), 2);

@@ -20,7 +20,7 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
   std::unique_ptr<ChatEngine> engine(new ChatEngine());
   engine->options_ = options;
   engine->pool_ = std::make_unique<ThreadPool>(std::max(1, options.threads));
-  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path));
+  ASSIGN_OR_RETURN(engine->model_, Model::Load(options.model_path, options.model_load));
   ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(options.model_path));
   engine->tokenizer_.emplace(std::move(tokenizer));
   RETURN_IF_ERROR(engine->LoadFormat(options));
@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<ChatEngine>> ChatEngine::Create(const ChatOptions
   if (options.draft_path.empty()) {
     ASSIGN_OR_RETURN(engine->session_, Session::Create(*engine->model_, *engine->pool_, session));
   } else {
-    ASSIGN_OR_RETURN(engine->draft_, Model::Load(options.draft_path));
+    ASSIGN_OR_RETURN(engine->draft_, Model::Load(options.draft_path, options.model_load));
     SpeculativeOptions speculative;
     speculative.session = session;
     speculative.draft_tokens = options.draft_tokens;

@@ -50,6 +50,9 @@ struct ChatOptions {
   bool pipelined = false;  // pipelined rounds (round_driver.h)
   // What every reply must match (--json-schema, --grammar, --regex); kNone: nothing.
   ConstraintSpec constraint;
+  // --- #31 activations flags ---
+  ModelLoadOptions model_load;  // both models' (--activations)
+  // --- end ---
 };
 
 struct TurnResult {

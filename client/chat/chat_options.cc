@@ -16,6 +16,7 @@
 #include "core/base/status_macros.h"
 #include "core/generation/sampling_defaults.h"
 #include "core/generation/speculation_defaults.h"
+#include "core/kernels/matmul.h"
 #include "wire/small_file.h"
 
 ABSL_FLAG(std::string, p, "", "answer this prompt once and exit");
@@ -47,6 +48,11 @@ ABSL_FLAG(int, ctx, 4096, "context size in tokens (capped at the model's)");
 ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
+// --- #31 activations flags ---
+ABSL_FLAG(std::string, activations, "int16",
+          "quantized matmuls' activation precision, target and draft: int16 or int8 (README "
+          "'Activation precision'; float weights ignore it)");
+// --- end ---
 ABSL_FLAG(int, max_tokens, tandem::SpeculationDefaults::kChatMaxTokens, "most tokens per reply");
 ABSL_FLAG(bool, ignore_eos, false,
           "no end-of-turn token ends a reply: each runs to --max-tokens (benchmarks)");
@@ -94,6 +100,7 @@ constexpr char kUsage[] =
     "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-last-n N]\n"
     "       [--seed S] [--ctx N] [--kv f16|f32|i8] [--max-tokens N] [--ignore-eos] [--threads "
     "N]\n"
+    "       [--activations int16|int8]\n"
     "       [--draft MODEL] [--draft-tokens K|auto] [--coupling standard|gumbel] "
     "[--pipeline]\n"
     "       [--json-schema FILE | --grammar FILE | --regex RE]\n"
@@ -102,8 +109,8 @@ constexpr char kUsage[] =
     "       [--timeout S] [--tls] [--tls-ca PEM]\n"
     "       [--tls-cert PEM --tls-key PEM] [--api-key-file FILE]\n"
     "With -p it answers once; otherwise each stdin line is a turn, /reset starts over,\n"
-    "an empty line quits. With --server, --ctx, --kv, --threads and --draft are the\n"
-    "workers' and the coordinator's settings and refused; --timeout bounds each turn.";
+    "an empty line quits. With --server, --ctx, --kv, --activations, --threads and --draft\n"
+    "are the workers' and the coordinator's settings and refused; --timeout bounds each turn.";
 
 // The flags of `given` that mean nothing in the chosen mode, as "--kv, --ctx" (empty: none).
 std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
@@ -112,7 +119,7 @@ std::string MisplacedFlags(const std::vector<std::string>& given, bool remote) {
   const std::vector<std::string> remote_only = {"timeout",  "tls",          "tls_ca",
                                                 "tls_cert", "tls_key",      "api_key_file",
                                                 "tools",    "tool_choice",  "prediction"};
-  const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft"};
+  const std::vector<std::string> local_only = {"ctx", "kv", "threads", "draft", "activations"};
   const std::vector<std::string>& refused = remote ? local_only : remote_only;
   std::string out;
   for (const std::string& flag : given) {
@@ -137,7 +144,8 @@ absl::Status CheckMode(const std::vector<std::string>& args, const std::string& 
         server.empty() ? misplaced + " only applies with --server"
                        : misplaced +
                              " cannot apply with --server: the coordinator's workers choose "
-                             "their context, KV cache and threads, and the coordinator its draft");
+                             "their context, KV cache, activations and threads, and the "
+                             "coordinator its draft");
   }
   return absl::OkStatus();
 }
@@ -206,6 +214,15 @@ absl::StatusOr<ChatOptions> ChatFromFlags() {
   absl::StatusOr<KvType> kv = ParseKvType(absl::GetFlag(FLAGS_kv));
   if (!kv.ok()) return absl::InvalidArgumentError("--kv: " + std::string(kv.status().message()));
   options.kv_type = *kv;
+  // --- #31 activations flags ---
+  absl::StatusOr<ActivationPrecision> activations =
+      ParseActivationPrecision(absl::GetFlag(FLAGS_activations));
+  if (!activations.ok()) {
+    return absl::InvalidArgumentError("--activations: " +
+                                      std::string(activations.status().message()));
+  }
+  options.model_load.activations = *activations;
+  // --- end ---
   const std::string draft_tokens = absl::GetFlag(FLAGS_draft_tokens);
   if (draft_tokens == "auto") {
     options.adaptive_draft = true;

@@ -48,6 +48,7 @@ TEST(ChatOptionsTest, TheDefaultsInProcess) {
   EXPECT_EQ(c.sampler.coupling, Coupling::kStandard);
   EXPECT_EQ(c.context_size, 4096);
   EXPECT_EQ(c.kv_type, KvType::kF16);
+  EXPECT_EQ(c.model_load.activations, ActivationPrecision::kInt16);  // #31
   EXPECT_EQ(c.max_tokens, SpeculationDefaults::kChatMaxTokens);
   EXPECT_FALSE(c.ignore_eos);
   EXPECT_EQ(c.threads, 2);
@@ -89,6 +90,8 @@ TEST(ChatOptionsTest, EveryInProcessFlagReachesItsField) {
                                                     "256",
                                                     "--kv",
                                                     "f32",
+                                                    "--activations",
+                                                    "int8",
                                                     "--max-tokens",
                                                     "9",
                                                     "--ignore-eos",
@@ -116,6 +119,7 @@ TEST(ChatOptionsTest, EveryInProcessFlagReachesItsField) {
   EXPECT_EQ(c.sampler.seed, 7u);
   EXPECT_EQ(c.context_size, 256);
   EXPECT_EQ(c.kv_type, KvType::kF32);
+  EXPECT_EQ(c.model_load.activations, ActivationPrecision::kInt8);  // #31
   EXPECT_EQ(c.max_tokens, 9);
   EXPECT_TRUE(c.ignore_eos);
   EXPECT_EQ(c.threads, 1);
@@ -159,8 +163,8 @@ TEST_P(ChatOptionsBadFlagTest, IsInvalidArgumentNamingTheFlag) {
 }
 
 constexpr char kServerRefuses[] =
-    " cannot apply with --server: the coordinator's workers choose their context, KV cache and "
-    "threads, and the coordinator its draft";
+    " cannot apply with --server: the coordinator's workers choose their context, KV cache, "
+    "activations and threads, and the coordinator its draft";
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, ChatOptionsBadFlagTest,
@@ -180,6 +184,12 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--server", "h:1", "--ctx", "256", "--threads", "2", "--ctx", "128", "--draft",
                  "d.gguf"},
                 std::string("--ctx, --threads, --draft") + kServerRefuses},
+        BadCase{"server_with_activations",  // #31
+                {"--server", "h:1", "--activations", "int8"},
+                std::string("--activations") + kServerRefuses},
+        BadCase{"unknown_activations",  // #31
+                {"m.gguf", "--activations", "int4"},
+                "--activations: activation precision 'int4' is not one of int16, int8"},
         BadCase{"timeout_in_process",
                 {"m.gguf", "--timeout", "5"},
                 "--timeout only applies with --server"},

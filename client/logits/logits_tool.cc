@@ -20,6 +20,7 @@
 #include "client/logits/npy.h"
 #include "core/base/status_macros.h"
 #include "core/decoder/model.h"
+#include "core/kernels/matmul.h"
 
 namespace tandem {
 namespace {
@@ -38,6 +39,17 @@ absl::Status CheckOptions(const LogitsToolOptions& o) {
   }
   if (o.threads < 1) return absl::InvalidArgumentError(absl::StrCat("--threads ", o.threads));
   return absl::OkStatus();
+}
+
+absl::StatusOr<ModelLoadOptions> LoadOptions(const LogitsToolOptions& o) {
+  absl::StatusOr<ActivationPrecision> activations = ParseActivationPrecision(o.activations);
+  if (!activations.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--activations: ", activations.status().message()));
+  }
+  ModelLoadOptions options;
+  options.activations = *activations;
+  return options;
 }
 
 absl::StatusOr<std::vector<int32_t>> ReadTokens(const LogitsToolOptions& o) {
@@ -81,10 +93,11 @@ std::string FormatKl(const KlStats& s) {
 // The work; returns the exit code (0 or 1) or the error that makes it 2.
 absl::StatusOr<int> Run(const LogitsToolOptions& o, std::string& out) {
   RETURN_IF_ERROR(CheckOptions(o));
+  ASSIGN_OR_RETURN(const ModelLoadOptions load_options, LoadOptions(o));
   ASSIGN_OR_RETURN(std::vector<int32_t> tokens, ReadTokens(o));
   ASSIGN_OR_RETURN(std::optional<NpyArray> reference, ReadMatrix(o.compare));
   ASSIGN_OR_RETURN(std::optional<NpyArray> base, ReadMatrix(o.kl_base));
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model));
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model, load_options));
   ASSIGN_OR_RETURN(std::vector<float> logits, AllPositionLogits(*model, tokens, o.threads));
   const auto rows = static_cast<int64_t>(tokens.size());
   const int64_t cols = model->config().vocab_size;

@@ -2,6 +2,7 @@
 //
 //   tandem-logits --model FILE_OR_DIR (--tokens ID,ID,... | --tokens-file F) [--out OUT.npy]
 //                 [--compare REF.npy [--atol X]] [--kl-base BASE.npy] [--threads N]
+//                 [--activations int16|int8]
 //
 // Runs the ids in one forward pass with logits at every position (logits_runner.h).
 //  --out       writes them as a float32 C-order .npy of shape [n_tokens, n_vocab];
@@ -9,6 +10,8 @@
 //              '<f8', the same shape), and fails when max abs exceeds --atol (default 5e-3);
 //  --kl-base   prints the mean, p99 and max over positions of KL(base ‖ this) and top-token
 //              agreement against BASE.npy (e.g. the F16 file's logits of the same ids).
+//  --activations  the quantized matmuls' activation precision (core/kernels/matmul.h; default
+//              int16; float weights ignore it).
 // At least one of the three is needed. Token ids are separated by commas and/or whitespace (a
 // surrounding [ ] is allowed, so a JSON list can be pasted).
 //
@@ -37,6 +40,7 @@ struct LogitsToolOptions {
   double atol = 5e-3;       // max abs allowed by --compare
   std::string kl_base;      // base .npy for KL
   int threads = 2;
+  std::string activations = "int16";  // ParseActivationPrecision's names
 };
 
 struct LogitsToolResult {

@@ -139,6 +139,31 @@ TEST(LogitsToolTest, TheFixtureReferenceMatchesAndKlAgainstItIsTiny) {
   EXPECT_THAT(r.out, HasSubstr("top_agree 64/64\n"));
 }
 
+// --- #31 activations flags ---
+// The logits of ShortRun() on `model` with --activations `activations`, via --out.
+std::vector<double> ShortRunLogits(const std::string& model, const std::string& activations) {
+  LogitsToolOptions o = ShortRun();
+  o.model = model;
+  o.activations = activations;
+  o.out = Temp(absl::StrCat("activations-", activations, ".npy"));
+  const LogitsToolResult r = RunLogitsTool(o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> written = ReadNpy(o.out);
+  EXPECT_TRUE(written.ok()) << written.status();
+  return written.ok() ? written->values : std::vector<double>();
+}
+
+TEST(LogitsToolTest, Int8ActivationsMoveAQuantizedFileAndLeaveAnF16FileBitIdentical) {
+  const std::string f16 = *SharedFile(kModel);
+  EXPECT_EQ(ShortRunLogits(f16, "int8"), ShortRunLogits(f16, "int16"));
+  const std::string q8 = *SharedFile("models/fixtures/llama-Q8_0.gguf");
+  const std::vector<double> int16 = ShortRunLogits(q8, "int16");
+  const std::vector<double> int8 = ShortRunLogits(q8, "int8");
+  ASSERT_EQ(int8.size(), int16.size());
+  EXPECT_NE(int8, int16);
+}
+// --- end ---
+
 struct BadInputCase {
   std::string name;
   std::function<void(LogitsToolOptions&)> change;
@@ -193,6 +218,8 @@ INSTANTIATE_TEST_SUITE_P(
                      "architecture 'mamba' is not supported"},
         BadInputCase{"negative_atol", [](auto& o) { o.atol = -1; }, "--atol -1"},
         BadInputCase{"zero_threads", [](auto& o) { o.threads = 0; }, "--threads 0"},
+        BadInputCase{"unknown_activations", [](auto& o) { o.activations = "fp8"; },
+                     "--activations: activation precision 'fp8' is not one of int16, int8"},
         BadInputCase{"unwritable_out", [](auto& o) { o.out = "/nonexistent/dir/o.npy"; },
                      "/nonexistent/dir/o.npy: cannot create"}),
     [](const ::testing::TestParamInfo<BadInputCase>& info) { return info.param.name; });

@@ -18,6 +18,9 @@ ABSL_FLAG(std::string, compare, "", "reference .npy to compare with (max abs, rm
 ABSL_FLAG(double, atol, 5e-3, "--compare fails (exit 1) when max abs exceeds this");
 ABSL_FLAG(std::string, kl_base, "", "base .npy: print KL(base || this) mean/p99/max and top-1");
 ABSL_FLAG(int, threads, 2, "threads for the forward pass");
+ABSL_FLAG(std::string, activations, "int16",
+          "quantized matmuls' activation precision: int16 or int8 (README 'Activation "
+          "precision'; float weights ignore it)");
 
 int main(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> args = tandem::ParseCommandLine(
@@ -27,7 +30,7 @@ int main(int argc, char** argv) {
        "reference.\n"
        "usage: tandem-logits --model FILE_OR_DIR (--tokens ID,ID,... | --tokens-file F)\n"
        "                     [--out OUT.npy] [--compare REF.npy [--atol X]] [--kl-base BASE.npy]\n"
-       "                     [--threads N]\n"
+       "                     [--threads N] [--activations int16|int8]\n"
        "exit status: 0 ok, 1 --compare beyond --atol, 2 bad command line or input",
        "client/logits/main.cc"});
   if (!args.ok()) {
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   options.atol = absl::GetFlag(FLAGS_atol);
   options.kl_base = absl::GetFlag(FLAGS_kl_base);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.activations = absl::GetFlag(FLAGS_activations);
   const tandem::LogitsToolResult result = tandem::RunLogitsTool(options);
   std::fwrite(result.out.data(), 1, result.out.size(), stdout);
   std::fwrite(result.err.data(), 1, result.err.size(), stderr);

@@ -1,6 +1,8 @@
-// The decode step allocates nothing: this binary counts every operator new. The gemma2
-// fixture decodes far past its window, so its rings recycle blocks meanwhile.
+// The decode step allocates nothing, in either activation precision: this binary counts every
+// operator new. The gemma2 fixture decodes far past its window, so its rings recycle blocks
+// meanwhile.
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/base/allocation_counter.h"
@@ -16,10 +18,15 @@ namespace {
 TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
   for (const char* relative :
        {"models/stories260K/stories260K.gguf", "models/stories260K/derived/stories260K-Q4_0.gguf",
-        "models/stories260K/derived/stories260K-Q8_0.gguf", "models/fixtures/gemma2-F16.gguf"}) {
-    for (int threads : {1, 2}) {
+        "models/stories260K/derived/stories260K-Q8_0.gguf", "models/fixtures/gemma2-F16.gguf",
+        "models/fixtures/llama-Q4_K_M.gguf"}) {
+    for (auto [threads, activations] :
+         {std::pair{1, ActivationPrecision::kInt16}, std::pair{2, ActivationPrecision::kInt16},
+          std::pair{1, ActivationPrecision::kInt8}, std::pair{2, ActivationPrecision::kInt8}}) {
       ASSERT_OK_AND_ASSIGN(std::string path, testing::SharedFile(relative));
-      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model, Model::Load(path));
+      ModelLoadOptions options;
+      options.activations = activations;
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Model> model, Model::Load(path, options));
       ThreadPool pool(threads);
       Decoder decoder(*model, pool);
       ASSERT_OK_AND_ASSIGN(auto cache, decoder.NewCache(256, KvType::kF16));
@@ -36,7 +43,8 @@ TEST(DecodeAllocationTest, DecodeStepsAllocateNothingAfterTheFirst) {
         if (!logits.ok()) FAIL() << logits.status();
         token = static_cast<int32_t>(position * 31 % 512);
       }
-      EXPECT_EQ(testing::AllocationCount() - before, 0) << relative << " threads " << threads;
+      EXPECT_EQ(testing::AllocationCount() - before, 0)
+          << relative << " threads " << threads << " " << ActivationPrecisionName(activations);
     }
   }
 }

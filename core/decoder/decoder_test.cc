@@ -19,11 +19,14 @@ namespace {
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::unique_ptr<Model> LoadShared(const std::string& relative) {
+std::unique_ptr<Model> LoadShared(const std::string& relative,
+                                  ActivationPrecision activations = ActivationPrecision::kInt16) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/" + relative);
   EXPECT_TRUE(path.ok()) << path.status();
   if (!path.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path);
+  ModelLoadOptions options;
+  options.activations = activations;
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path, options);
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? std::move(*model) : nullptr;
 }
@@ -39,19 +42,21 @@ struct InvarianceCase {
   std::string model;
   KvType kv;
   int threads;
+  ActivationPrecision activations = ActivationPrecision::kInt16;
 };
 
 void PrintTo(const InvarianceCase& c, std::ostream* os) {
-  *os << c.model << " kv " << KvTypeName(c.kv) << " threads " << c.threads;
+  *os << c.model << " kv " << KvTypeName(c.kv) << " threads " << c.threads << " "
+      << ActivationPrecisionName(c.activations);
 }
 
 class BatchInvarianceTest : public ::testing::TestWithParam<InvarianceCase> {};
 
 // Logits of every position from one batched pass equal those from single-token steps, bit
-// for bit, and equal again with another thread count.
+// for bit, and equal again with another thread count, in either activation precision.
 TEST_P(BatchInvarianceTest, BatchedLogitsEqualSingleStepsBitForBit) {
   const InvarianceCase& c = GetParam();
-  std::unique_ptr<Model> model = LoadShared(c.model);
+  std::unique_ptr<Model> model = LoadShared(c.model, c.activations);
   ASSERT_NE(model, nullptr);
   const int64_t vocab = model->config().vocab_size;
   const std::vector<int32_t> tokens = Tokens(23, vocab);
@@ -81,18 +86,36 @@ TEST_P(BatchInvarianceTest, BatchedLogitsEqualSingleStepsBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     SharedModels, BatchInvarianceTest,
-    ::testing::Values(InvarianceCase{"stories260K/stories260K.gguf", KvType::kF32, 1},
-                      InvarianceCase{"stories260K/stories260K.gguf", KvType::kF32, 2},
-                      InvarianceCase{"stories260K/stories260K.gguf", KvType::kF16, 2},
-                      InvarianceCase{"stories260K/stories260K.gguf", KvType::kI8, 2},
-                      InvarianceCase{"stories260K/hf", KvType::kF16, 2},
-                      InvarianceCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2},
-                      InvarianceCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF32, 1},
-                      InvarianceCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16,
-                                     2}),
+    ::testing::Values(
+        InvarianceCase{"stories260K/stories260K.gguf", KvType::kF32, 1},
+        InvarianceCase{"stories260K/stories260K.gguf", KvType::kF32, 2},
+        InvarianceCase{"stories260K/stories260K.gguf", KvType::kF16, 2},
+        InvarianceCase{"stories260K/stories260K.gguf", KvType::kI8, 2},
+        InvarianceCase{"stories260K/hf", KvType::kF16, 2},
+        InvarianceCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2},
+        InvarianceCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF32, 1},
+        InvarianceCase{"llama-2-tiny-random/llama-2-tiny-random.gguf", KvType::kF16, 2},
+        // --- #31 activations-invariance: the quantized models in int8 mode ---
+        InvarianceCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 1,
+                       ActivationPrecision::kInt8},
+        InvarianceCase{"stories260K/derived/stories260K-Q4_0.gguf", KvType::kF16, 2,
+                       ActivationPrecision::kInt8},
+        InvarianceCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kF32, 1,
+                       ActivationPrecision::kInt8},
+        InvarianceCase{"stories260K/derived/stories260K-Q8_0.gguf", KvType::kI8, 2,
+                       ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q8_0.gguf", KvType::kF16, 2, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q4_0.gguf", KvType::kF32, 2, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 1, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q5_0.gguf", KvType::kF16, 2, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-IQ4_NL.gguf", KvType::kF32, 2, ActivationPrecision::kInt8},
+        InvarianceCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2}),
+    // --- end ---
     [](const ::testing::TestParamInfo<InvarianceCase>& info) {
       std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
-                         std::to_string(info.param.threads);
+                         std::to_string(info.param.threads) + "_" +
+                         std::string(ActivationPrecisionName(info.param.activations));
       for (char& ch : name) {
         if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       }

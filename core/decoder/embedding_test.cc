@@ -22,11 +22,14 @@ namespace {
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::unique_ptr<Model> LoadShared(const std::string& relative) {
+std::unique_ptr<Model> LoadShared(const std::string& relative,
+                                  ActivationPrecision activations = ActivationPrecision::kInt16) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/" + relative);
   EXPECT_TRUE(path.ok()) << path.status();
   if (!path.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path);
+  ModelLoadOptions options;
+  options.activations = activations;
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path, options);
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? std::move(*model) : nullptr;
 }
@@ -39,6 +42,18 @@ std::vector<int32_t> Tokens(int seed, int64_t n, int64_t vocab) {
 
 const char* const kModels[] = {"stories260K/stories260K.gguf",
                                "stories260K/derived/stories260K-Q8_0.gguf"};
+
+// Models in an activation precision: the float one, and quantized ones in int8 mode too.
+struct ModelMode {
+  const char* model;
+  ActivationPrecision activations;
+};
+const ModelMode kModelModes[] = {
+    {"stories260K/stories260K.gguf", ActivationPrecision::kInt16},
+    {"stories260K/derived/stories260K-Q8_0.gguf", ActivationPrecision::kInt16},
+    {"stories260K/derived/stories260K-Q8_0.gguf", ActivationPrecision::kInt8},
+    {"fixtures/llama-Q4_K_M.gguf", ActivationPrecision::kInt8},
+};
 
 struct PoolCase {
   const char* name;
@@ -84,9 +99,9 @@ TEST(PoolingTest, ParsesItsNamesAndRefusesOthers) {
 // The scalar check: projecting each hidden row with the output matrix gives exactly the
 // logits a normal prefill computes for that position, so the rows are the final-norm states.
 TEST(HiddenStatesTest, ProjectToExactlyThePrefillsLogits) {
-  for (const char* name : kModels) {
-    SCOPED_TRACE(name);
-    std::unique_ptr<Model> model = LoadShared(name);
+  for (const ModelMode& m : kModelModes) {
+    SCOPED_TRACE(::testing::Message() << m.model << " " << ActivationPrecisionName(m.activations));
+    std::unique_ptr<Model> model = LoadShared(m.model, m.activations);
     ASSERT_NE(model, nullptr);
     const ModelConfig& c = model->config();
     ThreadPool pool(2);
@@ -111,13 +126,11 @@ TEST(HiddenStatesTest, ProjectToExactlyThePrefillsLogits) {
 
 // An input's embedding is the same bits embedded alone (chunked), one token per pass, or in a
 // ragged batch beside other inputs, at 1 or 2 threads.
-TEST(EmbedTest, IsBitIdenticalAloneSteppedAndInABatch) {
-  std::unique_ptr<Model> model = LoadShared(kModels[0]);
-  ASSERT_NE(model, nullptr);
-  const ModelConfig& c = model->config();
+void ExpectEmbeddingsBitIdenticalAloneSteppedAndInABatch(const Model& model) {
+  const ModelConfig& c = model.config();
   const std::vector<int32_t> a = Tokens(2, 37, c.vocab_size), b = Tokens(3, 11, c.vocab_size);
   ThreadPool one(1), two(2);
-  Decoder alone_decoder(*model, one), batch_decoder(*model, two);
+  Decoder alone_decoder(model, one), batch_decoder(model, two);
   for (Pooling pooling : {Pooling::kMean, Pooling::kLast}) {
     SCOPED_TRACE(PoolingName(pooling));
     absl::StatusOr<std::vector<float>> alone = Embed(alone_decoder, a, pooling, KvType::kF16);
@@ -144,6 +157,16 @@ TEST(EmbedTest, IsBitIdenticalAloneSteppedAndInABatch) {
     ASSERT_TRUE(batch_decoder.ForwardBatch(batch).ok());
     EXPECT_EQ(*PoolHidden(hidden_a, c.dim, pooling), *alone);
     EXPECT_EQ(*PoolHidden(hidden_b, c.dim, pooling), *Embed(alone_decoder, b, pooling, KvType::kF16));
+  }
+}
+
+// The same for the float model and quantized models in either activation precision.
+TEST(EmbedTest, IsBitIdenticalAloneSteppedAndInABatch) {
+  for (const ModelMode& m : kModelModes) {
+    SCOPED_TRACE(::testing::Message() << m.model << " " << ActivationPrecisionName(m.activations));
+    std::unique_ptr<Model> model = LoadShared(m.model, m.activations);
+    ASSERT_NE(model, nullptr);
+    ExpectEmbeddingsBitIdenticalAloneSteppedAndInABatch(*model);
   }
 }
 

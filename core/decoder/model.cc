@@ -90,6 +90,7 @@ absl::Status Model::PackMatrices(ActivationPrecision activations) {
   uint8_t* next = packed_.data();
   for (WeightMatrix* m : matrices) {
     if (!PacksOnThisCpu(m->type)) continue;
+    m->int8_panels = UsesInt8Panels(*m);
     PackMatrix(*m, next);
     m->packed = next;
     next += slice_bytes(*m);

@@ -21,11 +21,14 @@ namespace {
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::unique_ptr<Model> LoadShared(const std::string& relative) {
+std::unique_ptr<Model> LoadShared(const std::string& relative,
+                                  ActivationPrecision activations = ActivationPrecision::kInt16) {
   absl::StatusOr<std::string> path = testing::SharedFile("models/" + relative);
   EXPECT_TRUE(path.ok()) << path.status();
   if (!path.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path);
+  ModelLoadOptions options;
+  options.activations = activations;
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Load(*path, options);
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? std::move(*model) : nullptr;
 }
@@ -61,6 +64,7 @@ struct RaggedCase {
   std::string model;
   KvType kv;
   int threads;
+  ActivationPrecision activations = ActivationPrecision::kInt16;
 };
 
 class RaggedBatchTest : public ::testing::TestWithParam<RaggedCase> {};
@@ -79,7 +83,7 @@ const StepRows kSteps[4][3] = {
 
 TEST_P(RaggedBatchTest, EachSessionsRowsEqualRunningAloneBitForBit) {
   const RaggedCase& c = GetParam();
-  std::unique_ptr<Model> model = LoadShared(c.model);
+  std::unique_ptr<Model> model = LoadShared(c.model, c.activations);
   ASSERT_NE(model, nullptr);
   const int64_t vocab = model->config().vocab_size;
   std::vector<std::vector<int32_t>> tokens;
@@ -129,7 +133,8 @@ TEST_P(RaggedBatchTest, EachSessionsRowsEqualRunningAloneBitForBit) {
 
 std::string CaseName(const ::testing::TestParamInfo<RaggedCase>& info) {
   std::string name = info.param.model + "_" + std::string(KvTypeName(info.param.kv)) + "_t" +
-                     std::to_string(info.param.threads);
+                     std::to_string(info.param.threads) + "_" +
+                     std::string(ActivationPrecisionName(info.param.activations));
   for (char& ch : name) {
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
@@ -169,7 +174,7 @@ class DecodeStepTest : public ::testing::TestWithParam<RaggedCase> {};
 // count, with enough sessions and context that the step's attention is split across threads.
 TEST_P(DecodeStepTest, DecodeStepsOfManySessionsEqualTheirPrefillBitForBit) {
   const RaggedCase& c = GetParam();
-  std::unique_ptr<Model> model = LoadShared(c.model);
+  std::unique_ptr<Model> model = LoadShared(c.model, c.activations);
   ASSERT_NE(model, nullptr);
   const int64_t vocab = model->config().vocab_size;
   constexpr int kSessions = 16, kSteps = 4;
@@ -220,8 +225,36 @@ INSTANTIATE_TEST_SUITE_P(
                       RaggedCase{"stories260K/stories260K.gguf", KvType::kI8, 3},
                       RaggedCase{"fixtures/qwen2-F16.gguf", KvType::kF16, 2},
                       RaggedCase{"fixtures/qwen3-F16.gguf", KvType::kF32, 2},
-                      RaggedCase{"fixtures/gemma3-F16.gguf", KvType::kF16, 3}),
+                      RaggedCase{"fixtures/gemma3-F16.gguf", KvType::kF16, 3},
+                      RaggedCase{"fixtures/llama-Q8_0.gguf", KvType::kF16, 2,
+                                 ActivationPrecision::kInt8},
+                      RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kI8, 3,
+                                 ActivationPrecision::kInt8}),
     CaseName);
+// --- end ---
+
+// --- #31 activations-invariance ---
+// The quantized fixtures (Q8_0, Q4_0 with a Q6_K output, Q4_K_M's Q4_K and Q6_K, Q5_0,
+// IQ4_NL, a qwen3 Q4_K_M) in both activation precisions, at one and two threads.
+std::vector<RaggedCase> QuantizedCases() {
+  std::vector<RaggedCase> cases;
+  for (const char* file :
+       {"fixtures/llama-Q8_0.gguf", "fixtures/llama-Q4_0.gguf", "fixtures/llama-Q4_K_M.gguf",
+        "fixtures/llama-Q5_0.gguf", "fixtures/llama-IQ4_NL.gguf", "fixtures/qwen3-Q4_K_M.gguf"}) {
+    for (ActivationPrecision p : {ActivationPrecision::kInt16, ActivationPrecision::kInt8}) {
+      cases.push_back({file, KvType::kF16, 1, p});
+      cases.push_back({file, KvType::kF32, 2, p});
+    }
+  }
+  for (const char* file :
+       {"stories260K/derived/stories260K-Q4_0.gguf", "stories260K/derived/stories260K-Q8_0.gguf"}) {
+    cases.push_back({file, KvType::kF16, 2, ActivationPrecision::kInt8});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantized, RaggedBatchTest, ::testing::ValuesIn(QuantizedCases()),
+                         CaseName);
 // --- end ---
 
 class PagedRaggedBatchTest : public ::testing::TestWithParam<RaggedCase> {};
@@ -232,7 +265,7 @@ class PagedRaggedBatchTest : public ::testing::TestWithParam<RaggedCase> {};
 // alone, one token at a time, in a cache keeping everything.
 TEST_P(PagedRaggedBatchTest, SessionsFarPastTheWindowEqualRunningAloneBitForBit) {
   const RaggedCase& c = GetParam();
-  std::unique_ptr<Model> model = LoadShared(c.model);
+  std::unique_ptr<Model> model = LoadShared(c.model, c.activations);
   ASSERT_NE(model, nullptr);
   const int64_t vocab = model->config().vocab_size, length = 150;
   std::vector<std::vector<int32_t>> tokens;
@@ -295,6 +328,17 @@ TEST_P(PagedRaggedBatchTest, SessionsFarPastTheWindowEqualRunningAloneBitForBit)
 
 INSTANTIATE_TEST_SUITE_P(Architectures, PagedRaggedBatchTest,
                          ::testing::ValuesIn(kArchitectureCases), CaseName);
+
+// --- #31 activations-invariance: K-quant files in paged caches, with rollbacks ---
+INSTANTIATE_TEST_SUITE_P(Quantized, PagedRaggedBatchTest,
+                         ::testing::Values(RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt8},
+                                           RaggedCase{"fixtures/qwen3-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt8},
+                                           RaggedCase{"fixtures/llama-Q4_K_M.gguf", KvType::kF16, 2,
+                                                      ActivationPrecision::kInt16}),
+                         CaseName);
+// --- end ---
 
 TEST(RaggedBatchTest, BadBatchesAreRefusedBeforeAnyCacheChanges) {
   std::unique_ptr<Model> model = LoadShared("stories260K/stories260K.gguf");

@@ -10,6 +10,7 @@
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
+#include "core/kernels/matmul.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -160,6 +161,28 @@ INSTANTIATE_TEST_SUITE_P(Couplings, DrafterInvarianceTest,
                          [](const ::testing::TestParamInfo<Coupling>& info) {
                            return info.param == Coupling::kGumbel ? "Gumbel" : "Standard";
                          });
+
+// --- #31 activations-invariance ---
+// A quantized target in int8 activation mode (issue 31): seeded Gumbel output still equals the
+// target alone for drafts in either activation precision and every k, pipelined too.
+TEST_F(DrafterInvarianceTest, SeededOutputEqualsAnInt8TargetAloneForDraftsOfEitherPrecision) {
+  ASSERT_OK_AND_ASSIGN(target_, SharedModel(kDrafts[0], ActivationPrecision::kInt8));
+  const SamplerConfig config = Config(kSampling[1], 17, Coupling::kGumbel);
+  const std::vector<int32_t> alone = Alone(config);
+  ASSERT_GT(alone.size(), 8u);
+  for (ActivationPrecision p : {ActivationPrecision::kInt8, ActivationPrecision::kInt16}) {
+    ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(kDrafts[1], p));
+    SpeculationStats stats;
+    for (int32_t k : kDraftTokens) {
+      EXPECT_EQ(Speculative(*draft, config, k, &stats), alone)
+          << "draft " << ActivationPrecisionName(p) << " k=" << k;
+      EXPECT_EQ(Speculative(*draft, config, k, &stats, /*pipelined=*/true), alone)
+          << "draft " << ActivationPrecisionName(p) << " k=" << k << " pipelined";
+    }
+    EXPECT_GT(stats.accepted, 0);
+  }
+}
+// --- end ---
 
 // Greedy is unchanged by the mode: the same tokens with either coupling.
 TEST_F(DrafterInvarianceTest, GreedyIsTheSameInBothModes) {

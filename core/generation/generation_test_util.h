@@ -21,14 +21,18 @@ namespace tandem::testing {
 inline constexpr char kTargetPath[] = "models/stories260K/stories260K.gguf";
 inline constexpr int32_t kEos = 2;
 
-// A shared model, loaded once per test binary (nullptr if missing: the caller fails).
-inline absl::StatusOr<const Model*> SharedModel(const std::string& relative) {
+// A shared model in an activation precision, loaded once per test binary (nullptr if
+// missing: the caller fails).
+inline absl::StatusOr<const Model*> SharedModel(
+    const std::string& relative, ActivationPrecision activations = ActivationPrecision::kInt16) {
   static auto* models = new std::vector<std::pair<std::string, std::unique_ptr<Model>>>();
   for (const auto& [path, model] : *models) {
-    if (path == relative) return model.get();
+    if (path == relative && model->activations() == activations) return model.get();
   }
   ASSIGN_OR_RETURN(std::string path, SharedFile(relative));
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(path));
+  ModelLoadOptions options;
+  options.activations = activations;
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(path, options));
   models->emplace_back(relative, std::move(model));
   return models->back().second.get();
 }

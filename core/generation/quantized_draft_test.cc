@@ -5,6 +5,7 @@
 // (tools/make_fixture_model, one seed, two types).
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/status_matchers.h"
@@ -12,6 +13,7 @@
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
 #include "core/generation/speculative_session.h"
+#include "core/kernels/matmul.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
@@ -28,9 +30,11 @@ void PrintTo(const QuantizedDraftCase& c, std::ostream* os) {
   *os << c.draft << " for " << c.target;
 }
 
-// Greedy output of `target` alone and with `draft` speculating, for two prompts and `tokens`
-// new tokens each: equal token for token, and the draft's guesses were tried.
-void ExpectSpeculationEqualsTargetAlone(const Model& target, const Model& draft, int tokens) {
+// Greedy output of `target` alone and with `draft` speculating `k` guesses a round, for two
+// prompts and `tokens` new tokens each: equal token for token, and the draft's guesses were
+// tried.
+void ExpectSpeculationEqualsTargetAlone(const Model& target, const Model& draft, int tokens,
+                                        int32_t k = 4) {
   ThreadPool pool(2);
   SamplerConfig greedy;
   greedy.temperature = 0.0f;
@@ -39,7 +43,7 @@ void ExpectSpeculationEqualsTargetAlone(const Model& target, const Model& draft,
   plain.context_size = 256;
   SpeculativeOptions speculative;
   speculative.session = plain;
-  speculative.draft_tokens = 4;
+  speculative.draft_tokens = k;
   for (const std::vector<int32_t>& prompt :
        {std::vector<int32_t>{1, 15, 300, 42, 7}, std::vector<int32_t>{1, 401, 2, 99}}) {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> alone, Session::Create(target, pool, plain));
@@ -88,6 +92,72 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// --- #31 activations-invariance ---
+// A quantized target and draft, each in its own activation precision (issue 31): greedy
+// speculation stays exact whatever the draft's mode, because the target's logits of a position
+// are bit-identical in its verify batch and alone, in int8 mode as in int16.
+struct ModesDraftCase {
+  const char* target;
+  const char* draft;
+  ActivationPrecision target_activations;
+  ActivationPrecision draft_activations;
+  int32_t k;
+};
+
+void PrintTo(const ModesDraftCase& c, std::ostream* os) {
+  *os << c.draft << " " << ActivationPrecisionName(c.draft_activations) << " for " << c.target
+      << " " << ActivationPrecisionName(c.target_activations) << " k " << c.k;
+}
+
+class ActivationModesDraftTest : public ::testing::TestWithParam<ModesDraftCase> {};
+
+TEST_P(ActivationModesDraftTest, GreedySpeculationEqualsTheTargetAlone) {
+  const ModesDraftCase& c = GetParam();
+  const std::string dir = "models/fixtures/";
+  ASSERT_OK_AND_ASSIGN(const Model* target, SharedModel(dir + c.target, c.target_activations));
+  ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(dir + c.draft, c.draft_activations));
+  ASSERT_EQ(target->activations(), c.target_activations);
+  ASSERT_EQ(draft->activations(), c.draft_activations);
+  ExpectSpeculationEqualsTargetAlone(*target, *draft, 64, c.k);
+}
+
+// Targets of Q8_0, Q4_0 (and its Q6_K output), Q4_K_M (Q4_K and Q6_K) and IQ4_NL, each with a
+// draft of another type; both in int8 mode, and each of the two in int8 beside the other in
+// int16; k 1, 4 and 8.
+std::vector<ModesDraftCase> ModesDraftCases() {
+  constexpr ActivationPrecision kInt8 = ActivationPrecision::kInt8;
+  constexpr ActivationPrecision kInt16 = ActivationPrecision::kInt16;
+  const std::pair<const char*, const char*> pairs[] = {{"llama-Q8_0.gguf", "llama-Q4_K_M.gguf"},
+                                                       {"llama-Q4_0.gguf", "llama-pure-Q2_K.gguf"},
+                                                       {"llama-Q4_K_M.gguf", "llama-Q2_K.gguf"},
+                                                       {"llama-IQ4_NL.gguf", "llama-Q5_0.gguf"}};
+  const std::pair<ActivationPrecision, ActivationPrecision> modes[] = {
+      {kInt8, kInt8}, {kInt16, kInt8}, {kInt8, kInt16}};
+  std::vector<ModesDraftCase> cases;
+  for (const auto& [target, draft] : pairs) {
+    for (const auto& [target_mode, draft_mode] : modes) {
+      for (int32_t k : {1, 4, 8}) cases.push_back({target, draft, target_mode, draft_mode, k});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ActivationModesDraftTest, ::testing::ValuesIn(ModesDraftCases()),
+                         [](const ::testing::TestParamInfo<ModesDraftCase>& info) {
+                           const ModesDraftCase& c = info.param;
+                           std::string name =
+                               std::string(c.draft) + "_" +
+                               std::string(ActivationPrecisionName(c.draft_activations)) + "_for_" +
+                               c.target + "_" +
+                               std::string(ActivationPrecisionName(c.target_activations)) + "_k" +
+                               std::to_string(c.k);
+                           for (char& ch : name) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+// --- end ---
 
 // One architecture's fixture arguments (tools/make_fixture_model).
 struct ArchitectureCase {

@@ -17,6 +17,7 @@
 #include "core/generation/chi_square.h"
 #include "core/generation/generation_test_util.h"
 #include "core/generation/session.h"
+#include "core/kernels/matmul.h"
 #include "core/model/gguf_builder_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,13 +90,15 @@ class SpeculativeSessionTest : public ::testing::Test {
 struct GreedyCase {
   const char* draft;
   int32_t k;
+  ActivationPrecision draft_activations = ActivationPrecision::kInt16;
 };
 
 class GreedySpeculationTest : public SpeculativeSessionTest,
                               public ::testing::WithParamInterface<GreedyCase> {};
 
 TEST_P(GreedySpeculationTest, EqualsTheTargetAloneAndTheGoldenContinuation) {
-  ASSERT_OK_AND_ASSIGN(const Model* draft, SharedModel(GetParam().draft));
+  ASSERT_OK_AND_ASSIGN(const Model* draft,
+                       SharedModel(GetParam().draft, GetParam().draft_activations));
   ASSERT_OK_AND_ASSIGN(std::vector<testing::GoldenCase> cases, testing::StoriesGoldenCases());
   SessionOptions plain;
   plain.sampler = GreedyConfig();
@@ -124,7 +127,8 @@ TEST_P(GreedySpeculationTest, EqualsTheTargetAloneAndTheGoldenContinuation) {
     total.accepted += r.speculation.accepted;
     total.rounds += r.speculation.rounds;
   }
-  std::printf("greedy %s k=%d: acceptance %.3f, %.2f tokens per round\n", GetParam().draft,
+  std::printf("greedy %s (%s) k=%d: acceptance %.3f, %.2f tokens per round\n", GetParam().draft,
+              std::string(ActivationPrecisionName(GetParam().draft_activations)).c_str(),
               GetParam().k, static_cast<double>(total.accepted) / total.drafted,
               4.0 * 128 / total.rounds);
 }
@@ -134,6 +138,11 @@ std::vector<GreedyCase> AllGreedyCases() {
   for (const char* draft : kDrafts) {
     for (int32_t k : {1, 3, 4, 8}) cases.push_back({draft, k});
   }
+  // --- #31 activations-invariance: the quantized drafts in int8 mode ---
+  for (const char* draft : {kDrafts[0], kDrafts[1]}) {
+    for (int32_t k : {1, 4, 8}) cases.push_back({draft, k, ActivationPrecision::kInt8});
+  }
+  // --- end ---
   return cases;
 }
 
@@ -142,7 +151,9 @@ INSTANTIATE_TEST_SUITE_P(DraftsAndK, GreedySpeculationTest, ::testing::ValuesIn(
                            std::string name = info.param.draft;
                            name = name.substr(name.rfind('/') + 1);
                            name =
-                               name.substr(0, name.find('.')) + "_k" + std::to_string(info.param.k);
+                               name.substr(0, name.find('.')) + "_k" +
+                               std::to_string(info.param.k) + "_" +
+                               std::string(ActivationPrecisionName(info.param.draft_activations));
                            for (char& ch : name) {
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }

@@ -70,6 +70,8 @@ constexpr size_t kMaxSharedOutputs = 4;
 enum class PanelPath { kNone, kFloat, kVnni, kInt16 };
 PanelPath PanelPathFor(KernelIsa isa, const WeightMatrix& w) {
   if (w.packed == nullptr) return PanelPath::kNone;
+  // The int8 layout has only the VNNI kernels; other paths (tests choosing one) read the rows.
+  if (w.int8_panels) return isa == KernelIsa::kAvx512Vnni ? PanelPath::kVnni : PanelPath::kNone;
   if (isa == KernelIsa::kAvx512Vnni &&
       (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
        internal::IsKQuantPanelType(w.type))) {
@@ -105,10 +107,14 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     thread_local MatMulScratch thread_scratch;
     MatMulScratch& b = scratch != nullptr ? *scratch : thread_scratch;
     const int64_t blocks = n * cols / 32;
-    const ActivationPrecision precision = outputs[0].w->activations;
+    const ActivationPrecision precision =
+        outputs[0].w->int8_panels ? ActivationPrecision::kInt8 : outputs[0].w->activations;
     const bool bytes = precision == ActivationPrecision::kInt8;
     if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
-    if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) b.q8.resize(n * cols);
+    if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) {
+      b.q8.resize(n * cols);
+      b.half_sums.resize(n * cols / 16);
+    }
     if (static_cast<int64_t>(b.scales.size()) < blocks) {
       b.scales.resize(blocks);
       b.sums.resize(blocks);
@@ -119,7 +125,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
       internal::QuantizeRowsInt16(x + begin * cols, end - begin, cols, b.q.data() + begin * cols,
                                   b.scales.data() + begin * cols / 32,
                                   b.sums.data() + begin * cols / 32, precision,
-                                  bytes ? b.q8.data() + begin * cols : nullptr);
+                                  bytes ? b.q8.data() + begin * cols : nullptr,
+                                  bytes ? b.half_sums.data() + begin * cols / 16 : nullptr);
     };
     if (n >= kMinParallelQuantizeRows && pool.num_threads() > 1) {
       pool.ParallelFor(n, quantize);
@@ -127,7 +134,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
       quantize(0, n);
     }
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data(),
-                             bytes ? b.q8.data() : nullptr};  // read by all threads
+                             bytes ? b.q8.data() : nullptr,
+                             bytes ? b.half_sums.data() : nullptr};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;
   int64_t first_unit[kMaxSharedOutputs + 1] = {0};
@@ -152,9 +160,10 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
           for (int64_t r = 0; r < n; r += internal::kMaxPanelGroup) {
             const int group = static_cast<int>(std::min<int64_t>(internal::kMaxPanelGroup, n - r));
             float* y = outputs[i].y + r * w.rows;
-            const internal::Int16Rows rows{xq.q + r * cols, xq.scales + r * cols / 32,
-                                           xq.sums + r * cols / 32,
-                                           xq.q8 == nullptr ? nullptr : xq.q8 + r * cols};
+            const internal::Int16Rows rows{
+                xq.q + r * cols, xq.scales + r * cols / 32, xq.sums + r * cols / 32,
+                xq.q8 == nullptr ? nullptr : xq.q8 + r * cols,
+                xq.half_sums == nullptr ? nullptr : xq.half_sums + r * cols / 16};
             if (path == PanelPath::kInt16) {
               internal::PanelsAvx512KQuant(w, first_panel, count, rows, group, y);
             } else if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {
@@ -338,7 +347,8 @@ void MatMulShared(absl::Span<const MatMulOutput> outputs, const float* x, int64_
                       outputs[0].w->activations == ActivationPrecision::kInt8;
   bool same = path != PanelPath::kNone && !rounds && outputs.size() <= kMaxSharedOutputs;
   for (const MatMulOutput& o : outputs) {
-    same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols;
+    same = same && PanelPathFor(isa, *o.w) == path && o.w->cols == outputs[0].w->cols &&
+           o.w->activations == outputs[0].w->activations;
   }
   if (same) return MatMulPanels(path, outputs, x, n, pool, scratch);
   for (const MatMulOutput& o : outputs) MatMul(*o.w, x, n, o.y, pool, scratch);

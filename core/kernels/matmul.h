@@ -54,6 +54,8 @@ struct WeightMatrix {
   int64_t row_bytes = 0;
   const uint8_t* packed = nullptr;  // PackMatrix(*this) or null; owned elsewhere
   ActivationPrecision activations = ActivationPrecision::kInt16;  // of the integer paths
+  // `packed` holds the int8 kernels' layout (UsesInt8Panels, packed_matrix.h); set with it.
+  bool int8_panels = false;
 };
 
 // Which instruction set the fast path uses; chosen once at run time from the CPU.
@@ -71,8 +73,9 @@ absl::string_view KernelIsaName(KernelIsa isa);
 // Decoder); without one, MatMul uses buffers of the calling thread.
 struct MatMulScratch {
   std::vector<int16_t> q;
-  std::vector<int8_t> q8;      // int8 mode's bytes
-  std::vector<float> rounded;  // int8 mode on the float paths: x rounded to the int8 grid
+  std::vector<int8_t> q8;          // int8 mode's bytes
+  std::vector<int32_t> half_sums;  // and their sums per 16 columns
+  std::vector<float> rounded;      // int8 mode on the float paths: x rounded to the int8 grid
   std::vector<float> scales;
   std::vector<int32_t> sums;
 };

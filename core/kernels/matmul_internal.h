@@ -54,16 +54,17 @@ void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int 
 // int16 kernels read int8 values as they read int16 ones: the same exact integer sums); in
 // int8 mode also as bytes, q8, for the vpdpbusd kernels (null otherwise).
 struct Int16Rows {
-  const int16_t* q;            // [n, cols]
-  const float* scales;         // [n, cols / 32]
-  const int32_t* sums;         // [n, cols / 32]
-  const int8_t* q8 = nullptr;  // [n, cols] in int8 mode
+  const int16_t* q;                    // [n, cols]
+  const float* scales;                 // [n, cols / 32]
+  const int32_t* sums;                 // [n, cols / 32]
+  const int8_t* q8 = nullptr;          // [n, cols] in int8 mode
+  const int32_t* half_sums = nullptr;  // [n, cols / 16] in int8 mode: Σ q of 16 columns
 };
 // Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above, and
-// with kInt8 also into q8 when it is not null.
+// with kInt8 also into q8 and half_sums when they are not null.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
                        int32_t* sums, ActivationPrecision precision = ActivationPrecision::kInt16,
-                       int8_t* q8 = nullptr);
+                       int8_t* q8 = nullptr, int32_t* half_sums = nullptr);
 
 // x rounded to the grid of `precision`'s activations, s · q as above, for n rows of `cols`
 // (a multiple of 32): what the float paths multiply in int8 mode, and the tests' reference.

@@ -31,9 +31,11 @@ inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) {
 }
 }  // namespace
 
+#define TANDEM_KQ_INT8 0  // the int8 panels are read only on VNNI CPUs
 #define TANDEM_KQ_ENTRY PanelsAvx512KQuant
 #include "core/kernels/matmul_panel_kquant.inc"
 #undef TANDEM_KQ_ENTRY
+#undef TANDEM_KQ_INT8
 
 }  // namespace tandem::internal
 

@@ -97,18 +97,111 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
   }
 }
 
+// acc + Σ of the four u8 · s8 products of each 32-bit lane (vpdpbusd): a's unsigned bytes
+// times the 4 signed bytes at x, broadcast by the instruction's memory operand. Written out
+// (see matmul_panel_kquant.cc's DpbusdAt): through the intrinsics GCC hoists the broadcasts
+// into stack slots.
+struct Quad {
+  int8_t b[4];
+};
+inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
+  asm("vpdpbusd %[x]%{1to16%}, %[a], %[acc]"
+      : [acc] "+v"(acc)
+      : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
+  return acc;
+}
+// Two panels share each x quad: one broadcast into a register (volatile, kept by its use).
+inline __m512i BroadcastQuad(const int8_t* x) {
+  __m512i v;
+  asm volatile("vpbroadcastd %[x], %[v]"
+               : [v] "=v"(v)
+               : [x] "m"(*reinterpret_cast<const Quad*>(x)));
+  return v;
+}
+inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
+  asm volatile("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+  return acc;
+}
+// acc + a · the quad at x, for each panel's a.
+template <int kPanels>
+inline void DpbusdPanels(const __m512i (&a)[kPanels], const int8_t* x, __m512i* acc,
+                         int64_t acc_stride) {
+  if constexpr (kPanels == 1) {
+    acc[0] = DpbusdAt(acc[0], a[0], x);
+  } else {
+    const __m512i xb = BroadcastQuad(x);
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) acc[p * acc_stride] = Dpbusd(acc[p * acc_stride], a[p], xb);
+  }
+}
+
+// The int8 panels' form of AccumulatePair (PackMatrix's int8 layout, packed_matrix.h): acc[p][t]
+// += Σ over column quad(s) j of panel p's rows · x row t's int8 values x8, for Q8_0 the quad
+// 4j..4j + 3 (the weights stored as q + 128, unsigned), for Q4_0 the quads 4j.. and 4j + 16..
+// of byte quad j (nibbles u). The caller subtracts 128 · Σ x8 (Q8_0) or 8 · Σ x8 (Q4_0).
+template <TensorType kType, int kTile, int kPanels>
+inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8, int64_t x_stride,
+                           __m512i (&acc)[kPanels][kTile]) {
+  if constexpr (kType == TensorType::kQ8_0) {
+    __m512i w[kPanels];  // [16 rows] × (q[r][4j + i] + 128), u8
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) w[p] = _mm512_loadu_si512(block[p] + 32 + 64 * j);
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      DpbusdPanels<kPanels>(w, x8 + t * x_stride + 4 * j, &acc[0][t], kTile);
+    }
+  } else {
+    const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+    __m512i lo[kPanels], hi[kPanels];  // [16 rows] × nibble quads (0..15), u8
+#pragma GCC unroll 2
+    for (int p = 0; p < kPanels; ++p) {
+      const __m512i bytes = _mm512_loadu_si512(block[p] + 32 + 64 * j);
+      lo[p] = _mm512_and_si512(bytes, low_nibble);
+      hi[p] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low_nibble);
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      const int8_t* xt = x8 + t * x_stride + 4 * j;
+      DpbusdPanels<kPanels>(lo, xt, &acc[0][t], kTile);
+      DpbusdPanels<kPanels>(hi, xt + 16, &acc[0][t], kTile);
+    }
+  }
+}
+
 // y[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
 // block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
 // block scales and sums s_stride apart).
-template <TensorType kType, int kTile, int kPanels>
-inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
-                            const float* s, const int32_t* xsum, int64_t s_stride,
-                            __m512 (&y)[kPanels][kTile]) {
-  __m512i acc[kPanels][kTile];
+// kBytes: the int8 panels (AccumulateQuad over x8), whose integer sums equal the int16 panels'
+// on the same int8 values, and so, through the same float steps, the same bits.
+// BlockSums: the integer sums acc; ApplyBlock: the float step.
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void BlockSums(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
+                      int64_t x_stride, __m512i (&acc)[kPanels][kTile]) {
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
   constexpr int kPairs = kType == TensorType::kQ8_0 ? 16 : 8;  // byte pairs per block row
-  if constexpr (kTile >= 3) {
+  if constexpr (kBytes) {
+    // Half the steps of the pairs; two chains for small tiles, as below.
+    __m512i odd[kPanels][kTile];
+#pragma GCC unroll 24
+    for (int i = 0; i < kPanels * kTile; ++i) odd[i / kTile][i % kTile] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < kPairs / 2; j += 2) {
+      AccumulateQuad<kType, kTile, kPanels>(j, block, x8, x_stride, acc);
+      if constexpr (kTile >= 3) {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, acc);
+      } else {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, odd);
+      }
+    }
+    if constexpr (kTile < 3) {
+#pragma GCC unroll 4
+      for (int i = 0; i < kPanels * kTile; ++i) {
+        acc[i / kTile][i % kTile] =
+            _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
+      }
+    }
+  } else if constexpr (kTile >= 3) {
     // Fully unrolled: a partial unroll makes GCC copy every accumulator each iteration (16
     // rows: ~4 % slower).
 #pragma GCC unroll 16
@@ -131,6 +224,12 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
           _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
     }
   }
+}
+
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void ApplyBlock(const uint8_t* const* block, const __m512i (&acc)[kPanels][kTile],
+                       const float* s, const int32_t* xsum, int64_t s_stride,
+                       __m512 (&y)[kPanels][kTile]) {
 #pragma GCC unroll 2
   for (int p = 0; p < kPanels; ++p) {
     const __m512 d =
@@ -140,11 +239,22 @@ inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, int6
       __m512i dot = acc[p][t];
       if constexpr (kType == TensorType::kQ4_0) {  // Σ (u - 8) · xq = Σ u · xq - 8 Σ xq
         dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * xsum[t * s_stride]));
+      } else if constexpr (kBytes) {  // Σ (q + 128) · xq = Σ q · xq + 128 Σ xq
+        dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(128 * xsum[t * s_stride]));
       }
       const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(s[t * s_stride]));
       y[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, y[p][t]);
     }
   }
+}
+
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline void AccumulateBlock(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
+                            int64_t x_stride, const float* s, const int32_t* xsum, int64_t s_stride,
+                            __m512 (&y)[kPanels][kTile]) {
+  __m512i acc[kPanels][kTile];
+  BlockSums<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, acc);
+  ApplyBlock<kType, kTile, kPanels, kBytes>(block, acc, s, xsum, s_stride, y);
 }
 
 // The blocks b of kPanels panels (panel_bytes apart), each prefetched kPrefetchBytes ahead.
@@ -164,7 +274,7 @@ inline void BlocksAt(const uint8_t* first_panel, int64_t panel_bytes, int64_t b,
 // registers through the whole row of blocks instead of a load and a store around every block.
 // The same float steps in the same order, so the same bits. L2/L3-resident Q8_0 2560 x 960,
 // one thread, 5 rows: 85.3 -> 80.9 us (median of 5 interleaved runs).
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
              float* y, int64_t y_stride, const __mmask16* lanes) {
   __m512 sums[kPanels][kTile];
@@ -174,8 +284,9 @@ void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, cons
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block[kPanels];
     BlocksAt<kType, kPanels>(first_panel, panel_bytes, b, block);
-    AccumulateBlock<kType, kTile, kPanels>(block, x.q + 32 * b, cols, x.scales + b, x.sums + b,
-                                           blocks, sums);
+    AccumulateBlock<kType, kTile, kPanels, kBytes>(block, x.q + 32 * b,
+                                                   kBytes ? x.q8 + 32 * b : nullptr, cols,
+                                                   x.scales + b, x.sums + b, blocks, sums);
   }
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
@@ -186,16 +297,24 @@ void OneTile(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, cons
 
 // AccumulateBlock for a tile whose running sums live in sums[p][16 t ..]: loaded, updated,
 // stored back.
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* xq,
-                                    int64_t x_stride, const float* s, const int32_t* xsum,
-                                    int64_t s_stride, float* const* sums) {
+                                    const int8_t* x8, int64_t x_stride, const float* s,
+                                    const int32_t* xsum, int64_t s_stride, float* const* sums) {
   __m512 y[kPanels][kTile];
+  // int8: the integer sums before the running sums come in (both at once outgrow the
+  // registers); the same steps, so the same bits.
+  __m512i acc[kPanels][kTile];
+  if constexpr (kBytes) BlockSums<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, acc);
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     y[i / kTile][i % kTile] = _mm512_load_ps(sums[i / kTile] + 16 * (i % kTile));
   }
-  AccumulateBlock<kType, kTile, kPanels>(block, xq, x_stride, s, xsum, s_stride, y);
+  if constexpr (kBytes) {
+    ApplyBlock<kType, kTile, kPanels, kBytes>(block, acc, s, xsum, s_stride, y);
+  } else {
+    AccumulateBlock<kType, kTile, kPanels, kBytes>(block, xq, x8, x_stride, s, xsum, s_stride, y);
+  }
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) {
     _mm512_store_ps(sums[i / kTile] + 16 * (i % kTile), y[i / kTile][i % kTile]);
@@ -204,13 +323,14 @@ inline void AccumulateBlockInMemory(const uint8_t* const* block, const int16_t* 
 
 // kPanels consecutive panels for n x rows (n <= kMaxPanelGroup), in tiles of kTile or
 // kTile - 1 rows; the same loop order and prefetching as the float panel kernel.
-template <TensorType kType, int kTile, int kPanels>
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
 void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, const Int16Rows& x,
                 int n, float* y, int64_t y_stride, const __mmask16* lanes) {
   // Up to 6 rows the register running sums fit beside the accumulators (2 panels: 12 + 12).
   if constexpr (kTile <= 6) {
     if (n == kTile) {
-      return OneTile<kType, kTile, kPanels>(first_panel, panel_bytes, cols, x, y, y_stride, lanes);
+      return OneTile<kType, kTile, kPanels, kBytes>(first_panel, panel_bytes, cols, x, y, y_stride,
+                                                    lanes);
     }
   }
   alignas(64) float sums[kPanels][kMaxPanelGroup * 16];
@@ -224,15 +344,18 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
     int row = 0;
     for (int k = 0; k < tiles; ++k) {
       const int16_t* xt = x.q + row * cols + 32 * b;
+      const int8_t* x8t = kBytes ? x.q8 + row * cols + 32 * b : nullptr;
       const float* st = x.scales + row * blocks + b;
       const int32_t* sum_t = x.sums + row * blocks + b;
       float* out[kPanels];
       for (int p = 0; p < kPanels; ++p) out[p] = sums[p] + 16 * row;
       if (k < big_tiles) {
-        AccumulateBlockInMemory<kType, kTile, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile, kPanels, kBytes>(block, xt, x8t, cols, st, sum_t,
+                                                               blocks, out);
         row += kTile;
       } else if constexpr (kTile > 1) {
-        AccumulateBlockInMemory<kType, kTile - 1, kPanels>(block, xt, cols, st, sum_t, blocks, out);
+        AccumulateBlockInMemory<kType, kTile - 1, kPanels, kBytes>(block, xt, x8t, cols, st, sum_t,
+                                                                   blocks, out);
         row += kTile - 1;
       }
     }
@@ -251,15 +374,16 @@ void PanelGroup(const uint8_t* first_panel, int64_t panel_bytes, int64_t cols, c
 // of 6, a 24-row pass 7.0 against 4.2, and prefill ran at 232 instead of 383 tok/s.
 constexpr int kMaxVnniTile = 8;
 
-template <TensorType kType, int kPanels>
+template <TensorType kType, int kPanels, bool kBytes>
 void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes, int64_t cols,
                        const Int16Rows& x, int n, float* y, int64_t y_stride,
                        const __mmask16* lanes) {
   static_assert(kMaxVnniTile == 8, "one case per tile size");
   switch (tile) {
-#define TANDEM_VNNI_CASE(k) \
-  case k:                   \
-    return PanelGroup<kType, k, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
+#define TANDEM_VNNI_CASE(k)                                                               \
+  case k:                                                                                 \
+    return PanelGroup<kType, k, kPanels, kBytes>(first_panel, panel_bytes, cols, x, n, y, \
+                                                 y_stride, lanes);
     TANDEM_VNNI_CASE(1)
     TANDEM_VNNI_CASE(2)
     TANDEM_VNNI_CASE(3)
@@ -268,27 +392,29 @@ void PanelGroupForTile(int tile, const uint8_t* first_panel, int64_t panel_bytes
     TANDEM_VNNI_CASE(6)
     TANDEM_VNNI_CASE(7)
     default:
-      return PanelGroup<kType, 8, kPanels>(first_panel, panel_bytes, cols, x, n, y, y_stride,
-                                           lanes);
+      return PanelGroup<kType, 8, kPanels, kBytes>(first_panel, panel_bytes, cols, x, n, y,
+                                                   y_stride, lanes);
 #undef TANDEM_VNNI_CASE
   }
 }
 
-template <TensorType kType>
+template <TensorType kType, bool kBytes>
 void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t panel_bytes,
                    int64_t cols, const Int16Rows& x, int n, float* y, int64_t y_stride,
                    const __mmask16* lanes) {
   if (panels == 2) {
-    return PanelGroupForTile<kType, 2>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride,
-                                       lanes);
+    return PanelGroupForTile<kType, 2, kBytes>(tile, first_panel, panel_bytes, cols, x, n, y,
+                                               y_stride, lanes);
   }
-  PanelGroupForTile<kType, 1>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride, lanes);
+  PanelGroupForTile<kType, 1, kBytes>(tile, first_panel, panel_bytes, cols, x, n, y, y_stride,
+                                      lanes);
 }
 
 // One block of 32 at x: q = x · (limit / max|x|) rounded to nearest even, given the block's
 // inv = limit / max|x| (0 for an all-zero block); returns the 16 lanes' partial sums of q.
-// With q8 (limit 127), the block's values also as bytes there.
-inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8) {
+// With q8 (limit 127), the block's values also as bytes there, and the sums of its two
+// 16-column halves in half[0], half[1].
+inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8, int32_t* half) {
   const __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
   // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
   const __m512i q_lo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(inv)));
@@ -300,6 +426,8 @@ inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8) 
   _mm512_storeu_si512(q, ordered);
   if (q8 != nullptr) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q8), _mm512_cvtsepi16_epi8(ordered));
+    half[0] = _mm512_reduce_add_epi32(q_lo);
+    half[1] = _mm512_reduce_add_epi32(q_hi);
   }
   return _mm512_add_epi32(q_lo, q_hi);
 }
@@ -347,10 +475,11 @@ inline __m512 ReduceSixteen(__m512 (&v)[16]) {
 // Blocks 16 at a time with their reductions done together (a block's horizontal max and sum
 // alone are shuffle chains of ~8 steps each), then the rest one by one: the same numbers.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
-                       int32_t* sums, ActivationPrecision precision, int8_t* q8) {
+                       int32_t* sums, ActivationPrecision precision, int8_t* q8,
+                       int32_t* half_sums) {
   const int64_t blocks = n * (cols / 32);  // rows are `cols` apart and cols = 32 · blocks
   const float limit = static_cast<float>(ActivationLimit(precision));
-  if (precision != ActivationPrecision::kInt8) q8 = nullptr;
+  if (precision != ActivationPrecision::kInt8 || half_sums == nullptr) q8 = nullptr;
   int64_t i = 0;
   for (; i + 16 <= blocks; i += 16) {
     __m512 v[16];
@@ -364,7 +493,8 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
                                  amax));
     for (int j = 0; j < 16; ++j) {
       v[j] = _mm512_castsi512_ps(QuantizeBlock(x + (i + j) * 32, inv[j], q + (i + j) * 32,
-                                               q8 == nullptr ? nullptr : q8 + (i + j) * 32));
+                                               q8 == nullptr ? nullptr : q8 + (i + j) * 32,
+                                               q8 == nullptr ? nullptr : half_sums + 2 * (i + j)));
     }
     const __m512 total = ReduceSixteen<false>(v);
     _mm512_storeu_si512(sums + i, _mm512_castps_si512(total));
@@ -373,8 +503,9 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
     const float amax = _mm512_reduce_max_ps(BlockAbsMax(x + i * 32));
     const float inv = amax > 0 ? limit / amax : 0.0f;
     scales[i] = amax / limit;
-    sums[i] = _mm512_reduce_add_epi32(
-        QuantizeBlock(x + i * 32, inv, q + i * 32, q8 == nullptr ? nullptr : q8 + i * 32));
+    sums[i] = _mm512_reduce_add_epi32(QuantizeBlock(x + i * 32, inv, q + i * 32,
+                                                    q8 == nullptr ? nullptr : q8 + i * 32,
+                                                    q8 == nullptr ? nullptr : half_sums + 2 * i));
   }
 }
 
@@ -390,12 +521,17 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const In
   const int tile = (n + tiles - 1) / tiles;
   const uint8_t* data = w.packed + first_panel * panel_bytes;
   float* out = y + first_panel * kPanelRows;
+  const bool bytes = w.int8_panels;  // MatMulPanels then quantized x into q8 too
   if (w.type == TensorType::kQ4_0) {
-    return PanelsForType<TensorType::kQ4_0>(tile, panels, data, panel_bytes, w.cols, x, n, out,
-                                            w.rows, lanes);
+    return bytes ? PanelsForType<TensorType::kQ4_0, true>(tile, panels, data, panel_bytes, w.cols,
+                                                          x, n, out, w.rows, lanes)
+                 : PanelsForType<TensorType::kQ4_0, false>(tile, panels, data, panel_bytes, w.cols,
+                                                           x, n, out, w.rows, lanes);
   }
-  PanelsForType<TensorType::kQ8_0>(tile, panels, data, panel_bytes, w.cols, x, n, out, w.rows,
-                                   lanes);
+  return bytes ? PanelsForType<TensorType::kQ8_0, true>(tile, panels, data, panel_bytes, w.cols, x,
+                                                        n, out, w.rows, lanes)
+               : PanelsForType<TensorType::kQ8_0, false>(tile, panels, data, panel_bytes, w.cols, x,
+                                                         n, out, w.rows, lanes);
 }
 
 }  // namespace tandem::internal
@@ -409,7 +545,7 @@ void PanelsVnni(const WeightMatrix& w, int64_t first_panel, int panels, const In
 #else  // not x86-64: never selected (VNNI is never detected), kept linkable.
 namespace tandem::internal {
 void QuantizeRowsInt16(const float*, int64_t, int64_t, int16_t*, float*, int32_t*,
-                       ActivationPrecision, int8_t*) {}
+                       ActivationPrecision, int8_t*, int32_t*) {}
 void PanelsVnni(const WeightMatrix&, int64_t, int, const Int16Rows&, int, float*) {}
 }  // namespace tandem::internal
 #endif

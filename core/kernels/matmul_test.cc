@@ -23,7 +23,8 @@ namespace {
 struct TestMatrix {
   std::vector<uint8_t> bytes;
   WeightMatrix w;
-  PackedArena packed;  // PackMatrix(w) for types with a panel layout
+  PackedArena packed;   // PackMatrix(w) for types with a panel layout
+  PackedArena packed8;  // the int8 layout, where this CPU has one for the type (UsesInt8Panels)
 };
 
 void PutU16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
@@ -144,6 +145,15 @@ TestMatrix MakeMatrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed
     TANDEM_CHECK(arena.ok());
     m.packed = *std::move(arena);
     PackMatrix(m.w, m.packed.data());
+    WeightMatrix w8 = m.w;
+    w8.activations = ActivationPrecision::kInt8;
+    if (UsesInt8Panels(w8)) {
+      w8.int8_panels = true;
+      absl::StatusOr<PackedArena> arena8 = PackedArena::Create(PackedBytes(w8));
+      TANDEM_CHECK(arena8.ok());
+      m.packed8 = *std::move(arena8);
+      PackMatrix(w8, m.packed8.data());
+    }
   }
   return m;
 }
@@ -185,6 +195,13 @@ void RunPath(const Path& path, const TestMatrix& m, const float* x, int64_t n, f
   WeightMatrix w = m.w;
   w.packed = path.packed ? m.packed.data() : nullptr;
   w.activations = path.activations;
+  // The VNNI path in int8 mode reads the int8 layout where the type has one, as a loaded
+  // model's matrices do.
+  if (path.packed && path.isa == KernelIsa::kAvx512Vnni &&
+      path.activations == ActivationPrecision::kInt8 && m.packed8.data() != nullptr) {
+    w.packed = m.packed8.data();
+    w.int8_panels = true;
+  }
   MatMulWithIsa(path.isa, w, x, n, y, pool);
 }
 
@@ -404,6 +421,8 @@ TEST(MatMulSharedTest, EachOutputEqualsItsOwnMatMul) {
           WeightMatrix& w = matrices[i].w;
           w.packed = matrices[i].packed.data();
           w.activations = a;
+          w.int8_panels = a == ActivationPrecision::kInt8 && matrices[i].packed8.data() != nullptr;
+          if (w.int8_panels) w.packed = matrices[i].packed8.data();
           shared[i].assign(n * w.rows, NAN);
           alone[i].assign(n * w.rows, NAN);
           outputs.push_back({&w, shared[i].data()});
@@ -521,12 +540,14 @@ TEST(QuantizeRowsInt16Test, Int8BlocksMapTheirLargestMagnitudeTo127) {
   std::vector<int8_t> kq8(64, 99);
   std::vector<float> kscales(2, -1);
   std::vector<int32_t> ksums(2, -1);
+  std::vector<int32_t> khalf(4, -1);
   internal::QuantizeRowsInt16(x.data(), 1, 64, kq.data(), kscales.data(), ksums.data(),
-                              ActivationPrecision::kInt8, kq8.data());
+                              ActivationPrecision::kInt8, kq8.data(), khalf.data());
   EXPECT_EQ(kq, q);
   EXPECT_EQ(ksums, sums);
   EXPECT_EQ(kscales, scales);
   for (int c = 0; c < 64; ++c) EXPECT_EQ(kq8[c], kq[c]) << c;
+  EXPECT_EQ(khalf, (std::vector<int32_t>{-127 + 64 + 0 + 2 + 1, 0, 127 - 64, 0}));
 }
 
 TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
@@ -552,13 +573,19 @@ TEST(QuantizeRowsInt16Test, KernelEqualsEmulationBitForBit) {
     std::vector<int32_t> sums(blocks), want_sums(blocks);
     for (ActivationPrecision a : kPrecisions) {
       std::vector<int8_t> q8(size);
+      std::vector<int32_t> half(size / 16);
       internal::QuantizeRowsInt16(x.data(), shape.n, shape.cols, q.data(), scales.data(),
-                                  sums.data(), a, q8.data());
+                                  sums.data(), a, q8.data(), half.data());
       vnni_emulation::QuantizeRowsInt16(x.data(), shape.n, shape.cols, want_q.data(),
                                         want_scales.data(), want_sums.data(), a);
       EXPECT_EQ(q, want_q) << shape.n << " x " << shape.cols;
       if (a == ActivationPrecision::kInt8) {
         EXPECT_EQ(std::vector<int16_t>(q8.begin(), q8.end()), q) << shape.n << " x " << shape.cols;
+        for (int64_t h = 0; h < size / 16; ++h) {
+          int32_t sum = 0;
+          for (int c = 0; c < 16; ++c) sum += q[16 * h + c];
+          ASSERT_EQ(half[h], sum) << shape.n << " x " << shape.cols << " half " << h;
+        }
       }
       EXPECT_EQ(sums, want_sums) << shape.n << " x " << shape.cols;
       for (int64_t b = 0; b < blocks; ++b) {
@@ -668,6 +695,38 @@ TEST(KQuantPanelTest, TheAvx512KernelEqualsTheVnniKernelBitForBit) {
       }
     }
   }
+}
+
+// The vpdpbusd kernels read the int8 layout; on the same int8 activations the int16 layout's
+// kernels (vpdpwssd) give the same exact integer sums, and both take the same float steps: the
+// same bits, for every tiling (n up to a 70-row prefill group) and a partial last panel.
+TEST(Int8PanelTest, TheVpdpbusdKernelEqualsTheInt16KernelOnInt8Activations) {
+  if (!HasVnni()) return NoteKernelNotRun("the int8 panel kernels");
+  ThreadPool pool(2);
+  int checked = 0;
+  for (TensorType type :
+       {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0,
+        TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kQ2_K,
+        TensorType::kQ3_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS, TensorType::kQ5_1}) {
+    TestMatrix m = MakeMatrix(type, 45, GetTraits(type).block_size == 256 ? 512 : 160, 51);
+    if (m.packed8.data() == nullptr) continue;  // no int8 layout for this type (yet)
+    ++checked;
+    for (int64_t n : {1, 2, 3, 5, 8, 9, 13, 16, 70}) {
+      const std::vector<float> x = RandomActivations(n, m.w.cols, 53);
+      WeightMatrix w16 = m.w, w8 = m.w;
+      w16.packed = m.packed.data();
+      w16.activations = ActivationPrecision::kInt8;
+      w8.packed = m.packed8.data();
+      w8.activations = ActivationPrecision::kInt8;
+      w8.int8_panels = true;
+      std::vector<float> y16(n * m.w.rows, NAN), y8(n * m.w.rows, NAN);
+      MatMulWithIsa(KernelIsa::kAvx512Vnni, w16, x.data(), n, y16.data(), pool);
+      MatMulWithIsa(KernelIsa::kAvx512Vnni, w8, x.data(), n, y8.data(), pool);
+      ASSERT_EQ(0, std::memcmp(y16.data(), y8.data(), 4 * y8.size()))
+          << TensorTypeName(type) << " n=" << n;
+    }
+  }
+  EXPECT_GE(checked, 2);  // Q8_0 and Q4_0 at least
 }
 
 TEST(ActivationPrecisionTest, NamesParseBackAndOthersAreRefused) {

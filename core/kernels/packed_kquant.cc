@@ -127,6 +127,42 @@ void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
   }
 }
 
+// The int8 layouts (packed_kquant.h "int8 panels"): byte quads of 16 rows.
+// Q4_K: the header as PackQ45_K's; group g's step s holds bytes 32g + 4s .. + 3 of qs.
+void PackQ4_KInt8(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+  for (int w = 0; w < 3; ++w) std::memcpy(dst + 64 + 64 * w + 4 * r, src + 4 + 4 * w, 4);
+  const uint8_t* qs = src + 16;
+  for (int g = 0; g < 4; ++g) {
+    for (int s = 0; s < 8; ++s)
+      std::memcpy(dst + 256 + 512 * g + 64 * s + 4 * r, qs + 32 * g + 4 * s, 4);
+  }
+}
+
+// Q6_K: the header as PackQ6_K's; group g (32 columns) as 4 nibble words (word L, byte i of
+// lane r: column 4L + i's low 4 bits, column 16 + 4L + i's in the high nibble) and 2 high-bit
+// words (word H, byte i, bits 2m..2m + 1: the top 2 bits of column 16H + 4m + i).
+void PackQ6_KInt8(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 208, 2);
+  for (int k = 0; k < 16; ++k) dst[32 + 16 * k + r] = src[192 + k];
+  for (int g = 0; g < 8; ++g) {
+    uint8_t* group = dst + 288 + 384 * g;
+    for (int i = 0; i < 4; ++i) {
+      for (int l = 0; l < 4; ++l) {
+        const int a = Q6Value(src, 32 * g + 4 * l + i), b = Q6Value(src, 32 * g + 16 + 4 * l + i);
+        group[64 * l + 4 * r + i] = static_cast<uint8_t>((a & 0x0F) | (b & 0x0F) << 4);
+      }
+      for (int h = 0; h < 2; ++h) {
+        int byte = 0;
+        for (int m = 0; m < 4; ++m)
+          byte |= (Q6Value(src, 32 * g + 16 * h + 4 * m + i) >> 4) << (2 * m);
+        group[256 + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
+      }
+    }
+  }
+}
+
 // Q2_K / Q3_K element e's 2-bit field (quants at `qs`) and Q3_K's high bit (at `hmask`).
 int TwoBits(const uint8_t* qs, int e) {
   return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
@@ -228,11 +264,21 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
           PackQ3_K(src, r, dst);
           break;
         case T::kQ4_K:
+          if (w.int8_panels) {
+            PackQ4_KInt8(src, r, dst);
+          } else {
+            PackQ45_K(src, false, r, dst);
+          }
+          break;
         case T::kQ5_K:
-          PackQ45_K(src, w.type == T::kQ5_K, r, dst);
+          PackQ45_K(src, true, r, dst);
           break;
         default:
-          PackQ6_K(src, r, dst);
+          if (w.int8_panels) {
+            PackQ6_KInt8(src, r, dst);
+          } else {
+            PackQ6_K(src, r, dst);
+          }
           break;
       }
     }

@@ -40,6 +40,15 @@
 //   PanelBytes · (p - p % 2) + (b · PairPanels + p % 2) · super-block bytes,
 // so that the kernel reads a pair as one sequential stream.
 //
+// Int8 panels (UsesInt8Panels, packed_matrix.h; w.int8_panels), for the vpdpbusd kernel: the
+// same sizes, pairs and headers, the quants as byte quads of 16 rows (a 32-bit lane per row):
+//   Q4_K  [256, 2304) 4 groups of 64 columns × 8 steps × 16 rows × bytes 32g + 4s .. + 3 of
+//         qs (low nibbles: columns 64g + 4s + i, high: 64g + 32 + 4s + i).
+//   Q6_K  from 288, 8 groups of 32 columns × 384 bytes: 4 nibble words (word L, byte i of a
+//         row: column 4L + i's low 4 bits, column 16 + 4L + i's as the high nibble), then 2
+//         high-bit words (word H, byte i, bits 2m, 2m + 1: column 16H + 4m + i's top 2 bits);
+//         the quants unsigned (0..63; the kernel takes 32 · Σ x out).
+//
 // The dequantized values are exactly those of DequantizeRow (tensor_type.h).
 #ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
 #define TANDEM_CORE_KERNELS_PACKED_KQUANT_H_

@@ -40,6 +40,27 @@ void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8
   }
 }
 
+// The int8 layout (UsesInt8Panels) of PackQuantPanel's types: byte quads of 16 rows; Q8_0's
+// quants flipped to unsigned (q + 128 = q XOR 0x80).
+void PackQuantPanelInt8(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8_t* out) {
+  const int64_t block_bytes = 2 + quant_bytes;
+  const int64_t packed_block_bytes = kScaleBytes + quant_bytes * kPanelRows;
+  const uint8_t flip = quant_bytes == 32 ? 0x80 : 0;
+  for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+    const int64_t r = p * kPanelRows + lane;
+    if (r >= w.rows) break;
+    const uint8_t* row = w.data + r * w.row_bytes;
+    for (int64_t b = 0; b < w.cols / kBlock; ++b) {
+      const uint8_t* src = row + b * block_bytes;
+      uint8_t* dst = out + b * packed_block_bytes;
+      std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
+      for (int64_t k = 0; k < quant_bytes; ++k) {
+        dst[kScaleBytes + (k / 4) * 4 * kPanelRows + 4 * lane + k % 4] = src[2 + k] ^ flip;
+      }
+    }
+  }
+}
+
 // F16 / BF16: column c of the panel is 16 two-byte values.
 void PackHalfPanel(const WeightMatrix& w, int64_t p, uint8_t* out) {
   for (int64_t lane = 0; lane < kPanelRows; ++lane) {
@@ -92,11 +113,15 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
     }
     switch (w.type) {
       case TensorType::kQ8_0:
-        PackQuantPanel(w, p, 32, panel);
+      case TensorType::kQ4_0: {
+        const int64_t quant_bytes = w.type == TensorType::kQ8_0 ? 32 : 16;
+        if (w.int8_panels) {
+          PackQuantPanelInt8(w, p, quant_bytes, panel);
+        } else {
+          PackQuantPanel(w, p, quant_bytes, panel);
+        }
         break;
-      case TensorType::kQ4_0:
-        PackQuantPanel(w, p, 16, panel);
-        break;
+      }
       default:
         PackHalfPanel(w, p, panel);
         break;
@@ -107,6 +132,13 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
 bool PacksOnThisCpu(TensorType type) {
   const KernelIsa isa = DetectKernelIsa();
   return (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) && HasPanelLayout(type);
+}
+
+bool UsesInt8Panels(const WeightMatrix& w) {
+  return w.activations == ActivationPrecision::kInt8 &&
+         DetectKernelIsa() == KernelIsa::kAvx512Vnni &&
+         (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
+          w.type == TensorType::kQ4_K || w.type == TensorType::kQ6_K);
 }
 
 absl::StatusOr<PackedArena> PackedArena::Create(int64_t bytes) {

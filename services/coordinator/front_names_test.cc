@@ -73,12 +73,15 @@ TEST(SystemFingerprintTest, ChangesWithWhatChangesOutputs) {
   kv.set_kv_type("i8");
   v1::ModelInfo weights = Model("t");
   weights.set_weight_type("Q8_0");
+  v1::ModelInfo activations = Model("t");  // #31
+  activations.set_activations("int8");
   v1::ModelInfo tokenizer = Model("t");
   tokenizer.set_tokenizer_fingerprint("0000000000000000");
   const std::vector<std::string> others = {
       SystemFingerprint(Model("t"), &draft, "0.1.0", settings),
       SystemFingerprint(kv, nullptr, "0.1.0", settings),
       SystemFingerprint(weights, nullptr, "0.1.0", settings),
+      SystemFingerprint(activations, nullptr, "0.1.0", settings),
       SystemFingerprint(tokenizer, nullptr, "0.1.0", settings),
       SystemFingerprint(Model("u"), nullptr, "0.1.0", settings),
       SystemFingerprint(Model("t"), nullptr, "0.2.0", settings),

@@ -12,6 +12,7 @@ void AddModel(const v1::ModelInfo& m, Fnv1a64& h) {
   h.AddInt(m.parameter_count());
   h.AddField(m.weight_type());
   h.AddField(m.kv_type());
+  h.AddField(m.activations());
   h.AddInt(m.context_size());
   h.AddInt(m.vocab_size());
   h.AddField(m.vocabulary_fingerprint());

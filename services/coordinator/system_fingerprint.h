@@ -3,13 +3,13 @@
 // client can tell when equal requests (and seeds) may stop giving equal outputs.
 //
 // Over: the target's and the draft's ModelInfo as the workers describe them (name,
-// architecture, parameter count, weight type, KV type, context size, vocabulary size, the
-// vocabulary's and the whole tokenizer's fingerprints; never the file path, so a model moved
-// on disk keeps its fingerprint), the coordinator's version, and its settings that change
-// outputs (`settings`, "name=value" strings: default max_tokens, draft tokens, the tool-call
-// and reasoning formats, ...). The weights' bytes are not read (the coordinator never sees
-// them): two exports that agree on all of the above, e.g. the same name re-quantized to the
-// same type, share a fingerprint.
+// architecture, parameter count, weight type, KV type, activation precision, context size,
+// vocabulary size, the vocabulary's and the whole tokenizer's fingerprints; never the file
+// path, so a model moved on disk keeps its fingerprint), the coordinator's version, and its
+// settings that change outputs (`settings`, "name=value" strings: default max_tokens, draft
+// tokens, the tool-call and reasoning formats, ...). The weights' bytes are not read (the
+// coordinator never sees them): two exports that agree on all of the above, e.g. the same name
+// re-quantized to the same type, share a fingerprint.
 //
 // Thread-safe (no state).
 #ifndef TANDEM_SERVICES_COORDINATOR_SYSTEM_FINGERPRINT_H_

@@ -142,7 +142,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.decode_tokens < 1 || o.reps < 1 || o.threads < 1) {
     return absl::InvalidArgumentError("-p, -n, --reps and --threads must be >= 1");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path, {o.activations}));
   const ModelConfig& c = model->config();
   ThreadPool pool(o.threads);
   Decoder decoder(*model, pool);
@@ -222,6 +222,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& o) {
   report.emplace_back("kernel_isa", std::string(KernelIsaName(DetectKernelIsa())));
   report.emplace_back("threads", absl::StrCat(o.threads));
   report.emplace_back("kv_type", std::string(KvTypeName(o.kv)));
+  report.emplace_back("activations", std::string(ActivationPrecisionName(o.activations)));
   report.emplace_back("prefill_tok_s", Fixed(Median(prefill), 2));
   report.emplace_back("decode_tok_s", Fixed(decode_tok_s, 2));
   for (int64_t b : o.batches) {

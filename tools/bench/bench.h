@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/decoder/kv_cache.h"
+#include "core/kernels/matmul.h"
 
 namespace tandem {
 
@@ -17,6 +18,7 @@ struct BenchOptions {
   std::string model_path;
   int threads = 2;
   KvType kv = KvType::kF16;
+  ActivationPrecision activations = ActivationPrecision::kInt16;  // --activations
   int64_t prompt_tokens = 128;  // -p
   int64_t decode_tokens = 64;   // -n
   std::vector<int64_t> batches = {1, 2, 5, 9};

@@ -1,5 +1,5 @@
 // tandem-kernel-bench --type q5_0 --rows 2560 --cols 960 [--x-rows 1,5] [--copies 1]
-//                     [--threads 1] [--reps 200]
+//                     [--threads 1] [--reps 200] [--activations int16|int8]
 // Times MatMul of one weight type on this CPU's path, for x batches of each size: prints the
 // median time per matrix, the weights' bytes per second, and the nanoseconds per 16-row ×
 // 32-column panel block per thread (the unit of the panel kernels). --copies 1 keeps the
@@ -31,6 +31,7 @@ ABSL_FLAG(std::string, x_rows, "1,5", "x batch sizes, each timed");
 ABSL_FLAG(int, copies, 1, "copies of the matrix read in turn (1: cached; 100: streamed)");
 ABSL_FLAG(int, threads, 1, "threads");
 ABSL_FLAG(int, reps, 200, "repetitions; the figure is the median");
+ABSL_FLAG(std::string, activations, "int16", "activation precision of the integer kernels");
 
 namespace tandem {
 namespace {
@@ -79,7 +80,16 @@ int Run(const std::vector<std::string>& args) {
   std::mt19937 rng(1);
   std::vector<uint8_t> data(*row_bytes * rows);
   for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
+  absl::StatusOr<ActivationPrecision> activations =
+      ParseActivationPrecision(absl::GetFlag(FLAGS_activations));
+  if (!activations.ok()) {
+    std::fprintf(stderr, "tandem-kernel-bench: --activations: %s\n",
+                 std::string(activations.status().message()).c_str());
+    return 2;
+  }
   WeightMatrix w{*type, rows, cols, data.data(), *row_bytes, nullptr};
+  w.activations = *activations;
+  w.int8_panels = UsesInt8Panels(w);
   const bool packs = PacksOnThisCpu(*type);
   const int64_t bytes = packs ? PackedBytes(w) : *row_bytes * rows;
   absl::StatusOr<PackedArena> arena = PackedArena::Create(bytes * copies);
@@ -113,9 +123,11 @@ int Run(const std::vector<std::string>& args) {
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
     const double panel_blocks = static_cast<double>(rows) / 16 * cols / 32;
-    std::printf("%s %lldx%lld x_rows %lld copies %d threads %d: %.1f us, %.2f GB/s, %.2f ns a "
+    std::printf("%s %s %lldx%lld x_rows %lld copies %d threads %d: %.1f us, %.2f GB/s, %.2f ns a "
                 "panel block a thread\n",
-                std::string(TensorTypeName(*type)).c_str(), static_cast<long long>(rows),
+                std::string(TensorTypeName(*type)).c_str(),
+                std::string(ActivationPrecisionName(*activations)).c_str(),
+                static_cast<long long>(rows),
                 static_cast<long long>(cols), static_cast<long long>(n), copies, threads,
                 median * 1e6, bytes / median / 1e9, median * 1e9 / panel_blocks * threads);
   }
@@ -131,7 +143,7 @@ int main(int argc, char** argv) {
       {"tandem-kernel-bench", "0.1.0",
        "Times one weight type's matmul kernel for x batches of given sizes.\n"
        "usage: tandem-kernel-bench --type q5_0 --rows 2560 --cols 960 [--x-rows 1,5]\n"
-       "       [--copies 1] [--threads 1] [--reps 200]",
+       "       [--copies 1] [--threads 1] [--reps 200] [--activations int16|int8]",
        "tools/bench/kernel_bench.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-kernel-bench: %s\n", std::string(args.status().message()).c_str());

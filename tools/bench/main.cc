@@ -1,5 +1,5 @@
 // tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64] [--batch 1,2,5,9]
-//                    [--sessions 8,16]
+//                    [--sessions 8,16] [--activations int16|int8]
 //                    [--reps R]
 // Prints one `key value` line per figure.
 #include <cstdio>
@@ -16,6 +16,9 @@ ABSL_FLAG(int, threads, 2, "threads for the forward pass");
 ABSL_FLAG(std::string, kv, "f16",
           "KV cache type: f32, f16 or i8 (i8: under half of f16's bytes; greedy output close "
           "to f32's, not equal: README 'KV cache types')");
+ABSL_FLAG(std::string, activations, "int16",
+          "quantized matmuls' activation precision: int16 or int8 (README 'Activation "
+          "precision'; float weights ignore it)");
 ABSL_FLAG(int, p, 128, "prompt tokens for the prefill measurement");
 ABSL_FLAG(int, n, 64, "tokens for the decode measurement");
 ABSL_FLAG(std::string, batch, "1,2,5,9", "batch sizes for the verify cost ratio");
@@ -30,7 +33,7 @@ int main(int argc, char** argv) {
       {"tandem-bench", "0.1.0",
        "Measures prefill/decode speed and verify cost of a model.\n"
        "usage: tandem-bench MODEL [--threads N] [--kv f16|f32|i8] [-p 128] [-n 64]\n"
-       "       [--batch 1,2,5,9] [--sessions 8,16] [--reps R]",
+       "       [--batch 1,2,5,9] [--sessions 8,16] [--reps R] [--activations int16|int8]",
        "tools/bench/main.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-bench: %s\n", std::string(args.status().message()).c_str());
@@ -52,6 +55,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.kv = *kv;
+  absl::StatusOr<tandem::ActivationPrecision> activations =
+      tandem::ParseActivationPrecision(absl::GetFlag(FLAGS_activations));
+  if (!activations.ok()) {
+    std::fprintf(stderr, "tandem-bench: --activations: %s\n",
+                 std::string(activations.status().message()).c_str());
+    return 2;
+  }
+  options.activations = *activations;
   // A list of sizes in [1, max] for `flag`; false (after saying why) if one is not.
   auto sizes = [](const char* flag, const std::string& text, int64_t max,
                   std::vector<int64_t>* out) {
