@@ -1,5 +1,6 @@
 // tandem-step-bench MODEL [--sessions 1,8,16,32] [--context 64] [--steps 20] [--reps 5]
 //                         [--threads 2] [--kv f16|f32|i8]
+//                         [--activations int16|int8]
 // The cost of one batched decode step in-process (issue 31): `sessions` one-row segments,
 // each session with its own cache of `context` positions, run as one Decoder::ForwardBatch
 // (what a worker's scheduler runs when that many streams decode at once). Every step runs at
@@ -25,6 +26,7 @@
 #include "core/base/status_macros.h"
 #include "core/decoder/decoder.h"
 #include "core/decoder/model.h"
+#include "core/kernels/matmul.h"
 #include "core/kernels/thread_pool.h"
 
 ABSL_FLAG(std::string, sessions, "1,8,16,32", "session counts, one decode row each");
@@ -33,6 +35,7 @@ ABSL_FLAG(int, steps, 20, "steps timed per round and count");
 ABSL_FLAG(int, reps, 5, "rounds; each figure is the median");
 ABSL_FLAG(int, threads, 2, "threads for the forward pass");
 ABSL_FLAG(std::string, kv, "f16", "KV cache type: f32, f16 or i8");
+ABSL_FLAG(std::string, activations, "int16", "the matmuls' activation precision: int16 or int8");
 
 namespace tandem {
 namespace {
@@ -47,6 +50,7 @@ struct StepBenchOptions {
   int reps = 5;
   int threads = 2;
   KvType kv = KvType::kF16;
+  ActivationPrecision activations = ActivationPrecision::kInt16;
 };
 
 std::vector<int32_t> SyntheticTokens(int64_t n, int64_t vocab, int64_t salt) {
@@ -65,7 +69,7 @@ double CpuSeconds() {
 }
 
 absl::Status RunStepBench(const StepBenchOptions& o) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path, {o.activations}));
   const int64_t vocab = model->config().vocab_size;
   ThreadPool pool(o.threads);
   Decoder decoder(*model, pool);
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
       {"tandem-step-bench", "0.1.0",
        "Measures one batched decode step of 1, 8, 16, 32 sessions in-process.\n"
        "usage: tandem-step-bench MODEL [--sessions 1,8,16,32] [--context 64] [--steps 20]\n"
-       "       [--reps 5] [--threads 2] [--kv f16|f32|i8]",
+       "       [--reps 5] [--threads 2] [--kv f16|f32|i8] [--activations int16|int8]",
        "tools/bench/step_bench.cc"});
   if (!args.ok()) {
     std::fprintf(stderr, "tandem-step-bench: %s\n", std::string(args.status().message()).c_str());
@@ -170,6 +174,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.kv = *kv;
+  absl::StatusOr<tandem::ActivationPrecision> activations =
+      tandem::ParseActivationPrecision(absl::GetFlag(FLAGS_activations));
+  if (!activations.ok()) {
+    std::fprintf(stderr, "tandem-step-bench: --activations: %s\n",
+                 std::string(activations.status().message()).c_str());
+    return 2;
+  }
+  options.activations = *activations;
   const absl::Status status = tandem::RunStepBench(options);
   if (!status.ok()) {
     std::fprintf(stderr, "tandem-step-bench: %s\n", status.ToString().c_str());
