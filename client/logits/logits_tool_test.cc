@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -13,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/logits/npy.h"
-#include "core/base/status_matchers.h"
 #include "core/base/shared_data_test_util.h"
+#include "core/base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,9 +33,28 @@ constexpr char kReference[] = "models/fixtures/llama-F16.logits.npy";
 
 // Per process: ctest runs each case as its own process, several at once, and the cases
 // write the same files.
+std::string TempPrefix() { return "logits_tool_test_" + std::to_string(getpid()) + "_"; }
 std::string Temp(const std::string& name) {
-  return ::testing::TempDir() + "/logits_tool_test_" + std::to_string(getpid()) + "_" + name;
+  return ::testing::TempDir() + "/" + TempPrefix() + name;
 }
+
+// Removes this process's Temp files when the tests end (they were left in /tmp, a copy of a
+// model among them, for every run).
+class TempFilesCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code error;
+    std::filesystem::directory_iterator it(::testing::TempDir(), error);
+    for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+      if (it->path().filename().string().rfind(TempPrefix(), 0) == 0) {
+        std::error_code ignored;
+        std::filesystem::remove(it->path(), ignored);
+      }
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kTempFilesCleanup =
+    ::testing::AddGlobalTestEnvironment(new TempFilesCleanup);
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
