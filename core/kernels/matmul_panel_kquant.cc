@@ -58,32 +58,7 @@ inline __m512i Dpwssd(__m512i acc, __m512i a, __m512i b) {
   asm("vpdpwssd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
   return acc;
 }
-// The int8 panels' vpdpbusd: acc + a (unsigned bytes) · the 4 signed bytes at x, broadcast to
-// every lane by the instruction's own memory operand. Written out so: through the intrinsics
-// GCC hoisted a whole group's broadcasts into 64-byte stack slots and reloaded them.
-struct Quad {
-  int8_t b[4];
-};
-inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
-  asm("vpdpbusd %[x]%{1to16%}, %[a], %[acc]"
-      : [acc] "+v"(acc)
-      : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
-  return acc;
-}
-// The same with the broadcast in a register (two panels share each x load: the loads, not the
-// multiplies, would otherwise set the pace); volatile so that GCC keeps each broadcast next
-// to its use rather than hoisting a group's worth into stack slots.
-inline __m512i BroadcastQuad(const int8_t* x) {
-  __m512i v;
-  asm volatile("vpbroadcastd %[x], %[v]"
-               : [v] "=v"(v)
-               : [x] "m"(*reinterpret_cast<const Quad*>(x)));
-  return v;
-}
-inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
-  asm volatile("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
-  return acc;
-}
+#include "core/kernels/int8_dot.inc"  // the int8 panels' steps
 }  // namespace
 
 #define TANDEM_KQ_INT8 1

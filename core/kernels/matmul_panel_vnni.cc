@@ -97,43 +97,7 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
   }
 }
 
-// acc + Σ of the four u8 · s8 products of each 32-bit lane (vpdpbusd): a's unsigned bytes
-// times the 4 signed bytes at x, broadcast by the instruction's memory operand. Written out
-// (see matmul_panel_kquant.cc's DpbusdAt): through the intrinsics GCC hoists the broadcasts
-// into stack slots.
-struct Quad {
-  int8_t b[4];
-};
-inline __m512i DpbusdAt(__m512i acc, __m512i a, const int8_t* x) {
-  asm("vpdpbusd %[x]%{1to16%}, %[a], %[acc]"
-      : [acc] "+v"(acc)
-      : [a] "v"(a), [x] "m"(*reinterpret_cast<const Quad*>(x)));
-  return acc;
-}
-// Two panels share each x quad: one broadcast into a register (volatile, kept by its use).
-inline __m512i BroadcastQuad(const int8_t* x) {
-  __m512i v;
-  asm volatile("vpbroadcastd %[x], %[v]"
-               : [v] "=v"(v)
-               : [x] "m"(*reinterpret_cast<const Quad*>(x)));
-  return v;
-}
-inline __m512i Dpbusd(__m512i acc, __m512i a, __m512i b) {
-  asm volatile("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
-  return acc;
-}
-// acc + a · the quad at x, for each panel's a.
-template <int kPanels>
-inline void DpbusdPanels(const __m512i (&a)[kPanels], const int8_t* x, __m512i* acc,
-                         int64_t acc_stride) {
-  if constexpr (kPanels == 1) {
-    acc[0] = DpbusdAt(acc[0], a[0], x);
-  } else {
-    const __m512i xb = BroadcastQuad(x);
-#pragma GCC unroll 2
-    for (int p = 0; p < kPanels; ++p) acc[p * acc_stride] = Dpbusd(acc[p * acc_stride], a[p], xb);
-  }
-}
+#include "core/kernels/int8_dot.inc"
 
 // The int8 panels' form of AccumulatePair (PackMatrix's int8 layout, packed_matrix.h): acc[p][t]
 // += Σ over column quad(s) j of panel p's rows · x row t's int8 values x8, for Q8_0 the quad

@@ -17,35 +17,22 @@ constexpr int64_t kBlock = 32;                   // Q8_0 / Q4_0 elements per blo
 constexpr int64_t kScaleBytes = 2 * kPanelRows;  // 16 f16 scales
 
 // Where byte k of a row's block (after its scale) goes in the packed block's quants, for row
-// `lane` of the panel: byte pair k / 2, then the row, then the byte's parity, so that a
-// 32-byte load holds 16 rows' pairs of bytes (2j, 2j + 1).
-int64_t QuantSlot(int64_t k, int64_t lane) { return (k / 2) * 2 * kPanelRows + 2 * lane + k % 2; }
+// `lane` of the panel: the int16 layout puts byte pair k / 2, then the row, then the byte's
+// parity (a 32-byte load holds 16 rows' pairs of bytes 2j, 2j + 1); the int8 layout
+// (UsesInt8Panels) byte quad k / 4, then the row, then k % 4 (a 64-byte load: 16 rows' quads).
+int64_t QuantSlot(int64_t k, int64_t lane, bool int8_panels) {
+  const int64_t group = int8_panels ? 4 : 2;
+  return (k / group) * group * kPanelRows + group * lane + k % group;
+}
 
 // Packs the quantized blocks of panel `p` into `out` (zeroed by the caller: padding rows keep
 // scale 0 and quants 0, so they contribute exact zeros). `quant_bytes` is 32 for Q8_0 (one
-// int8 per element) and 16 for Q4_0 (two nibbles per byte, kept as stored).
+// int8 per element) and 16 for Q4_0 (two nibbles per byte, kept as stored). The int8 layout
+// stores Q8_0's quants unsigned, q + 128 = q XOR 0x80 (vpdpbusd's unsigned operand).
 void PackQuantPanel(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8_t* out) {
   const int64_t block_bytes = 2 + quant_bytes;
   const int64_t packed_block_bytes = kScaleBytes + quant_bytes * kPanelRows;
-  for (int64_t lane = 0; lane < kPanelRows; ++lane) {
-    const int64_t r = p * kPanelRows + lane;
-    if (r >= w.rows) break;
-    const uint8_t* row = w.data + r * w.row_bytes;
-    for (int64_t b = 0; b < w.cols / kBlock; ++b) {
-      const uint8_t* src = row + b * block_bytes;
-      uint8_t* dst = out + b * packed_block_bytes;
-      std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
-      for (int64_t k = 0; k < quant_bytes; ++k) dst[kScaleBytes + QuantSlot(k, lane)] = src[2 + k];
-    }
-  }
-}
-
-// The int8 layout (UsesInt8Panels) of PackQuantPanel's types: byte quads of 16 rows; Q8_0's
-// quants flipped to unsigned (q + 128 = q XOR 0x80).
-void PackQuantPanelInt8(const WeightMatrix& w, int64_t p, int64_t quant_bytes, uint8_t* out) {
-  const int64_t block_bytes = 2 + quant_bytes;
-  const int64_t packed_block_bytes = kScaleBytes + quant_bytes * kPanelRows;
-  const uint8_t flip = quant_bytes == 32 ? 0x80 : 0;
+  const uint8_t flip = w.int8_panels && quant_bytes == 32 ? 0x80 : 0;
   for (int64_t lane = 0; lane < kPanelRows; ++lane) {
     const int64_t r = p * kPanelRows + lane;
     if (r >= w.rows) break;
@@ -55,7 +42,7 @@ void PackQuantPanelInt8(const WeightMatrix& w, int64_t p, int64_t quant_bytes, u
       uint8_t* dst = out + b * packed_block_bytes;
       std::memcpy(dst + 2 * lane, src, 2);  // the f16 scale
       for (int64_t k = 0; k < quant_bytes; ++k) {
-        dst[kScaleBytes + (k / 4) * 4 * kPanelRows + 4 * lane + k % 4] = src[2 + k] ^ flip;
+        dst[kScaleBytes + QuantSlot(k, lane, w.int8_panels)] = src[2 + k] ^ flip;
       }
     }
   }
@@ -113,15 +100,9 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out) {
     }
     switch (w.type) {
       case TensorType::kQ8_0:
-      case TensorType::kQ4_0: {
-        const int64_t quant_bytes = w.type == TensorType::kQ8_0 ? 32 : 16;
-        if (w.int8_panels) {
-          PackQuantPanelInt8(w, p, quant_bytes, panel);
-        } else {
-          PackQuantPanel(w, p, quant_bytes, panel);
-        }
+      case TensorType::kQ4_0:
+        PackQuantPanel(w, p, w.type == TensorType::kQ8_0 ? 32 : 16, panel);
         break;
-      }
       default:
         PackHalfPanel(w, p, panel);
         break;
