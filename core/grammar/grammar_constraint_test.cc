@@ -100,6 +100,14 @@ std::vector<Grammar> WalkGrammars() {
            "term ::= [0-9]+ | \"(\" expr \")\"",
            "root ::= (\"a\" | \"ab\" | \"abc\")* \"\\\"\" x?\nx ::= \"]]\" | \"],[\" x",
            "root ::= w (\" \" w)* \"\\n\"?\nw ::= [a-c]{1,3} | \"tr\" \"ue\"?",
+           // Bounded repetitions (repeat_chains.h): items that are rules with alternatives
+           // and inner frames, nested, nullable, at their bound.
+           "root ::= \"\\\"\" c{0,6} \"\\\"\" (\"]]\" | \",\"){0,2}\n"
+           "c ::= [a-c] | \"\\\\\" [\"n]",
+           "root ::= [a-c]{0,4} \"\\\"\" | \"(\" w{1,5} \")\"\nw ::= \"ab\" | \"a\" | [0-9]",
+           "root ::= (\"[\" [a-b]{0,3} \"]\"){0,3}",
+           "root ::= (x \",\"){0,4} \"\\n\"\nx ::= \"a\" y?\ny ::= \"b\"",
+           "root ::= ([ab]{0,2} \" \"){1,3} (\"tr\" | \"ue\"?){0,3}",
        }) {
     absl::StatusOr<Grammar> g = ParseGbnf(gbnf);
     EXPECT_THAT(g, IsOk()) << gbnf;

@@ -138,6 +138,15 @@ bool GrammarMatcher::Advance(const MatcherState& state, uint8_t byte, MatcherSta
   return !next->empty();
 }
 
+bool GrammarMatcher::EscapesAfter(int32_t top, uint8_t byte) {
+  if (top == kEmptyStack || top == kEscaped) return false;
+  if (!grammar_.byte_sets[ByteSetIndex(grammar_.code[nodes_[top].position])].Contains(byte)) {
+    return false;
+  }
+  const std::vector<int32_t>& after = Transition(top, byte);
+  return std::find(after.begin(), after.end(), kEscaped) != after.end();
+}
+
 // What one stack becomes after a byte its top accepts depends only on the stack (the byte has
 // been checked), so it is computed once per stack and byte and kept: walks over a trie or along
 // a string keep taking the same steps. Bounded: the memo starts over past kMaxTransitions.

@@ -57,6 +57,9 @@ class GrammarMatcher {
   MatcherState Single(int32_t top) const { return MatcherState{top}; }
   // The grammar position of stack top `top` (not kEmptyStack or kEscaped).
   int32_t TopPosition(int32_t top) const { return nodes_[top].position; }
+  // The node below `node` (a stack top or a frame): kEmptyStack or kEscaped at the bottom.
+  // TopPosition gives any node's position.
+  int32_t Below(int32_t node) const { return nodes_[node].parent; }
   // The grammar position of the frame below stack top `top`, or -1 if there is none.
   int32_t ParentPosition(int32_t top) const {
     const int32_t parent = nodes_[top].parent;
@@ -65,6 +68,9 @@ class GrammarMatcher {
   // The state after `byte`; false (and `next` unspecified) if no stack accepts it. `next` may
   // be `state`.
   bool Advance(const MatcherState& state, uint8_t byte, MatcherState* next);
+  // Whether stack top `top` takes `byte` and some path after it finishes the alternative of a
+  // StartAt state (reaches kEscaped).
+  bool EscapesAfter(int32_t top, uint8_t byte);
   // Whether the input so far is a complete sentence of the grammar.
   bool CanEnd(const MatcherState& state) const;
   // Whether some path of a StartAt state finished its alternative.

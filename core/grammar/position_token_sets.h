@@ -11,6 +11,10 @@
 // character) that every longer token leaves. A path that finishes the alternative can go on
 // only with a byte that may follow its rule in some context (the rule's FOLLOW set over bytes), so tokens whose next byte cannot are
 // rejected here instead of being checked per stack.
+// A parent frame in a bounded repetition (repeat_chains.h) is walked at the chain's top level
+// once, noting per token how many of the chain's items its paths use; the sets of every level
+// are filtered from that walk (exact: a level with k items left takes the paths that use at
+// most k), one filter per distinct item count, so a maxLength of 200 costs one walk.
 // Computed on first use of each position and kept for the grammar's life; positions inside
 // long literals have tiny sets, positions inside a string's character class hold most of the
 // vocabulary as `accepted` and only the tokens that close the string as `uncertain`.
@@ -21,6 +25,7 @@
 #ifndef TANDEM_CORE_GRAMMAR_POSITION_TOKEN_SETS_H_
 #define TANDEM_CORE_GRAMMAR_POSITION_TOKEN_SETS_H_
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -29,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/grammar/grammar.h"
 #include "core/grammar/grammar_matcher.h"
+#include "core/grammar/repeat_chains.h"
 #include "core/grammar/token_trie.h"
 
 namespace tandem {
@@ -56,19 +62,59 @@ class PositionTokenSets {
   std::shared_ptr<const PositionTokens> Get(int32_t position, int32_t parent_position);
 
  private:
-  std::shared_ptr<const PositionTokens> Compute(int32_t position, int32_t parent_position);
-  // FIRST and FOLLOW sets over bytes, per rule; rule_of_ per position of the code.
+  // What a walk over the trie records per token, in the trie's (byte) order: the fewest items
+  // of the chain being counted an accepting path uses (kNever: no accepting path), and the
+  // fewest an escaping path had used when it escaped (kNever: none). Without a chain every
+  // count is 1.
+  static constexpr int32_t kNever = INT32_MAX;
+  struct WalkedToken {
+    int32_t token;
+    int32_t accept_items;
+    int32_t escape_items;
+  };
+  struct ChainWalk {
+    std::vector<WalkedToken> tokens;
+    std::vector<int32_t> item_counts;  // the distinct finite counts above, ascending
+    // Sets by level (one per distinct count: a level takes the largest count <= it).
+    absl::flat_hash_map<int32_t, std::shared_ptr<const PositionTokens>> levels;
+  };
+
+  // Walks the trie from StartAt(position, parent_position); with `chain_top` >= 0 counts the
+  // items of that chain (whose top level is `top_level`) per path.
+  std::vector<WalkedToken> Walk(int32_t position, int32_t parent_position, int32_t chain_top,
+                                int32_t top_level);
+  // The sets of a walk for a level with `items` items left.
+  std::shared_ptr<const PositionTokens> Filter(const std::vector<WalkedToken>& walked,
+                                               int32_t items) const;
+  // The sets of (position, parent) when the parent frame is in a repetition chain; null if it
+  // is not (or the chain's levels cannot share a walk).
+  std::shared_ptr<const PositionTokens> FromChain(int32_t position, int32_t parent_position);
+  // The chain item stack `top` is in (1: the first).
+  int32_t StackItems(int32_t top, int32_t chain_top, int32_t top_level) const;
+  // The fewest chain items the stacks of interned state `id` use (kNever: none).
+  int32_t ItemsUsed(int32_t id, int32_t chain_top, int32_t top_level);
+  // The fewest items of the paths of interned state `id` that finish the alternative with
+  // `byte` (kNever: none).
+  int32_t EscapeItems(int32_t id, uint8_t byte, int32_t chain_top, int32_t top_level);
+  void Account(int64_t bytes);
+  // FIRST and FOLLOW sets over bytes, per rule.
   void ComputeFollow(const Grammar& grammar);
 
   const TokenTrie& trie_;
+  RepeatChains chains_;
   std::vector<ByteSet> follow_;      // per rule: bytes that may come right after it
-  std::vector<int32_t> rule_of_;     // per position in grammar.code: its rule
   const std::vector<std::string>& token_bytes_;
   absl::Mutex mutex_;
   GrammarMatcher matcher_;  // guarded by mutex_
   // By (position, parent position).
   absl::flat_hash_map<std::pair<int32_t, int32_t>, std::shared_ptr<const PositionTokens>> sets_;
-  int64_t bytes_ = 0;  // held by sets_, roughly
+  // Chain walks by the chain top's (position, parent position).
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, ChainWalk> chain_walks_;
+  std::vector<int32_t> items_used_;        // ItemsUsed per interned state, for walk walk_stamp_
+  std::vector<int32_t> items_used_stamp_;
+  absl::flat_hash_map<uint64_t, int32_t> escape_items_;  // EscapeItems of this walk
+  int32_t walk_stamp_ = 0;
+  int64_t bytes_ = 0;  // held by sets_ and chain_walks_, roughly
 };
 
 }  // namespace tandem
