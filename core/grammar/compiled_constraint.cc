@@ -19,10 +19,15 @@ namespace tandem {
 
 class CompiledConstraint {
  public:
+  // How long compiling may spend on the token sets of every grammar position up front.
+  static constexpr double kComputeAllSeconds = 0.25;
+
   CompiledConstraint(Grammar grammar, std::shared_ptr<const ConstraintVocabulary> vocabulary)
       : grammar_(std::move(grammar)),
         vocabulary_(std::move(vocabulary)),
-        positions_(grammar_, *vocabulary_->trie, vocabulary_->token_bytes) {}
+        positions_(grammar_, *vocabulary_->trie, vocabulary_->token_bytes) {
+    positions_.ComputeAll(kComputeAllSeconds);
+  }
 
   // The grammar's shared matcher; a fresh one once the current one has grown past its node
   // bound (requests that hold the old one keep it until they end).

@@ -175,7 +175,7 @@ int32_t GrammarMatcher::Intern(const MatcherState& state) {
   return it->second;
 }
 
-int32_t GrammarMatcher::Step(int32_t id, uint8_t byte) {
+int32_t GrammarMatcher::StepSlow(int32_t id, uint8_t byte) {
   if (id < kMaxDenseStates) {
     int32_t& to = dense_steps_[id][byte];
     if (to != -2) return to;

@@ -86,8 +86,14 @@ class GrammarMatcher {
   // computed once (a DFA built lazily as walks need it). Step returns -1 where Advance fails.
   int32_t Intern(const MatcherState& state);
   const MatcherState& StateOf(int32_t id) const { return interned_[id]; }
-  int32_t Step(int32_t id, uint8_t byte);
-  bool Escaped(int32_t id) const { return interned_escaped_[id]; }
+  int32_t Step(int32_t id, uint8_t byte) {
+    if (id < static_cast<int32_t>(dense_steps_.size())) {
+      const int32_t to = dense_steps_[id][byte];
+      if (to != -2) return to;
+    }
+    return StepSlow(id, byte);
+  }
+  bool Escaped(int32_t id) const { return interned_escaped_[id] != 0; }
 
   bool overflowed() const { return overflowed_; }
   const Grammar& grammar() const { return grammar_; }
@@ -100,6 +106,7 @@ class GrammarMatcher {
     int32_t depth;
   };
   int32_t Push(int32_t position, int32_t parent);
+  int32_t StepSlow(int32_t id, uint8_t byte);  // Step when not yet in dense_steps_
   // The stacks `top` becomes after `byte` (which its byte set holds), memoised.
   const std::vector<int32_t>& Transition(int32_t top, uint8_t byte);
   static constexpr size_t kMaxTransitions = 1 << 20;
@@ -119,7 +126,7 @@ class GrammarMatcher {
   MatcherState scratch_;
   absl::flat_hash_map<uint64_t, std::vector<int32_t>> transitions_;  // (top, byte) -> stacks
   std::vector<MatcherState> interned_;
-  std::vector<bool> interned_escaped_;
+  std::vector<uint8_t> interned_escaped_;
   absl::flat_hash_map<MatcherState, int32_t> interned_ids_;
   absl::flat_hash_map<uint64_t, int32_t> steps_;  // (id, byte) -> id or -1
   // The first kMaxDenseStates interned states keep their steps in a table of 256 (-2: not yet

@@ -1,6 +1,9 @@
 #include "core/grammar/position_token_sets.h"
 
+#include "core/grammar/return_positions.h"
+
 #include <algorithm>
+#include <chrono>
 
 namespace tandem {
 namespace {
@@ -81,15 +84,6 @@ void PositionTokenSets::ComputeFollow(const Grammar& grammar) {
   }
 }
 
-void PositionTokenSets::Account(int64_t bytes) {
-  if (bytes_ + bytes > kMaxBytes) {
-    sets_.clear();
-    chain_walks_.clear();
-    bytes_ = 0;
-  }
-  bytes_ += bytes;
-}
-
 namespace {
 
 int64_t SizeOf(const PositionTokens& sets) {
@@ -98,7 +92,53 @@ int64_t SizeOf(const PositionTokens& sets) {
       sizeof(uint64_t) * sets.accepted_bits.size());
 }
 
+uint64_t Mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x9E3779B97F4A7C15ull; }
+
+uint64_t HashOf(const PositionTokens& sets) {
+  uint64_t h = Mix(sets.accepted_ids.size(), sets.accepted_bits.size());
+  for (int32_t t : sets.accepted_ids) h = Mix(h, static_cast<uint32_t>(t));
+  for (uint64_t w : sets.accepted_bits) h = Mix(h, w);
+  for (int32_t t : sets.uncertain) h = Mix(h, static_cast<uint32_t>(t) | (uint64_t{1} << 40));
+  return h;
+}
+
+bool Equal(const PositionTokens& a, const PositionTokens& b) {
+  return a.accepted_ids == b.accepted_ids && a.accepted_bits == b.accepted_bits &&
+         a.uncertain == b.uncertain;
+}
+
 }  // namespace
+
+std::shared_ptr<const PositionTokens> PositionTokenSets::Keep(
+    std::shared_ptr<const PositionTokens> sets) {
+  std::vector<std::shared_ptr<const PositionTokens>>& same = distinct_[HashOf(*sets)];
+  for (const auto& kept : same) {
+    if (Equal(*kept, *sets)) return kept;
+  }
+  bytes_ += SizeOf(*sets);
+  same.push_back(sets);
+  return sets;
+}
+
+int64_t PositionTokenSets::ComputeAll(double budget_seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  const Grammar& grammar = matcher_.grammar();
+  const std::vector<std::vector<int32_t>> returns = ReturnPositions(grammar);
+  int64_t computed = 0;
+  for (int32_t pos = 0; pos < static_cast<int32_t>(grammar.code.size()); ++pos) {
+    if (!IsByteSet(grammar.code[pos])) continue;
+    for (int32_t parent : returns[chains_.rule_of(pos)]) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+              budget_seconds ||
+          held_bytes() > kMaxBytes / 2) {
+        return computed;
+      }
+      Get(pos, parent);
+      ++computed;
+    }
+  }
+  return computed;
+}
 
 std::shared_ptr<const PositionTokens> PositionTokenSets::Get(int32_t position,
                                                              int32_t parent_position) {
@@ -106,10 +146,16 @@ std::shared_ptr<const PositionTokens> PositionTokenSets::Get(int32_t position,
   const std::pair<int32_t, int32_t> key(position, parent_position);
   auto it = sets_.find(key);
   if (it != sets_.end()) return it->second;
+  if (bytes_ > kMaxBytes) {  // start over (callers keep the sets they hold)
+    sets_.clear();
+    chain_walks_.clear();
+    distinct_.clear();
+    bytes_ = 0;
+  }
   std::shared_ptr<const PositionTokens> sets = FromChain(position, parent_position);
   if (sets == nullptr) {
-    sets = Filter(Walk(position, parent_position, /*chain_top=*/-1, /*top_level=*/0), 1);
-    Account(SizeOf(*sets));
+    Walk(position, parent_position, /*chain_top=*/-1, /*top_level=*/0);
+    sets = Keep(std::move(FilterLevels({1})[0]));
   }
   sets_.emplace(key, sets);
   return sets;
@@ -134,29 +180,29 @@ std::shared_ptr<const PositionTokens> PositionTokenSets::FromChain(int32_t posit
   const std::pair<int32_t, int32_t> key(top_position, top_parent);
   auto it = chain_walks_.find(key);
   if (it == chain_walks_.end()) {
-    ChainWalk walk;
-    walk.tokens = Walk(top_position, top_parent, top, top_level);
-    for (const WalkedToken& t : walk.tokens) {
+    // One walk for every level: each level's sets are filtered from it (the largest item count
+    // at most the level picks them; 0: none), then the walk is dropped.
+    Walk(top_position, top_parent, top, top_level);
+    std::vector<bool> seen(top_level + 1, false);
+    seen[0] = true;
+    for (const WalkedToken& t : walked_) {
       for (int32_t items : {t.accept_items, t.escape_items}) {
-        if (items != kNever) walk.item_counts.push_back(items);
+        if (items <= top_level) seen[items] = true;
       }
     }
-    std::sort(walk.item_counts.begin(), walk.item_counts.end());
-    walk.item_counts.erase(std::unique(walk.item_counts.begin(), walk.item_counts.end()),
-                           walk.item_counts.end());
-    Account(static_cast<int64_t>(sizeof(WalkedToken) * walk.tokens.size()));
+    ChainWalk walk;
+    for (int32_t items = 0; items <= top_level; ++items) {
+      if (seen[items]) walk.item_counts.push_back(items);
+    }
+    std::vector<std::shared_ptr<const PositionTokens>> levels = FilterLevels(walk.item_counts);
+    for (size_t l = 0; l < levels.size(); ++l) {
+      walk.levels[walk.item_counts[l]] = Keep(std::move(levels[l]));
+    }
     it = chain_walks_.emplace(key, std::move(walk)).first;
   }
-  ChainWalk& walk = it->second;
-  // The level's sets are those of the largest item count at most `level` (0: none).
+  const ChainWalk& walk = it->second;
   auto upper = std::upper_bound(walk.item_counts.begin(), walk.item_counts.end(), level);
-  const int32_t items = upper == walk.item_counts.begin() ? 0 : *(upper - 1);
-  auto& sets = walk.levels[items];
-  if (sets == nullptr) {
-    sets = Filter(walk.tokens, items);
-    Account(SizeOf(*sets));
-  }
-  return sets;
+  return walk.levels.at(*(upper - 1));
 }
 
 int32_t PositionTokenSets::StackItems(int32_t top, int32_t chain_top, int32_t top_level) const {
@@ -201,21 +247,21 @@ int32_t PositionTokenSets::EscapeItems(int32_t id, uint8_t byte, int32_t chain_t
   return fewest;
 }
 
-std::vector<PositionTokenSets::WalkedToken> PositionTokenSets::Walk(int32_t position,
-                                                                     int32_t parent_position,
-                                                                     int32_t chain_top,
-                                                                     int32_t top_level) {
+void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t chain_top,
+                             int32_t top_level) {
   ++walk_stamp_;
+  ++walks_;
   escape_items_.clear();
-  std::vector<WalkedToken> out;
-  // state[d]: after the first d bytes of the current trie path (interned, GrammarMatcher::
-  // Intern), path[d] the d-th byte; escape[d]: the fewest items a path had used where it
+  walked_.clear();
+  // state_[d]: after the first d bytes of the current trie path (interned, GrammarMatcher::
+  // Intern), path_[d] the d-th byte; escape_[d]: the fewest items a path had used where it
   // finished the alternative before byte d with a byte after it that may follow the rule
   // (kNever: no such path).
-  const int32_t depth = trie_.max_depth() + 1;
-  std::vector<int32_t> state(depth), escape(depth, kNever);
-  std::vector<uint8_t> path(depth);
-  state[0] = matcher_.Intern(matcher_.StartAt(position, parent_position));
+  const size_t depth = trie_.max_depth() + 1;
+  state_.resize(depth);
+  path_.resize(depth);
+  escape_.assign(depth, kNever);
+  state_[0] = matcher_.Intern(matcher_.StartAt(position, parent_position));
   const ByteSet& follow =
       follow_[chains_.rule_of(parent_position < 0 ? position : parent_position)];
   const bool counting = chain_top >= 0;
@@ -226,6 +272,9 @@ std::vector<PositionTokenSets::WalkedToken> PositionTokenSets::Walk(int32_t posi
   const auto escape_items = [&](int32_t from, uint8_t byte) {
     return counting ? EscapeItems(from, byte, chain_top, top_level) : 1;
   };
+  int32_t* state = state_.data();
+  int32_t* escape = escape_.data();
+  uint8_t* path = path_.data();
   for (int32_t i = 1; i < trie_.size();) {
     const int32_t d = trie_.depth(i);
     path[d] = trie_.byte(i);
@@ -237,7 +286,7 @@ std::vector<PositionTokenSets::WalkedToken> PositionTokenSets::Walk(int32_t posi
     if (state[d] < 0) {
       // No path inside the alternative takes this byte; one that left it earlier might.
       if (escape[d] != kNever) {
-        for (int32_t token : trie_.tokens_under(i)) out.push_back({token, kNever, escape[d]});
+        for (int32_t token : trie_.tokens_under(i)) walked_.push_back({token, kNever, escape[d]});
       }
       i = trie_.subtree_end(i);
       continue;
@@ -247,35 +296,47 @@ std::vector<PositionTokenSets::WalkedToken> PositionTokenSets::Walk(int32_t posi
       // token's last byte.
       int32_t used = live_items(state[d]);
       if (matcher_.Escaped(state[d])) used = std::min(used, escape_items(state[d - 1], path[d]));
-      for (int32_t token : ending) out.push_back({token, used, escape[d]});
+      for (int32_t token : ending) walked_.push_back({token, used, escape[d]});
     }
     ++i;
   }
-  return out;
 }
 
-std::shared_ptr<const PositionTokens> PositionTokenSets::Filter(
-    const std::vector<WalkedToken>& walked, int32_t items) const {
-  auto out = std::make_shared<PositionTokens>();
-  std::vector<int32_t> accepted;
-  for (const WalkedToken& t : walked) {
-    if (t.accept_items <= items) {
-      accepted.push_back(t.token);
-    } else if (t.escape_items <= items) {
-      out->uncertain.push_back(t.token);
-    }
-  }
+std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLevels(
+    const std::vector<int32_t>& item_counts) const {
   const int64_t vocab = static_cast<int64_t>(token_bytes_.size());
-  if (static_cast<int64_t>(accepted.size()) * 64 > vocab) {
-    out->accepted_bits.assign((vocab + 63) / 64, 0);
-    for (int32_t t : accepted) out->accepted_bits[t / 64] |= uint64_t{1} << (t % 64);
-  } else {
-    out->accepted_ids = std::move(accepted);
+  // Accepted tokens by the count that admits them; the tokens that may be uncertain.
+  const int32_t most = item_counts.empty() ? 0 : item_counts.back();
+  std::vector<std::vector<int32_t>> admitted(most + 1);
+  std::vector<const WalkedToken*> maybe_uncertain;
+  for (const WalkedToken& t : walked_) {
+    if (t.accept_items <= most) admitted[t.accept_items].push_back(t.token);
+    if (t.escape_items <= most && t.accept_items > t.escape_items) maybe_uncertain.push_back(&t);
   }
-  out->uncertain_shared.resize(out->uncertain.size(), 0);
-  for (size_t k = 1; k < out->uncertain.size(); ++k) {
-    out->uncertain_shared[k] =
-        SharedPrefix(token_bytes_[out->uncertain[k - 1]], token_bytes_[out->uncertain[k]]);
+  std::vector<std::shared_ptr<const PositionTokens>> out;
+  std::vector<int32_t> accepted;  // the running union of admitted[0 .. items]
+  int32_t added = -1;
+  for (int32_t items : item_counts) {
+    for (; added < items; ++added) {
+      accepted.insert(accepted.end(), admitted[added + 1].begin(), admitted[added + 1].end());
+    }
+    auto sets = std::make_shared<PositionTokens>();
+    if (static_cast<int64_t>(accepted.size()) * 64 > vocab) {
+      sets->accepted_bits.assign((vocab + 63) / 64, 0);
+      for (int32_t t : accepted) sets->accepted_bits[t / 64] |= uint64_t{1} << (t % 64);
+    } else {
+      sets->accepted_ids = accepted;
+      std::sort(sets->accepted_ids.begin(), sets->accepted_ids.end());
+    }
+    for (const WalkedToken* t : maybe_uncertain) {
+      if (t->accept_items > items && t->escape_items <= items) sets->uncertain.push_back(t->token);
+    }
+    sets->uncertain_shared.resize(sets->uncertain.size(), 0);
+    for (size_t k = 1; k < sets->uncertain.size(); ++k) {
+      sets->uncertain_shared[k] = SharedPrefix(token_bytes_[sets->uncertain[k - 1]],
+                                               token_bytes_[sets->uncertain[k]]);
+    }
+    out.push_back(std::move(sets));
   }
   return out;
 }

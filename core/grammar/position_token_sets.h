@@ -19,7 +19,8 @@
 // long literals have tiny sets, positions inside a string's character class hold most of the
 // vocabulary as `accepted` and only the tokens that close the string as `uncertain`.
 //
-// Bounded: past kMaxBytes of sets the cache starts over (callers keep what they hold).
+// Positions with equal sets share one copy. Bounded: past kMaxBytes of sets the cache starts
+// over (callers keep what they hold).
 //
 // Thread-safe: Get() locks while it computes a position.
 #ifndef TANDEM_CORE_GRAMMAR_POSITION_TOKEN_SETS_H_
@@ -57,6 +58,17 @@ class PositionTokenSets {
 
   static constexpr int64_t kMaxBytes = int64_t{16} << 20;
 
+  // Computes the sets of every (position, parent position) pair the grammar's stacks can hold
+  // (return_positions.h), so that masks need no trie walk, until `budget_seconds` have passed
+  // (the rest are computed on first use). Returns how many pairs it computed.
+  int64_t ComputeAll(double budget_seconds);
+
+  // How many trie walks have been made (tests: ComputeAll leaves none to do).
+  int64_t walks() {
+    absl::MutexLock lock(&mutex_);
+    return walks_;
+  }
+
   // The sets of a stack topped by byte-set `position` over a frame at `parent_position` (-1:
   // none).
   std::shared_ptr<const PositionTokens> Get(int32_t position, int32_t parent_position);
@@ -73,19 +85,17 @@ class PositionTokenSets {
     int32_t escape_items;
   };
   struct ChainWalk {
-    std::vector<WalkedToken> tokens;
-    std::vector<int32_t> item_counts;  // the distinct finite counts above, ascending
-    // Sets by level (one per distinct count: a level takes the largest count <= it).
+    std::vector<int32_t> item_counts;  // 0 and the distinct counts up to the top level, ascending
+    // Sets by item count (a level takes those of the largest count at most it).
     absl::flat_hash_map<int32_t, std::shared_ptr<const PositionTokens>> levels;
   };
 
-  // Walks the trie from StartAt(position, parent_position); with `chain_top` >= 0 counts the
-  // items of that chain (whose top level is `top_level`) per path.
-  std::vector<WalkedToken> Walk(int32_t position, int32_t parent_position, int32_t chain_top,
-                                int32_t top_level);
-  // The sets of a walk for a level with `items` items left.
-  std::shared_ptr<const PositionTokens> Filter(const std::vector<WalkedToken>& walked,
-                                               int32_t items) const;
+  // Walks the trie from StartAt(position, parent_position) into walked_; with `chain_top` >= 0
+  // counts the items of that chain (whose top level is `top_level`) per path.
+  void Walk(int32_t position, int32_t parent_position, int32_t chain_top, int32_t top_level);
+  // The sets of walked_ for levels with each of `item_counts` items left (ascending).
+  std::vector<std::shared_ptr<const PositionTokens>> FilterLevels(
+      const std::vector<int32_t>& item_counts) const;
   // The sets of (position, parent) when the parent frame is in a repetition chain; null if it
   // is not (or the chain's levels cannot share a walk).
   std::shared_ptr<const PositionTokens> FromChain(int32_t position, int32_t parent_position);
@@ -96,7 +106,12 @@ class PositionTokenSets {
   // The fewest items of the paths of interned state `id` that finish the alternative with
   // `byte` (kNever: none).
   int32_t EscapeItems(int32_t id, uint8_t byte, int32_t chain_top, int32_t top_level);
-  void Account(int64_t bytes);
+  // `sets`, or equal ones kept before (many positions share their sets).
+  std::shared_ptr<const PositionTokens> Keep(std::shared_ptr<const PositionTokens> sets);
+  int64_t held_bytes() {
+    absl::MutexLock lock(&mutex_);
+    return bytes_;
+  }
   // FIRST and FOLLOW sets over bytes, per rule.
   void ComputeFollow(const Grammar& grammar);
 
@@ -108,12 +123,19 @@ class PositionTokenSets {
   GrammarMatcher matcher_;  // guarded by mutex_
   // By (position, parent position).
   absl::flat_hash_map<std::pair<int32_t, int32_t>, std::shared_ptr<const PositionTokens>> sets_;
-  // Chain walks by the chain top's (position, parent position).
+  // Chain walks' sets by the chain top's (position, parent position).
   absl::flat_hash_map<std::pair<int32_t, int32_t>, ChainWalk> chain_walks_;
   std::vector<int32_t> items_used_;        // ItemsUsed per interned state, for walk walk_stamp_
   std::vector<int32_t> items_used_stamp_;
   absl::flat_hash_map<uint64_t, int32_t> escape_items_;  // EscapeItems of this walk
+  // The last walk and its scratch (kept to spare the allocations).
+  std::vector<WalkedToken> walked_;
+  std::vector<int32_t> state_, escape_;
+  std::vector<uint8_t> path_;
   int32_t walk_stamp_ = 0;
+  int64_t walks_ = 0;
+  // The distinct sets held, by a hash of their contents.
+  absl::flat_hash_map<uint64_t, std::vector<std::shared_ptr<const PositionTokens>>> distinct_;
   int64_t bytes_ = 0;  // held by sets_ and chain_walks_, roughly
 };
 
