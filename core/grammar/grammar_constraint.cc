@@ -15,7 +15,6 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const void> owner,
     : owner_(std::move(owner)), tables_(tables), shared_(std::move(shared)) {
   absl::MutexLock lock(&shared_->mutex);
   states_.push_back(shared_->matcher.Start());
-  walk_.resize(tables_.trie->max_depth() + 1);
 }
 
 int64_t GrammarConstraint::vocab_size() const {
@@ -109,23 +108,27 @@ void GrammarConstraint::ComputeMask(GrammarMatcher& matcher, const MatcherState&
 
 void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
                                      const PositionTokens& sets, TokenMask* mask) {
-  walk_[0] = matcher.Intern(matcher.Single(top));
-  int32_t failed_at = -1;  // the byte index where the previous token failed, or -1
+  if (sets.uncertain.empty()) return;
+  // The frame below the two the sets were computed for (or below the top alone): where a path
+  // that finishes their alternative goes on.
+  int32_t below = matcher.Below(top);
+  if (matcher.ParentPosition(top) >= 0) below = matcher.Below(below);
+  const MatcherState resumed = matcher.Resume(below);
+  if (resumed.empty()) return;  // nothing may follow the root's end
+  const int32_t start = matcher.Intern(resumed);
   for (size_t k = 0; k < sets.uncertain.size(); ++k) {
     const int32_t token = sets.uncertain[k];
-    const int32_t shared = k == 0 ? 0 : sets.uncertain_shared[k];
-    // A token sharing the prefix that just failed fails too.
-    if (failed_at >= 0 && shared > failed_at) continue;
     const std::string& bytes = (*tables_.token_bytes)[token];
-    failed_at = -1;
-    for (size_t j = shared; j < bytes.size(); ++j) {
-      walk_[j + 1] = matcher.Step(walk_[j], static_cast<uint8_t>(bytes[j]));
-      if (walk_[j + 1] < 0) {
-        failed_at = static_cast<int32_t>(j);
+    for (int32_t e = sets.escape_begin[k]; e < sets.escape_begin[k + 1]; ++e) {
+      int32_t state = start;
+      for (size_t j = sets.uncertain_escapes[e]; j < bytes.size() && state >= 0; ++j) {
+        state = matcher.Step(state, static_cast<uint8_t>(bytes[j]));
+      }
+      if (state >= 0) {
+        mask->Allow(token);
         break;
       }
     }
-    if (failed_at < 0) mask->Allow(token);
   }
 }
 

@@ -6,8 +6,9 @@
 //
 // FillMask for a state is the union over its stacks: the tokens the stack's top position
 // accepts whatever lies below (PositionTokenSets, shared by all requests of the grammar), plus
-// those of the position's uncertain tokens this stack really takes (walked in byte order,
-// reusing the states of shared prefixes), plus the end tokens where the grammar may end.
+// those of the position's uncertain tokens this stack really takes (the rest of each, from
+// where a path finished the position's alternative, stepped from the frame below), plus the
+// end tokens where the grammar may end.
 // After an end token only end tokens are allowed.
 //
 // Not thread-safe: one per request and model (the shared parts lock).
@@ -74,7 +75,6 @@ class GrammarConstraint : public TokenConstraint {
   std::vector<int32_t> tokens_;        // accepted, in order
   std::vector<MatcherState> states_;   // states_[i]: after tokens_[0, i); never empty
   bool ended_ = false;                 // an end token was accepted (only at the back)
-  std::vector<int32_t> walk_;          // AddUncertain's interned states by depth
 };
 
 }  // namespace tandem

@@ -124,6 +124,15 @@ MatcherState GrammarMatcher::StartAt(int32_t position, int32_t parent_position) 
   return state;
 }
 
+MatcherState GrammarMatcher::Resume(int32_t node) {
+  MatcherState state;
+  if (node <= kEscaped) return state;
+  ClearSeen();
+  Expand(nodes_[node].position, nodes_[node].parent, &state);
+  Finish(&state, &overflowed_);
+  return state;
+}
+
 bool GrammarMatcher::Advance(const MatcherState& state, uint8_t byte, MatcherState* next) {
   scratch_.clear();
   for (int32_t top : state) {

@@ -53,6 +53,9 @@ class GrammarMatcher {
   // finish the parent frame's alternative (or, without one, the top's) end in kEscaped (see
   // PositionTokenSets).
   MatcherState StartAt(int32_t position, int32_t parent_position = -1);
+  // The state of a stack popped down to frame `node` (what follows once everything above it
+  // is complete): its expansion from that frame's position. Empty for kEmptyStack and kEscaped.
+  MatcherState Resume(int32_t node);
   // The state of the single stack whose top node is `top` (an element of some state).
   MatcherState Single(int32_t top) const { return MatcherState{top}; }
   // The grammar position of stack top `top` (not kEmptyStack or kEscaped).

@@ -8,13 +8,6 @@
 namespace tandem {
 namespace {
 
-// The length of the prefix `a` and `b` share.
-int32_t SharedPrefix(const std::string& a, const std::string& b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return static_cast<int32_t>(i);
-}
 
 }  // namespace
 
@@ -89,6 +82,7 @@ namespace {
 int64_t SizeOf(const PositionTokens& sets) {
   return static_cast<int64_t>(
       sizeof(int32_t) * (sets.accepted_ids.size() + 2 * sets.uncertain.size()) +
+      sizeof(uint16_t) * sets.uncertain_escapes.size() +
       sizeof(uint64_t) * sets.accepted_bits.size());
 }
 
@@ -99,12 +93,14 @@ uint64_t HashOf(const PositionTokens& sets) {
   for (int32_t t : sets.accepted_ids) h = Mix(h, static_cast<uint32_t>(t));
   for (uint64_t w : sets.accepted_bits) h = Mix(h, w);
   for (int32_t t : sets.uncertain) h = Mix(h, static_cast<uint32_t>(t) | (uint64_t{1} << 40));
+  for (uint16_t e : sets.uncertain_escapes) h = Mix(h, e | (uint64_t{1} << 41));
   return h;
 }
 
 bool Equal(const PositionTokens& a, const PositionTokens& b) {
   return a.accepted_ids == b.accepted_ids && a.accepted_bits == b.accepted_bits &&
-         a.uncertain == b.uncertain;
+         a.uncertain == b.uncertain && a.escape_begin == b.escape_begin &&
+         a.uncertain_escapes == b.uncertain_escapes;
 }
 
 }  // namespace
@@ -253,14 +249,16 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
   ++walks_;
   escape_items_.clear();
   walked_.clear();
+  walked_escapes_.clear();
   // state_[d]: after the first d bytes of the current trie path (interned, GrammarMatcher::
   // Intern), path_[d] the d-th byte; escape_[d]: the fewest items a path had used where it
   // finished the alternative before byte d with a byte after it that may follow the rule
-  // (kNever: no such path).
+  // (kNever: no such path); on_path: those escapes, by the depth after them.
   const size_t depth = trie_.max_depth() + 1;
   state_.resize(depth);
   path_.resize(depth);
   escape_.assign(depth, kNever);
+  std::vector<std::pair<int32_t, Escape>> on_path;
   state_[0] = matcher_.Intern(matcher_.StartAt(position, parent_position));
   const ByteSet& follow =
       follow_[chains_.rule_of(parent_position < 0 ? position : parent_position)];
@@ -272,6 +270,12 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
   const auto escape_items = [&](int32_t from, uint8_t byte) {
     return counting ? EscapeItems(from, byte, chain_top, top_level) : 1;
   };
+  // The escapes on the path to the current node, once per node that records tokens.
+  const auto escapes = [&](int32_t* begin, int32_t* end) {
+    *begin = static_cast<int32_t>(walked_escapes_.size());
+    for (const auto& [at, escape] : on_path) walked_escapes_.push_back(escape);
+    *end = static_cast<int32_t>(walked_escapes_.size());
+  };
   int32_t* state = state_.data();
   int32_t* escape = escape_.data();
   uint8_t* path = path_.data();
@@ -279,14 +283,21 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
     const int32_t d = trie_.depth(i);
     path[d] = trie_.byte(i);
     escape[d] = escape[d - 1];
+    while (!on_path.empty() && on_path.back().first >= d) on_path.pop_back();
     if (d >= 2 && matcher_.Escaped(state[d - 1]) && follow.Contains(path[d])) {
-      escape[d] = std::min(escape[d], escape_items(state[d - 2], path[d - 1]));
+      const int32_t items = escape_items(state[d - 2], path[d - 1]);
+      escape[d] = std::min(escape[d], items);
+      on_path.push_back({d, Escape{d - 1, items}});
     }
     state[d] = matcher_.Step(state[d - 1], path[d]);
     if (state[d] < 0) {
       // No path inside the alternative takes this byte; one that left it earlier might.
       if (escape[d] != kNever) {
-        for (int32_t token : trie_.tokens_under(i)) walked_.push_back({token, kNever, escape[d]});
+        int32_t begin, end;
+        escapes(&begin, &end);
+        for (int32_t token : trie_.tokens_under(i)) {
+          walked_.push_back({token, kNever, escape[d], begin, end});
+        }
       }
       i = trie_.subtree_end(i);
       continue;
@@ -296,7 +307,9 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
       // token's last byte.
       int32_t used = live_items(state[d]);
       if (matcher_.Escaped(state[d])) used = std::min(used, escape_items(state[d - 1], path[d]));
-      for (int32_t token : ending) walked_.push_back({token, used, escape[d]});
+      int32_t begin, end;
+      escapes(&begin, &end);
+      for (int32_t token : ending) walked_.push_back({token, used, escape[d], begin, end});
     }
     ++i;
   }
@@ -329,13 +342,16 @@ std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLeve
       std::sort(sets->accepted_ids.begin(), sets->accepted_ids.end());
     }
     for (const WalkedToken* t : maybe_uncertain) {
-      if (t->accept_items > items && t->escape_items <= items) sets->uncertain.push_back(t->token);
+      if (t->accept_items <= items || t->escape_items > items) continue;
+      sets->uncertain.push_back(t->token);
+      sets->escape_begin.push_back(static_cast<int32_t>(sets->uncertain_escapes.size()));
+      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
+        if (walked_escapes_[e].items <= items) {
+          sets->uncertain_escapes.push_back(static_cast<uint16_t>(walked_escapes_[e].offset));
+        }
+      }
     }
-    sets->uncertain_shared.resize(sets->uncertain.size(), 0);
-    for (size_t k = 1; k < sets->uncertain.size(); ++k) {
-      sets->uncertain_shared[k] = SharedPrefix(token_bytes_[sets->uncertain[k - 1]],
-                                               token_bytes_[sets->uncertain[k]]);
-    }
+    sets->escape_begin.push_back(static_cast<int32_t>(sets->uncertain_escapes.size()));
     out.push_back(std::move(sets));
   }
   return out;

@@ -5,7 +5,8 @@
 //  - accepted: some path takes all its bytes without finishing Q's alternative (or finishes
 //    it exactly at the token's end), so the token is allowed on any stack with those tops;
 //  - uncertain: every surviving path finished P's alternative before the token's end, so the
-//    rest of the token depends on the stack below (checked per stack at run time);
+//    rest of the token depends on the stack below (checked per stack at run time from the
+//    offsets where those paths finished it);
 //  - rejected: everything else (never allowed on such a stack).
 // Two frames rather than one because the top frame is often a one-character rule (a string's
 // character) that every longer token leaves. A path that finishes the alternative can go on
@@ -44,10 +45,12 @@ struct PositionTokens {
   // Accepted tokens as ids when few, else as bits over the vocabulary (one of the two).
   std::vector<int32_t> accepted_ids;
   std::vector<uint64_t> accepted_bits;
-  // Uncertain tokens in byte order, each with the length of the prefix it shares with the
-  // one before it (0 for the first).
+  // Uncertain tokens, each with the byte offsets where a path finishes the alternative (the
+  // rest of the token must then follow the frame below): uncertain_escapes[escape_begin[k] ..
+  // escape_begin[k + 1]) for uncertain[k].
   std::vector<int32_t> uncertain;
-  std::vector<int32_t> uncertain_shared;
+  std::vector<int32_t> escape_begin;
+  std::vector<uint16_t> uncertain_escapes;
 };
 
 class PositionTokenSets {
@@ -83,6 +86,12 @@ class PositionTokenSets {
     int32_t token;
     int32_t accept_items;
     int32_t escape_items;
+    // The escapes on the token's path: walked_escapes_[escapes_begin .. escapes_end).
+    int32_t escapes_begin, escapes_end;
+  };
+  struct Escape {
+    int32_t offset;  // bytes taken before the alternative finished
+    int32_t items;   // the fewest items a path finishing there had used
   };
   struct ChainWalk {
     std::vector<int32_t> item_counts;  // 0 and the distinct counts up to the top level, ascending
@@ -130,7 +139,8 @@ class PositionTokenSets {
   absl::flat_hash_map<uint64_t, int32_t> escape_items_;  // EscapeItems of this walk
   // The last walk and its scratch (kept to spare the allocations).
   std::vector<WalkedToken> walked_;
-  std::vector<int32_t> state_, escape_;
+  std::vector<Escape> walked_escapes_;
+  std::vector<int32_t> state_, escape_, escape_at_;
   std::vector<uint8_t> path_;
   int32_t walk_stamp_ = 0;
   int64_t walks_ = 0;
