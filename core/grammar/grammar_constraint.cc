@@ -15,6 +15,7 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const void> owner,
     : owner_(std::move(owner)), tables_(tables), shared_(std::move(shared)) {
   absl::MutexLock lock(&shared_->mutex);
   states_.push_back(shared_->matcher.Start());
+  walk_.resize(tables_.trie->max_depth() + 1);
 }
 
 int64_t GrammarConstraint::vocab_size() const {
@@ -115,17 +116,29 @@ void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
   if (matcher.ParentPosition(top) >= 0) below = matcher.Below(below);
   const MatcherState resumed = matcher.Resume(below);
   if (resumed.empty()) return;  // nothing may follow the root's end
-  const int32_t start = matcher.Intern(resumed);
-  for (size_t k = 0; k < sets.uncertain.size(); ++k) {
-    const int32_t token = sets.uncertain[k];
-    const std::string& bytes = (*tables_.token_bytes)[token];
-    for (int32_t e = sets.escape_begin[k]; e < sets.escape_begin[k + 1]; ++e) {
-      int32_t state = start;
-      for (size_t j = sets.uncertain_escapes[e]; j < bytes.size() && state >= 0; ++j) {
-        state = matcher.Step(state, static_cast<uint8_t>(bytes[j]));
+  // Each distinct rest once, in byte order, reusing the states of the prefix it shares with
+  // the one before.
+  walk_[0] = matcher.Intern(resumed);
+  rest_ok_.assign(sets.rests.size(), 0);
+  int32_t failed_at = -1;  // the byte index where the previous rest failed, or -1
+  for (size_t r = 0; r < sets.rests.size(); ++r) {
+    const std::string& rest = sets.rests[r];
+    const int32_t shared = sets.rest_shared[r];
+    if (failed_at >= 0 && shared > failed_at) continue;  // shares the prefix that failed
+    failed_at = -1;
+    for (size_t j = shared; j < rest.size(); ++j) {
+      walk_[j + 1] = matcher.Step(walk_[j], static_cast<uint8_t>(rest[j]));
+      if (walk_[j + 1] < 0) {
+        failed_at = static_cast<int32_t>(j);
+        break;
       }
-      if (state >= 0) {
-        mask->Allow(token);
+    }
+    rest_ok_[r] = failed_at < 0;
+  }
+  for (size_t k = 0; k < sets.uncertain.size(); ++k) {
+    for (int32_t i = sets.rest_begin[k]; i < sets.rest_begin[k + 1]; ++i) {
+      if (rest_ok_[sets.uncertain_rests[i]]) {
+        mask->Allow(sets.uncertain[k]);
         break;
       }
     }

@@ -75,6 +75,8 @@ class GrammarConstraint : public TokenConstraint {
   std::vector<int32_t> tokens_;        // accepted, in order
   std::vector<MatcherState> states_;   // states_[i]: after tokens_[0, i); never empty
   bool ended_ = false;                 // an end token was accepted (only at the back)
+  std::vector<int32_t> walk_;          // AddUncertain's interned states by depth
+  std::vector<uint8_t> rest_ok_;       // AddUncertain: per rest, whether the frame takes it
 };
 
 }  // namespace tandem

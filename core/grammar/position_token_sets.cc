@@ -8,6 +8,14 @@
 namespace tandem {
 namespace {
 
+// The length of the prefix `a` and `b` share.
+int32_t SharedPrefix(const std::string& a, const std::string& b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return static_cast<int32_t>(i);
+}
+
 
 }  // namespace
 
@@ -82,7 +90,7 @@ namespace {
 int64_t SizeOf(const PositionTokens& sets) {
   return static_cast<int64_t>(
       sizeof(int32_t) * (sets.accepted_ids.size() + 2 * sets.uncertain.size()) +
-      sizeof(uint16_t) * sets.uncertain_escapes.size() +
+      sizeof(int32_t) * (sets.uncertain_rests.size() + sets.rest_shared.size()) +
       sizeof(uint64_t) * sets.accepted_bits.size());
 }
 
@@ -93,14 +101,14 @@ uint64_t HashOf(const PositionTokens& sets) {
   for (int32_t t : sets.accepted_ids) h = Mix(h, static_cast<uint32_t>(t));
   for (uint64_t w : sets.accepted_bits) h = Mix(h, w);
   for (int32_t t : sets.uncertain) h = Mix(h, static_cast<uint32_t>(t) | (uint64_t{1} << 40));
-  for (uint16_t e : sets.uncertain_escapes) h = Mix(h, e | (uint64_t{1} << 41));
+  for (int32_t r : sets.uncertain_rests) h = Mix(h, static_cast<uint32_t>(r) | (uint64_t{1} << 41));
   return h;
 }
 
 bool Equal(const PositionTokens& a, const PositionTokens& b) {
   return a.accepted_ids == b.accepted_ids && a.accepted_bits == b.accepted_bits &&
-         a.uncertain == b.uncertain && a.escape_begin == b.escape_begin &&
-         a.uncertain_escapes == b.uncertain_escapes;
+         a.uncertain == b.uncertain && a.rest_begin == b.rest_begin &&
+         a.uncertain_rests == b.uncertain_rests && a.rests == b.rests;
 }
 
 }  // namespace
@@ -341,17 +349,36 @@ std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLeve
       sets->accepted_ids = accepted;
       std::sort(sets->accepted_ids.begin(), sets->accepted_ids.end());
     }
+    // The uncertain tokens and the rests of each after its escapes open to this level.
+    std::vector<std::pair<int32_t, std::string>> rests;  // (uncertain index, rest)
     for (const WalkedToken* t : maybe_uncertain) {
       if (t->accept_items <= items || t->escape_items > items) continue;
-      sets->uncertain.push_back(t->token);
-      sets->escape_begin.push_back(static_cast<int32_t>(sets->uncertain_escapes.size()));
+      const std::string& bytes = token_bytes_[t->token];
       for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
         if (walked_escapes_[e].items <= items) {
-          sets->uncertain_escapes.push_back(static_cast<uint16_t>(walked_escapes_[e].offset));
+          rests.emplace_back(static_cast<int32_t>(sets->uncertain.size()),
+                             bytes.substr(walked_escapes_[e].offset));
         }
       }
+      sets->uncertain.push_back(t->token);
     }
-    sets->escape_begin.push_back(static_cast<int32_t>(sets->uncertain_escapes.size()));
+    for (const auto& [k, rest] : rests) sets->rests.push_back(rest);
+    std::sort(sets->rests.begin(), sets->rests.end());
+    sets->rests.erase(std::unique(sets->rests.begin(), sets->rests.end()), sets->rests.end());
+    sets->rest_shared.assign(sets->rests.size(), 0);
+    for (size_t r = 1; r < sets->rests.size(); ++r) {
+      sets->rest_shared[r] = SharedPrefix(sets->rests[r - 1], sets->rests[r]);
+    }
+    size_t next = 0;  // rests are grouped by uncertain index, in order
+    for (size_t k = 0; k < sets->uncertain.size(); ++k) {
+      sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
+      for (; next < rests.size() && rests[next].first == static_cast<int32_t>(k); ++next) {
+        sets->uncertain_rests.push_back(static_cast<int32_t>(
+            std::lower_bound(sets->rests.begin(), sets->rests.end(), rests[next].second) -
+            sets->rests.begin()));
+      }
+    }
+    sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
     out.push_back(std::move(sets));
   }
   return out;

@@ -45,12 +45,16 @@ struct PositionTokens {
   // Accepted tokens as ids when few, else as bits over the vocabulary (one of the two).
   std::vector<int32_t> accepted_ids;
   std::vector<uint64_t> accepted_bits;
-  // Uncertain tokens, each with the byte offsets where a path finishes the alternative (the
-  // rest of the token must then follow the frame below): uncertain_escapes[escape_begin[k] ..
-  // escape_begin[k + 1]) for uncertain[k].
+  // Uncertain tokens: for uncertain[k], the rests of the token after each place where a path
+  // finished the alternative (which must follow the frame below), as indices into `rests`:
+  // uncertain_rests[rest_begin[k] .. rest_begin[k + 1]).
   std::vector<int32_t> uncertain;
-  std::vector<int32_t> escape_begin;
-  std::vector<uint16_t> uncertain_escapes;
+  std::vector<int32_t> rest_begin;
+  std::vector<int32_t> uncertain_rests;
+  // The distinct rests in byte order, each with the length of the prefix it shares with the one
+  // before it (0 for the first), so a check walks each shared prefix once.
+  std::vector<std::string> rests;
+  std::vector<int32_t> rest_shared;
 };
 
 class PositionTokenSets {
