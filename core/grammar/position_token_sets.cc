@@ -1,15 +1,16 @@
 #include "core/grammar/position_token_sets.h"
 
-#include "core/grammar/return_positions.h"
-
 #include <algorithm>
 #include <chrono>
+
+#include "absl/strings/string_view.h"
+#include "core/grammar/return_positions.h"
 
 namespace tandem {
 namespace {
 
 // The length of the prefix `a` and `b` share.
-int32_t SharedPrefix(const std::string& a, const std::string& b) {
+int32_t SharedPrefix(absl::string_view a, absl::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   size_t i = 0;
   while (i < n && a[i] == b[i]) ++i;
@@ -132,6 +133,10 @@ int64_t PositionTokenSets::ComputeAll(double budget_seconds) {
   for (int32_t pos = 0; pos < static_cast<int32_t>(grammar.code.size()); ++pos) {
     if (!IsByteSet(grammar.code[pos])) continue;
     for (int32_t parent : returns[chains_.rule_of(pos)]) {
+      // A level below a chain's top takes its sets from the top's walk on first use (a lookup).
+      if (parent >= 0 && ChainTop(parent) >= 0 && ChainTop(parent) != chains_.rule_of(parent)) {
+        continue;
+      }
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
               budget_seconds ||
           held_bytes() > kMaxBytes / 2) {
@@ -168,13 +173,9 @@ std::shared_ptr<const PositionTokens> PositionTokenSets::Get(int32_t position,
 std::shared_ptr<const PositionTokens> PositionTokenSets::FromChain(int32_t position,
                                                                    int32_t parent_position) {
   if (parent_position < 0) return nullptr;
-  const int32_t rule = chains_.rule_of(parent_position);
-  const int32_t level = chains_.level(rule);
-  if (level == 0) return nullptr;
-  const int32_t top = chains_.top(rule);
-  // Every level must be followed by the same bytes for the levels to share a walk (they are:
-  // each level is referenced only at the end of the one above).
-  if (!(follow_[rule] == follow_[top])) return nullptr;
+  const int32_t top = ChainTop(parent_position);
+  if (top < 0) return nullptr;
+  const int32_t level = chains_.level(chains_.rule_of(parent_position));
   const int32_t top_level = chains_.level(top);
   const int32_t top_parent = chains_.ToTop(parent_position);
   const int32_t top_position =
@@ -202,11 +203,20 @@ std::shared_ptr<const PositionTokens> PositionTokenSets::FromChain(int32_t posit
     for (size_t l = 0; l < levels.size(); ++l) {
       walk.levels[walk.item_counts[l]] = Keep(std::move(levels[l]));
     }
-    it = chain_walks_.emplace(key, std::move(walk)).first;
+      it = chain_walks_.emplace(key, std::move(walk)).first;
   }
   const ChainWalk& walk = it->second;
   auto upper = std::upper_bound(walk.item_counts.begin(), walk.item_counts.end(), level);
   return walk.levels.at(*(upper - 1));
+}
+
+int32_t PositionTokenSets::ChainTop(int32_t parent_position) const {
+  const int32_t rule = chains_.rule_of(parent_position);
+  if (chains_.level(rule) == 0) return -1;
+  const int32_t top = chains_.top(rule);
+  // Every level must be followed by the same bytes for the levels to share a walk (they are:
+  // each level is referenced only at the end of the one above).
+  return follow_[rule] == follow_[top] ? top : -1;
 }
 
 int32_t PositionTokenSets::StackItems(int32_t top, int32_t chain_top, int32_t top_level) const {
@@ -334,48 +344,74 @@ std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLeve
     if (t.accept_items <= most) admitted[t.accept_items].push_back(t.token);
     if (t.escape_items <= most && t.accept_items > t.escape_items) maybe_uncertain.push_back(&t);
   }
+  // Every rest (the bytes after an escape) of those tokens, sorted and distinct, once for all
+  // levels; rest_of[p] for the p-th (token, escape) pair of maybe_uncertain in order (tokens
+  // share their paths' escapes, not their rests).
+  std::vector<absl::string_view> rests;
+  std::vector<int32_t> rest_of;
+  const auto rest = [&](const WalkedToken* t, int32_t e) {
+    return absl::string_view(token_bytes_[t->token]).substr(walked_escapes_[e].offset);
+  };
+  for (const WalkedToken* t : maybe_uncertain) {
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) rests.push_back(rest(t, e));
+  }
+  std::sort(rests.begin(), rests.end());
+  rests.erase(std::unique(rests.begin(), rests.end()), rests.end());
+  for (const WalkedToken* t : maybe_uncertain) {
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
+      rest_of.push_back(static_cast<int32_t>(
+          std::lower_bound(rests.begin(), rests.end(), rest(t, e)) - rests.begin()));
+    }
+  }
   std::vector<std::shared_ptr<const PositionTokens>> out;
-  std::vector<int32_t> accepted;  // the running union of admitted[0 .. items]
+  // The running union of admitted[0 .. items], as ids and as bits.
+  std::vector<int32_t> accepted;
+  std::vector<uint64_t> accepted_bits((vocab + 63) / 64, 0);
+  std::vector<int32_t> level_rest(rests.size());  // a rest's index in the level's list, or -1
   int32_t added = -1;
   for (int32_t items : item_counts) {
     for (; added < items; ++added) {
-      accepted.insert(accepted.end(), admitted[added + 1].begin(), admitted[added + 1].end());
+      for (int32_t t : admitted[added + 1]) {
+        accepted.push_back(t);
+        accepted_bits[t / 64] |= uint64_t{1} << (t % 64);
+      }
     }
     auto sets = std::make_shared<PositionTokens>();
     if (static_cast<int64_t>(accepted.size()) * 64 > vocab) {
-      sets->accepted_bits.assign((vocab + 63) / 64, 0);
-      for (int32_t t : accepted) sets->accepted_bits[t / 64] |= uint64_t{1} << (t % 64);
+      sets->accepted_bits = accepted_bits;
     } else {
       sets->accepted_ids = accepted;
       std::sort(sets->accepted_ids.begin(), sets->accepted_ids.end());
     }
-    // The uncertain tokens and the rests of each after its escapes open to this level.
-    std::vector<std::pair<int32_t, std::string>> rests;  // (uncertain index, rest)
+    // The uncertain tokens, and the rests after their escapes open to this level (those rests
+    // kept in byte order, with the prefix each shares with the one before).
+    std::fill(level_rest.begin(), level_rest.end(), -1);
+    size_t pair = 0;
     for (const WalkedToken* t : maybe_uncertain) {
-      if (t->accept_items <= items || t->escape_items > items) continue;
-      const std::string& bytes = token_bytes_[t->token];
-      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
-        if (walked_escapes_[e].items <= items) {
-          rests.emplace_back(static_cast<int32_t>(sets->uncertain.size()),
-                             bytes.substr(walked_escapes_[e].offset));
-        }
+      const bool uncertain = t->accept_items > items && t->escape_items <= items;
+      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
+        if (uncertain && walked_escapes_[e].items <= items) level_rest[rest_of[pair]] = 0;
       }
-      sets->uncertain.push_back(t->token);
     }
-    for (const auto& [k, rest] : rests) sets->rests.push_back(rest);
-    std::sort(sets->rests.begin(), sets->rests.end());
-    sets->rests.erase(std::unique(sets->rests.begin(), sets->rests.end()), sets->rests.end());
-    sets->rest_shared.assign(sets->rests.size(), 0);
-    for (size_t r = 1; r < sets->rests.size(); ++r) {
-      sets->rest_shared[r] = SharedPrefix(sets->rests[r - 1], sets->rests[r]);
+    for (size_t r = 0; r < rests.size(); ++r) {
+      if (level_rest[r] < 0) continue;
+      level_rest[r] = static_cast<int32_t>(sets->rests.size());
+      sets->rest_shared.push_back(
+          sets->rests.empty() ? 0 : SharedPrefix(sets->rests.back(), rests[r]));
+      sets->rests.emplace_back(rests[r]);
     }
-    size_t next = 0;  // rests are grouped by uncertain index, in order
-    for (size_t k = 0; k < sets->uncertain.size(); ++k) {
+    pair = 0;
+    for (const WalkedToken* t : maybe_uncertain) {
+      if (t->accept_items <= items || t->escape_items > items) {
+        pair += t->escapes_end - t->escapes_begin;
+        continue;
+      }
       sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
-      for (; next < rests.size() && rests[next].first == static_cast<int32_t>(k); ++next) {
-        sets->uncertain_rests.push_back(static_cast<int32_t>(
-            std::lower_bound(sets->rests.begin(), sets->rests.end(), rests[next].second) -
-            sets->rests.begin()));
+      sets->uncertain.push_back(t->token);
+      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
+        if (walked_escapes_[e].items <= items) {
+          sets->uncertain_rests.push_back(level_rest[rest_of[pair]]);
+        }
       }
     }
     sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));

@@ -112,6 +112,8 @@ class PositionTokenSets {
   // The sets of (position, parent) when the parent frame is in a repetition chain; null if it
   // is not (or the chain's levels cannot share a walk).
   std::shared_ptr<const PositionTokens> FromChain(int32_t position, int32_t parent_position);
+  // The top rule of the chain whose walk serves a frame at `parent_position`, or -1.
+  int32_t ChainTop(int32_t parent_position) const;
   // The chain item stack `top` is in (1: the first).
   int32_t StackItems(int32_t top, int32_t chain_top, int32_t top_level) const;
   // The fewest chain items the stacks of interned state `id` use (kNever: none).
