@@ -32,6 +32,13 @@ std::vector<Walk> Walks() {
         R"("required":["name","email","age","tags","ok"],"additionalProperties":false})"},
        R"({"name":"Ada Lovelace","email":"ada@example.com","age":36,"tags":["math","x"],"ok":true})"},
       {{ConstraintSpec::Kind::kJsonObject, ""}, R"({"a":[1,2.5,{"b":null}],"c":"d\n\u00e9"})"},
+      // Bounded repetitions at and near their bounds (repeat_chains.h), escapes inside.
+      {{ConstraintSpec::Kind::kJsonSchema,
+        R"({"type":"object","properties":{"a":{"type":"string","maxLength":3},)"
+        R"("b":{"type":"string","minLength":2,"maxLength":9},)"
+        R"("c":{"type":"array","items":{"type":"integer"},"maxItems":3}},)"
+        R"("required":["a","b","c"],"additionalProperties":false})"},
+       R"({"a":"xyz","b":"q\"u\\o é","c":[1,22,333]})"},
       {{ConstraintSpec::Kind::kRegex, R"([A-Z][a-z]+, \d{4}-\d{2}-\d{2})"}, "Grace, 1906-12-09"},
   };
 }
