@@ -89,6 +89,7 @@ void GrammarConstraint::FillMask(TokenMask* mask) {
 void GrammarConstraint::ComputeMask(GrammarMatcher& matcher, const MatcherState& state,
                                     TokenMask* mask) {
   mask->Resize(vocab_size());
+  resumed_.clear();
   for (int32_t top : state) {
     if (top == GrammarMatcher::kEmptyStack) {
       for (int32_t t : *tables_.end_ids) {
@@ -114,11 +115,19 @@ void GrammarConstraint::AddUncertain(GrammarMatcher& matcher, int32_t top,
   // that finishes their alternative goes on.
   int32_t below = matcher.Below(top);
   if (matcher.ParentPosition(top) >= 0) below = matcher.Below(below);
-  const MatcherState resumed = matcher.Resume(below);
-  if (resumed.empty()) return;  // nothing may follow the root's end
+  // The state resumed there, once per mask (a state's stacks often share the frame below).
+  auto known = std::find_if(resumed_.begin(), resumed_.end(),
+                            [below](const std::pair<int32_t, int32_t>& r) { return r.first == below; });
+  if (known == resumed_.end()) {
+    const MatcherState resumed = matcher.Resume(below);
+    // Nothing may follow the root's end (-1).
+    resumed_.emplace_back(below, resumed.empty() ? -1 : matcher.Intern(resumed));
+    known = resumed_.end() - 1;
+  }
+  if (known->second < 0) return;
   // Each distinct rest once, in byte order, reusing the states of the prefix it shares with
   // the one before.
-  walk_[0] = matcher.Intern(resumed);
+  walk_[0] = known->second;
   rest_ok_.assign(sets.rests.size(), 0);
   int32_t failed_at = -1;  // the byte index where the previous rest failed, or -1
   for (size_t r = 0; r < sets.rests.size(); ++r) {

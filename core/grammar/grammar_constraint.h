@@ -77,6 +77,8 @@ class GrammarConstraint : public TokenConstraint {
   bool ended_ = false;                 // an end token was accepted (only at the back)
   std::vector<int32_t> walk_;          // AddUncertain's interned states by depth
   std::vector<uint8_t> rest_ok_;       // AddUncertain: per rest, whether the frame takes it
+  // ComputeMask: frames below stacks resumed so far, with their interned states (-1: none).
+  std::vector<std::pair<int32_t, int32_t>> resumed_;
 };
 
 }  // namespace tandem
