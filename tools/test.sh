@@ -65,7 +65,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
                 make_random_seeds npy_fuzzer make_npy_seeds openai_request_fuzzer
                 http_request_fuzzer"
   fuzz_targets="$fuzz_targets gbnf_fuzzer make_gbnf_seeds gbnf_parser_test token_mask_fuzzer
-                grammar_builder_test grammar_matcher_test grammar_constraint_test"
+                grammar_builder_test grammar_matcher_test grammar_constraint_test
+                repeat_chains_test position_token_sets_test"
   # --- #30 apis: Anthropic's Messages and OpenAI's Responses request bodies ---
   fuzz_targets="$fuzz_targets anthropic_request_fuzzer responses_request_fuzzer"
   # --- end ---
@@ -97,6 +98,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     unit_tests="MappedFileTest|TensorTypeTest|GgufReaderTest|GgufCorruptionTest"
     unit_tests="$unit_tests|SafetensorsReaderTest|JinjaTest"
     unit_tests="$unit_tests|GbnfParserTest|GrammarBuilderTest|GrammarMatcherTest|GrammarConstraintTest"
+    unit_tests="$unit_tests|RepeatChainsTest|PositionTokenSetsTest|ReturnPositionsTest"
     unit_tests="$unit_tests|RegexCompilerTest"
     unit_tests="$unit_tests|JsonSchemaCompilerTest"
     unit_tests="$unit_tests|ReasoningSplitterTest|Outputs/ReasoningSplitterTest"
