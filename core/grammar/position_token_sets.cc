@@ -333,6 +333,69 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
   }
 }
 
+PositionTokenSets::RestTable PositionTokenSets::MakeRestTable(
+    const std::vector<const WalkedToken*>& maybe_uncertain) const {
+  RestTable table;
+  const auto rest = [&](const WalkedToken* t, int32_t e) {
+    return absl::string_view(token_bytes_[t->token]).substr(walked_escapes_[e].offset);
+  };
+  for (const WalkedToken* t : maybe_uncertain) {
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) table.rests.push_back(rest(t, e));
+  }
+  std::sort(table.rests.begin(), table.rests.end());
+  table.rests.erase(std::unique(table.rests.begin(), table.rests.end()), table.rests.end());
+  for (const WalkedToken* t : maybe_uncertain) {
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
+      table.rest_of.push_back(static_cast<int32_t>(
+          std::lower_bound(table.rests.begin(), table.rests.end(), rest(t, e)) -
+          table.rests.begin()));
+    }
+  }
+  return table;
+}
+
+void PositionTokenSets::AddUncertainOfLevel(int32_t items,
+                                            const std::vector<const WalkedToken*>& maybe_uncertain,
+                                            const RestTable& table,
+                                            std::vector<int32_t>* level_rest_scratch,
+                                            PositionTokens* sets) const {
+  std::vector<int32_t>& level_rest = *level_rest_scratch;
+  const auto uncertain = [items](const WalkedToken* t) {
+    return t->accept_items > items && t->escape_items <= items;
+  };
+  // The rests this level uses (escapes open to it), kept in byte order with the prefix each
+  // shares with the one before; level_rest maps the table's rests to them (-1: unused).
+  level_rest.assign(table.rests.size(), -1);
+  size_t pair = 0;
+  for (const WalkedToken* t : maybe_uncertain) {
+    const bool counted = uncertain(t);
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
+      if (counted && walked_escapes_[e].items <= items) level_rest[table.rest_of[pair]] = 0;
+    }
+  }
+  for (size_t r = 0; r < table.rests.size(); ++r) {
+    if (level_rest[r] < 0) continue;
+    level_rest[r] = static_cast<int32_t>(sets->rests.size());
+    sets->rest_shared.push_back(
+        sets->rests.empty() ? 0 : SharedPrefix(sets->rests.back(), table.rests[r]));
+    sets->rests.emplace_back(table.rests[r]);
+  }
+  pair = 0;
+  for (const WalkedToken* t : maybe_uncertain) {
+    const bool counted = uncertain(t);
+    if (counted) {
+      sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
+      sets->uncertain.push_back(t->token);
+    }
+    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
+      if (counted && walked_escapes_[e].items <= items) {
+        sets->uncertain_rests.push_back(level_rest[table.rest_of[pair]]);
+      }
+    }
+  }
+  sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
+}
+
 std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLevels(
     const std::vector<int32_t>& item_counts) const {
   const int64_t vocab = static_cast<int64_t>(token_bytes_.size());
@@ -344,30 +407,11 @@ std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLeve
     if (t.accept_items <= most) admitted[t.accept_items].push_back(t.token);
     if (t.escape_items <= most && t.accept_items > t.escape_items) maybe_uncertain.push_back(&t);
   }
-  // Every rest (the bytes after an escape) of those tokens, sorted and distinct, once for all
-  // levels; rest_of[p] for the p-th (token, escape) pair of maybe_uncertain in order (tokens
-  // share their paths' escapes, not their rests).
-  std::vector<absl::string_view> rests;
-  std::vector<int32_t> rest_of;
-  const auto rest = [&](const WalkedToken* t, int32_t e) {
-    return absl::string_view(token_bytes_[t->token]).substr(walked_escapes_[e].offset);
-  };
-  for (const WalkedToken* t : maybe_uncertain) {
-    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) rests.push_back(rest(t, e));
-  }
-  std::sort(rests.begin(), rests.end());
-  rests.erase(std::unique(rests.begin(), rests.end()), rests.end());
-  for (const WalkedToken* t : maybe_uncertain) {
-    for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e) {
-      rest_of.push_back(static_cast<int32_t>(
-          std::lower_bound(rests.begin(), rests.end(), rest(t, e)) - rests.begin()));
-    }
-  }
+  const RestTable table = MakeRestTable(maybe_uncertain);
   std::vector<std::shared_ptr<const PositionTokens>> out;
   // The running union of admitted[0 .. items], as ids and as bits.
-  std::vector<int32_t> accepted;
+  std::vector<int32_t> accepted, level_rest;
   std::vector<uint64_t> accepted_bits((vocab + 63) / 64, 0);
-  std::vector<int32_t> level_rest(rests.size());  // a rest's index in the level's list, or -1
   int32_t added = -1;
   for (int32_t items : item_counts) {
     for (; added < items; ++added) {
@@ -383,38 +427,7 @@ std::vector<std::shared_ptr<const PositionTokens>> PositionTokenSets::FilterLeve
       sets->accepted_ids = accepted;
       std::sort(sets->accepted_ids.begin(), sets->accepted_ids.end());
     }
-    // The uncertain tokens, and the rests after their escapes open to this level (those rests
-    // kept in byte order, with the prefix each shares with the one before).
-    std::fill(level_rest.begin(), level_rest.end(), -1);
-    size_t pair = 0;
-    for (const WalkedToken* t : maybe_uncertain) {
-      const bool uncertain = t->accept_items > items && t->escape_items <= items;
-      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
-        if (uncertain && walked_escapes_[e].items <= items) level_rest[rest_of[pair]] = 0;
-      }
-    }
-    for (size_t r = 0; r < rests.size(); ++r) {
-      if (level_rest[r] < 0) continue;
-      level_rest[r] = static_cast<int32_t>(sets->rests.size());
-      sets->rest_shared.push_back(
-          sets->rests.empty() ? 0 : SharedPrefix(sets->rests.back(), rests[r]));
-      sets->rests.emplace_back(rests[r]);
-    }
-    pair = 0;
-    for (const WalkedToken* t : maybe_uncertain) {
-      if (t->accept_items <= items || t->escape_items > items) {
-        pair += t->escapes_end - t->escapes_begin;
-        continue;
-      }
-      sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
-      sets->uncertain.push_back(t->token);
-      for (int32_t e = t->escapes_begin; e < t->escapes_end; ++e, ++pair) {
-        if (walked_escapes_[e].items <= items) {
-          sets->uncertain_rests.push_back(level_rest[rest_of[pair]]);
-        }
-      }
-    }
-    sets->rest_begin.push_back(static_cast<int32_t>(sets->uncertain_rests.size()));
+    AddUncertainOfLevel(items, maybe_uncertain, table, &level_rest, sets.get());
     out.push_back(std::move(sets));
   }
   return out;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "core/grammar/grammar.h"
 #include "core/grammar/grammar_matcher.h"
@@ -106,6 +107,19 @@ class PositionTokenSets {
   // Walks the trie from StartAt(position, parent_position) into walked_; with `chain_top` >= 0
   // counts the items of that chain (whose top level is `top_level`) per path.
   void Walk(int32_t position, int32_t parent_position, int32_t chain_top, int32_t top_level);
+  // The distinct rests (bytes after an escape) of the tokens of walked_ that may be uncertain,
+  // sorted, and rest_of[p] for their p-th (token, escape) pair in order (tokens at one trie
+  // node share their path's escapes, not their rests).
+  struct RestTable {
+    std::vector<absl::string_view> rests;
+    std::vector<int32_t> rest_of;
+  };
+  RestTable MakeRestTable(const std::vector<const WalkedToken*>& maybe_uncertain) const;
+  // Adds to `sets` the tokens of `maybe_uncertain` uncertain at a level of `items` items, with
+  // the rests after their escapes open to it.
+  void AddUncertainOfLevel(int32_t items, const std::vector<const WalkedToken*>& maybe_uncertain,
+                           const RestTable& table, std::vector<int32_t>* level_rest_scratch,
+                           PositionTokens* sets) const;
   // The sets of walked_ for levels with each of `item_counts` items left (ascending).
   std::vector<std::shared_ptr<const PositionTokens>> FilterLevels(
       const std::vector<int32_t>& item_counts) const;
