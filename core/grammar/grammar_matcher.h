@@ -56,8 +56,6 @@ class GrammarMatcher {
   // The state of a stack popped down to frame `node` (what follows once everything above it
   // is complete): its expansion from that frame's position. Empty for kEmptyStack and kEscaped.
   MatcherState Resume(int32_t node);
-  // The state of the single stack whose top node is `top` (an element of some state).
-  MatcherState Single(int32_t top) const { return MatcherState{top}; }
   // The grammar position of stack top `top` (not kEmptyStack or kEscaped).
   int32_t TopPosition(int32_t top) const { return nodes_[top].position; }
   // The node below `node` (a stack top or a frame): kEmptyStack or kEscaped at the bottom.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "absl/strings/string_view.h"
 #include "core/grammar/return_positions.h"
@@ -16,7 +17,6 @@ int32_t SharedPrefix(absl::string_view a, absl::string_view b) {
   while (i < n && a[i] == b[i]) ++i;
   return static_cast<int32_t>(i);
 }
-
 
 }  // namespace
 
@@ -92,7 +92,9 @@ int64_t SizeOf(const PositionTokens& sets) {
   return static_cast<int64_t>(
       sizeof(int32_t) * (sets.accepted_ids.size() + 2 * sets.uncertain.size()) +
       sizeof(int32_t) * (sets.uncertain_rests.size() + sets.rest_shared.size()) +
-      sizeof(uint64_t) * sets.accepted_bits.size());
+      sizeof(uint64_t) * sets.accepted_bits.size()) +
+         std::accumulate(sets.rests.begin(), sets.rests.end(), int64_t{0},
+                         [](int64_t n, const std::string& r) { return n + r.size(); });
 }
 
 uint64_t Mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x9E3779B97F4A7C15ull; }
@@ -203,7 +205,7 @@ std::shared_ptr<const PositionTokens> PositionTokenSets::FromChain(int32_t posit
     for (size_t l = 0; l < levels.size(); ++l) {
       walk.levels[walk.item_counts[l]] = Keep(std::move(levels[l]));
     }
-      it = chain_walks_.emplace(key, std::move(walk)).first;
+    it = chain_walks_.emplace(key, std::move(walk)).first;
   }
   const ChainWalk& walk = it->second;
   auto upper = std::upper_bound(walk.item_counts.begin(), walk.item_counts.end(), level);
@@ -269,13 +271,11 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
   walked_.clear();
   walked_escapes_.clear();
   // state_[d]: after the first d bytes of the current trie path (interned, GrammarMatcher::
-  // Intern), path_[d] the d-th byte; escape_[d]: the fewest items a path had used where it
-  // finished the alternative before byte d with a byte after it that may follow the rule
-  // (kNever: no such path); on_path: those escapes, by the depth after them.
+  // Intern), path_[d] the d-th byte; on_path: where a path finished the alternative before
+  // byte d of the current path with a byte after it that may follow the rule, by that d.
   const size_t depth = trie_.max_depth() + 1;
   state_.resize(depth);
   path_.resize(depth);
-  escape_.assign(depth, kNever);
   std::vector<std::pair<int32_t, Escape>> on_path;
   state_[0] = matcher_.Intern(matcher_.StartAt(position, parent_position));
   const ByteSet& follow =
@@ -288,33 +288,35 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
   const auto escape_items = [&](int32_t from, uint8_t byte) {
     return counting ? EscapeItems(from, byte, chain_top, top_level) : 1;
   };
-  // The escapes on the path to the current node, once per node that records tokens.
+  // The escapes on the path to the current node into walked_escapes_, once per node that
+  // records tokens; returns the fewest items among them (kNever: none).
   const auto escapes = [&](int32_t* begin, int32_t* end) {
     *begin = static_cast<int32_t>(walked_escapes_.size());
-    for (const auto& [at, escape] : on_path) walked_escapes_.push_back(escape);
+    int32_t fewest = kNever;
+    for (const auto& [at, escape] : on_path) {
+      walked_escapes_.push_back(escape);
+      fewest = std::min(fewest, escape.items);
+    }
     *end = static_cast<int32_t>(walked_escapes_.size());
+    return fewest;
   };
   int32_t* state = state_.data();
-  int32_t* escape = escape_.data();
   uint8_t* path = path_.data();
   for (int32_t i = 1; i < trie_.size();) {
     const int32_t d = trie_.depth(i);
     path[d] = trie_.byte(i);
-    escape[d] = escape[d - 1];
     while (!on_path.empty() && on_path.back().first >= d) on_path.pop_back();
     if (d >= 2 && matcher_.Escaped(state[d - 1]) && follow.Contains(path[d])) {
-      const int32_t items = escape_items(state[d - 2], path[d - 1]);
-      escape[d] = std::min(escape[d], items);
-      on_path.push_back({d, Escape{d - 1, items}});
+      on_path.push_back({d, Escape{d - 1, escape_items(state[d - 2], path[d - 1])}});
     }
     state[d] = matcher_.Step(state[d - 1], path[d]);
     if (state[d] < 0) {
       // No path inside the alternative takes this byte; one that left it earlier might.
-      if (escape[d] != kNever) {
+      if (!on_path.empty()) {
         int32_t begin, end;
-        escapes(&begin, &end);
+        const int32_t escaped = escapes(&begin, &end);
         for (int32_t token : trie_.tokens_under(i)) {
-          walked_.push_back({token, kNever, escape[d], begin, end});
+          walked_.push_back({token, kNever, escaped, begin, end});
         }
       }
       i = trie_.subtree_end(i);
@@ -326,8 +328,8 @@ void PositionTokenSets::Walk(int32_t position, int32_t parent_position, int32_t 
       int32_t used = live_items(state[d]);
       if (matcher_.Escaped(state[d])) used = std::min(used, escape_items(state[d - 1], path[d]));
       int32_t begin, end;
-      escapes(&begin, &end);
-      for (int32_t token : ending) walked_.push_back({token, used, escape[d], begin, end});
+      const int32_t escaped = escapes(&begin, &end);
+      for (int32_t token : ending) walked_.push_back({token, used, escaped, begin, end});
     }
     ++i;
   }

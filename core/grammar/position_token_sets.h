@@ -16,7 +16,8 @@
 // once, noting per token how many of the chain's items its paths use; the sets of every level
 // are filtered from that walk (exact: a level with k items left takes the paths that use at
 // most k), one filter per distinct item count, so a maxLength of 200 costs one walk.
-// Computed on first use of each position and kept for the grammar's life; positions inside
+// ComputeAll computes the sets of every pair when the constraint is compiled (what its budget
+// leaves is computed on first use); they are kept for the grammar's life. Positions inside
 // long literals have tiny sets, positions inside a string's character class hold most of the
 // vocabulary as `accepted` and only the tokens that close the string as `uncertain`.
 //
@@ -160,7 +161,7 @@ class PositionTokenSets {
   // The last walk and its scratch (kept to spare the allocations).
   std::vector<WalkedToken> walked_;
   std::vector<Escape> walked_escapes_;
-  std::vector<int32_t> state_, escape_, escape_at_;
+  std::vector<int32_t> state_;
   std::vector<uint8_t> path_;
   int32_t walk_stamp_ = 0;
   int64_t walks_ = 0;

@@ -35,7 +35,7 @@ class RepeatChains {
   // The position of `top(rule_of(position))` at the same alternative and offset as `position`
   // (in a rule of some chain).
   int32_t ToTop(int32_t position) const;
-  // The rule of each position of the code (-1 for kEndOfAlternative markers' own slots too).
+  // The rule of a position of the code (its alternative's kEndOfAlternative included).
   int32_t rule_of(int32_t position) const { return rule_of_[position]; }
 
  private:
