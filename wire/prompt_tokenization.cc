@@ -68,6 +68,35 @@ absl::StatusOr<json::Array> Tools(const v1::ChatConversation& chat) {
   return tools;
 }
 
+// The template's variables: the tools and the time (tool_messages.h), then the request's
+// template_kwargs_json over them. The kwargs may not set what the request's own fields set.
+absl::StatusOr<json::Object> TemplateContext(const v1::ChatConversation& chat,
+                                             const json::Array& tools) {
+  json::Object context = chat::ToolTemplateContext(tools, absl::Now());
+  if (chat.template_kwargs_json().empty()) return context;
+  json::ParseOptions options;
+  options.max_depth = kMaxTemplateKwargsDepth;
+  absl::StatusOr<json::Value> kwargs = json::Parse(chat.template_kwargs_json(), options);
+  if (!kwargs.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chat_template_kwargs is not JSON: ", kwargs.status().message()));
+  }
+  if (!kwargs->is_object()) {
+    return absl::InvalidArgumentError("chat_template_kwargs must be a JSON object");
+  }
+  for (const auto& [key, value] : kwargs->as_object()) {
+    for (absl::string_view reserved : {"messages", "add_generation_prompt", "bos_token",
+                                       "eos_token", "tools", "functions"}) {
+      if (key == reserved) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "chat_template_kwargs may not set '", key, "' (the request's own fields set it)"));
+      }
+    }
+    context.Set(key, value);
+  }
+  return context;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::TokenizeResponse> TokenizePrompt(const Tokenizer& tokenizer,
@@ -89,9 +118,10 @@ absl::StatusOr<v1::TokenizeResponse> TokenizePrompt(const Tokenizer& tokenizer,
           chat.has_add_generation_prompt() ? chat.add_generation_prompt() : true;
       absl::StatusOr<json::Array> tools = Tools(chat);
       if (!tools.ok()) return tools.status();
+      absl::StatusOr<json::Object> context = TemplateContext(chat, *tools);
+      if (!context.ok()) return context.status();
       absl::StatusOr<chat::RenderedPrompt> rendered =
-          renderer->Render(Messages(chat), generation_prompt,
-                           chat::ToolTemplateContext(*tools, absl::Now()));
+          renderer->Render(Messages(chat), generation_prompt, *context);
       if (!rendered.ok()) return rendered.status();
       text = std::move(rendered->text);
       options = rendered->encode;

@@ -17,6 +17,9 @@
 
 namespace tandem {
 
+// How deep chat_template_kwargs may nest (JSON arrays and objects).
+inline constexpr int kMaxTemplateKwargsDepth = 16;
+
 // `chat_template`: the model's own template (Jinja source), if it has one. Errors: kInvalidArgument
 // when neither text nor chat is set, or as rendering and encoding report them.
 absl::StatusOr<v1::TokenizeResponse> TokenizePrompt(const Tokenizer& tokenizer,

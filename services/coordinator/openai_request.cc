@@ -317,6 +317,11 @@ absl::Status Field(const std::string& key, const Value& v, bool chat, OpenAiRequ
     return absl::OkStatus();
   }
   if (key == "stream_options") return StreamOptions(v, r);
+  if (key == "chat_template_kwargs" && chat) {
+    if (!v.is_object()) return WrongType(key, "an object", v);
+    r.generate.mutable_chat()->set_template_kwargs_json(json::Serialize(v));
+    return absl::OkStatus();
+  }
   if (key == "stop") return Stop(v, r);
   if (key == "prediction") return Prediction(v, r);
   if (key == "speculation") return Speculation(v, r);
@@ -384,7 +389,8 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, OpenAiE
     RETURN_IF_ERROR(status);
   }
   if (r.model.empty()) return Invalid("model", "is required");
-  if (r.generate.prompt_case() == v1::GenerateRequest::PROMPT_NOT_SET) {
+  if (r.generate.prompt_case() == v1::GenerateRequest::PROMPT_NOT_SET ||
+      (chat && r.generate.chat().messages_size() == 0)) {
     return Invalid(chat ? "messages" : "prompt", "is required");
   }
   if (r.include_usage && !r.stream) return Invalid("stream_options", "is only allowed with stream");

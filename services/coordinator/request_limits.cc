@@ -36,7 +36,7 @@ absl::Status CheckChat(const v1::ChatConversation& chat, const RequestLimits& li
   if (static_cast<int64_t>(chat.format().size()) > limits.max_format_bytes) {
     return TooLong("chat.format", chat.format().size(), limits.max_format_bytes, "bytes");
   }
-  size_t bytes = 0;
+  size_t bytes = chat.template_kwargs_json().size();
   size_t calls = 0;
   for (const v1::ChatMessage& m : chat.messages()) {
     bytes += m.role().size() + m.content().size() + m.name().size() + m.tool_call_id().size();
@@ -46,8 +46,9 @@ absl::Status CheckChat(const v1::ChatConversation& chat, const RequestLimits& li
     calls += m.tool_calls_size();
   }
   if (static_cast<int64_t>(bytes) > limits.max_prompt_bytes) {
-    return TooLong("chat.messages (role, content, name and tool calls together)", bytes,
-                   limits.max_prompt_bytes, "bytes");
+    return TooLong(
+        "chat.messages (role, content, name and tool calls) and template_kwargs_json together",
+        bytes, limits.max_prompt_bytes, "bytes");
   }
   if (static_cast<int64_t>(calls) > limits.max_chat_messages) {
     return TooLong("chat.messages' tool_calls", calls, limits.max_chat_messages, "calls");

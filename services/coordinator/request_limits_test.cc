@@ -66,8 +66,8 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kInvalidArgument, "text is 10485760 bytes"},
         LimitCase{"ChatBytesTogether", [] { return Chat(3, 330); },
                   absl::StatusCode::kInvalidArgument,
-                  "chat.messages (role, content, name and tool calls together) is 1002 bytes; "
-                  "the limit is 1000"},
+                  "chat.messages (role, content, name and tool calls) and template_kwargs_json "
+                  "together is 1002 bytes; the limit is 1000"},
         LimitCase{"ToolCallArgumentsCountAsPromptBytes",
                   [] {
                     v1::GenerateRequest r = Chat(1, 500);
@@ -77,7 +77,17 @@ INSTANTIATE_TEST_SUITE_P(
                     return r;
                   },
                   absl::StatusCode::kInvalidArgument,
-                  "(role, content, name and tool calls together) is 1001 bytes"},
+                  "(role, content, name and tool calls) and template_kwargs_json together is "
+                  "1001 bytes"},
+        LimitCase{"TemplateKwargsCountAsPromptBytes",
+                  [] {
+                    v1::GenerateRequest r = Chat(1, 500);
+                    r.mutable_chat()->set_template_kwargs_json(
+                        "{\"x\": \"" + std::string(488, 'x') + "\"}");
+                    return r;
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "and template_kwargs_json together is 1001 bytes"},
         LimitCase{"TooManyTools",
                   [] {
                     v1::GenerateRequest r = Chat(1, 5);

@@ -8,7 +8,8 @@ client (tests/e2e/openai_tools_client.mjs):
     family, 25 with the draft and 25 without, finish_reason "tool_calls";
   - streamed deltas, reassembled by the SDK, give the non-streamed call;
   - greedy output with tools (required and auto) is the target alone's, token for token,
-    with the draft;
+    with the draft (the template's `datetime` pinned by chat_template_kwargs, as in every
+    request here: firefunction-v2 prints the time to the second);
   - the agent loop: a call, the tool's result sent back, the final answer;
   - auto: a fixture built to open a call (--token-bias on the marker) returns it parsed;
   - a reasoning model (DeepSeek-R1's template and tokens): reasoning_content apart from the
@@ -67,6 +68,9 @@ TOOLS = [{"type": "function", "function": {"name": name, "description": f"{name}
                                            "parameters": schema}}
          for name, schema in SCHEMAS.items()]
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
+# firefunction-v2's template prints the time to the second: two requests compared token for
+# token must pin it (a random model's output shifts with the prompt's digits).
+KWARGS = {"datetime": "Jul 26 2024 00:00:00 GMT"}
 HTTP = None
 STACK = None
 FAMILY = None
@@ -96,7 +100,7 @@ def node(op, requests):
 
 def chat(**fields):
     return {"model": "tandem-fixture", "max_tokens": 300, "messages": MESSAGES, "tools": TOOLS,
-            "parallel_tool_calls": False, **fields}
+            "parallel_tool_calls": False, "chat_template_kwargs": KWARGS, **fields}
 
 
 def judge(lines):
@@ -156,6 +160,7 @@ def grpc_request(choice_mode, speculate, **fields):
     r = STUBS.generator_pb2.GenerateRequest(max_tokens=300)
     r.chat.messages.add(role="user", content="What is the weather in Paris?")
     r.chat.add_generation_prompt = True
+    r.chat.template_kwargs_json = json.dumps(KWARGS)
     for name, schema in SCHEMAS.items():
         r.chat.tools.add(name=name, parameters_json=json.dumps(schema))
     r.tool_choice.mode = choice_mode

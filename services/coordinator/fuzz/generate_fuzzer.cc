@@ -115,6 +115,12 @@ void ReadPrompt(FuzzReader& in, v1::GenerateRequest* r) {
       }
       if (in.Bool()) chat->set_add_generation_prompt(in.Bool());
       chat->set_format(in.Choose<const char*>({"", "", "raw", "chatml", "llama2", "bogus"}));
+      if (in.Bool()) {
+        chat->set_template_kwargs_json(
+            in.Bool() ? Text(in, 32)
+                      : in.Choose<const char*>({"{\"datetime\": \"x\"}", "{\"messages\": []}",
+                                                "[]", "{\"a\": {\"b\": [1, null]}}", "{"}));
+      }
       break;
     }
     default:
