@@ -319,6 +319,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::NewSession(
 absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
     const v1::GenerateRequest& request, std::string* id) {
   const int64_t now = absl::ToUnixNanos(absl::Now());
+  absl::ReleasableMutexLock closing(&detach_mutex_);  // until what is taken here is closed
   std::vector<std::shared_ptr<Session>> evicted;  // closed after the lock is released
   std::vector<std::unique_ptr<WorkerStream>> detached;
   if (!request.session_id().empty()) {
@@ -350,6 +351,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Session>> Coordinator::FindOrCreate(
   // Close those streams first, so the workers have a free slot for this session's.
   evicted.clear();
   detached.clear();
+  closing.Release();
   ASSIGN_OR_RETURN(std::shared_ptr<Session> session, NewSession(*id));
   session->last_used_ns = now;
   if (!request.session_id().empty()) {
@@ -394,12 +396,15 @@ std::vector<std::unique_ptr<WorkerStream>> Coordinator::DetachIdleLocked(const S
 
 absl::Status Coordinator::ReattachTarget(Session& session, const std::string& id) {
   if (session.workers.target != nullptr) return absl::OkStatus();
-  std::vector<std::unique_ptr<WorkerStream>> detached;
   {
-    absl::MutexLock lock(&mutex_);
-    detached = DetachIdleLocked(&session);
+    absl::MutexLock closing(&detach_mutex_);
+    std::vector<std::unique_ptr<WorkerStream>> detached;
+    {
+      absl::MutexLock lock(&mutex_);
+      detached = DetachIdleLocked(&session);
+    }
+    detached.clear();
   }
-  detached.clear();
   // The least-loaded ready target, as for a new session.
   ASSIGN_OR_RETURN(
       session.workers.target,

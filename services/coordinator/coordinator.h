@@ -223,6 +223,11 @@ class Coordinator {
   std::unique_ptr<AdmissionQueue> admission_;
   KvBudget kv_budget_;  // the targets' KV blocks (Init)
 
+  // Held from taking streams (DetachIdleLocked, EvictLocked) until they are closed: a
+  // session that attaches after it finds the workers' slots those streams held free (without
+  // it, a request that found nothing left to detach could attach while another's detached
+  // streams were still closing, and the worker would evict a session). Before mutex_.
+  absl::Mutex detach_mutex_ ABSL_ACQUIRED_BEFORE(mutex_);
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mutex_);
   int oneoff_running_ ABSL_GUARDED_BY(mutex_) = 0;  // one-off requests holding sessions

@@ -297,6 +297,33 @@ TEST_F(CoordinatorCapacityTest, IdleNamedSessionsHoldingEveryWorkerSlotLockNobod
   EXPECT_EQ(target_->AwaitSessions(kSlots), kSlots);
 }
 
+// Requests that arrive together beside idle named sessions: one may take the idle streams
+// another's slot needs; that one must not attach before those streams are closed, or the
+// worker would evict a session to make room.
+TEST_F(CoordinatorCapacityTest, ConcurrentRequestsBesideIdleNamedSessionsNeverMakeAWorkerEvict) {
+  constexpr int kSlots = 4;
+  Start(kSlots);
+  ASSERT_OK_AND_ASSIGN(std::vector<int32_t> expected, Generate(Greedy("Once upon a time", 4)));
+  for (int round = 0; round < 8; ++round) {
+    for (int i = 0; i < kSlots; ++i) {  // every slot held by an idle session again
+      ASSERT_OK(Generate(Greedy("The cat", 1, "idle-" + std::to_string(i))).status());
+    }
+    std::vector<absl::StatusOr<std::vector<int32_t>>> results(2 * kSlots, absl::UnknownError(""));
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 2 * kSlots; ++i) {
+      clients.emplace_back([&, i] { results[i] = Generate(Greedy("Once upon a time", 4)); });
+    }
+    for (std::thread& t : clients) t.join();
+    for (int i = 0; i < 2 * kSlots; ++i) {
+      ASSERT_TRUE(results[i].ok()) << "round " << round << ", client " << i << ": "
+                                   << results[i].status();
+      EXPECT_EQ(*results[i], expected);
+    }
+    ASSERT_EQ(target_->metrics->evicted_sessions.Value(), 0) << "round " << round;
+    ASSERT_EQ(draft_->metrics->evicted_sessions.Value(), 0) << "round " << round;
+  }
+}
+
 TEST_F(CoordinatorCapacityTest, AWorkerFullOfAnotherClientsSessionsEvictsForTheCoordinator) {
   constexpr int kSlots = 2;
   Start(kSlots);
