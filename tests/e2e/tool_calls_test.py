@@ -300,6 +300,14 @@ def test_only_a_constraint_after_the_reasoning_is_exact_when_its_end_is_in_the_w
             assert final.speculation.accepted_tokens > 0, final.speculation
         _, alone, _ = generate(grpc_request(mode.MODE_REQUIRED, False, max_tokens=300))
         assert outputs[1] == alone and outputs[4] == alone and outputs[8] == alone, outputs
+        # auto: free text (the lazy grammar) where the draft's guesses are kept.
+        _, alone, _ = generate(grpc_request(mode.MODE_AUTO, False))
+        for k in (1, 4, 8):
+            r = grpc_request(mode.MODE_AUTO, True)
+            r.speculation.draft_tokens = k
+            _, ids, final = generate(r)
+            assert ids == alone, (k, ids, alone)
+            assert final.speculation.accepted_tokens > 0, final.speculation
 
 
 def main():
