@@ -42,7 +42,8 @@ temperature, top_k, top_p, min_p, repetition_penalty, penalty_window, seed, logi
 id: bias in [-100, 100]}, -100 bans), presence_penalty, frequency_penalty, stop (strings),
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
-add_generation_prompt (default True), timeout (seconds for the whole request), tools (OpenAI's
+add_generation_prompt (default True), chat_template_kwargs (a dict of chat-template variables
+over the server's own, e.g. {"datetime": ...} to pin a template's clock), timeout (seconds for the whole request), tools (OpenAI's
 list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls,
 prediction (the text the reply is expected to mostly be, or a list of token ids: OpenAI's
 Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept), n
@@ -82,7 +83,7 @@ _SAMPLING = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "pe
 _OPTIONS = set(_SAMPLING) | {"logit_bias"} | {
     "max_tokens", "stop", "stop_token_ids", "speculation", "draft_tokens", "adaptive",
     "session_id", "require_existing_session", "ignore_eos", "logprobs", "top_logprobs",
-    "format", "add_generation_prompt", "timeout", "tools", "tool_choice",
+    "format", "add_generation_prompt", "chat_template_kwargs", "timeout", "tools", "tool_choice",
     "parallel_tool_calls", "prediction", "n"} | {
     "response_format", "json_schema", "grammar", "regex"}
 
@@ -292,6 +293,11 @@ class Client:
                 out.tool_calls.add(id=call.get("id", ""), name=f["name"], arguments=arguments)
         chat.add_generation_prompt = options.get("add_generation_prompt", True)
         chat.format = options.get("format", "")
+        kwargs = options.get("chat_template_kwargs")
+        if kwargs is not None:
+            if not isinstance(kwargs, dict):
+                raise ValueError("chat_template_kwargs must be a dict")
+            chat.template_kwargs_json = json.dumps(kwargs)
 
     def generate(self, prompt=None, *, messages=None, token_ids=None, **options):
         """Yields Delta(text, token_ids, logprobs) as the reply streams, then one Result."""

@@ -282,6 +282,26 @@ def test_the_module_sends_at_most_one_constraint():
         c.close()
 
 
+def test_the_module_sends_chat_template_kwargs_as_json():
+    load_stubs()
+    import tandem_client
+    c = tandem_client.Client("127.0.0.1:1", connect_timeout=None)
+    try:
+        messages = [{"role": "user", "content": "Hi"}]
+        kwargs = {"datetime": "Jul 26 2024 00:00:00 GMT", "enable_thinking": False}
+        r = c.request(messages=messages, chat_template_kwargs=kwargs)
+        assert json.loads(r.chat.template_kwargs_json) == kwargs, r.chat
+        assert c.request(messages=messages).chat.template_kwargs_json == ""
+        try:
+            c.request(messages=messages, chat_template_kwargs="datetime=now")
+        except ValueError as e:
+            assert "chat_template_kwargs must be a dict" in str(e), str(e)
+        else:
+            raise AssertionError("a string was accepted as chat_template_kwargs")
+    finally:
+        c.close()
+
+
 def test_help_exits_0():
     r = client("--help")
     assert r.returncode == 0 and "--server" in r.stdout, r
