@@ -85,12 +85,9 @@ absl::StatusOr<json::Object> TemplateContext(const v1::ChatConversation& chat,
     return absl::InvalidArgumentError("chat_template_kwargs must be a JSON object");
   }
   for (const auto& [key, value] : kwargs->as_object()) {
-    for (absl::string_view reserved : {"messages", "add_generation_prompt", "bos_token",
-                                       "eos_token", "tools", "functions"}) {
-      if (key == reserved) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "chat_template_kwargs may not set '", key, "' (the request's own fields set it)"));
-      }
+    if (chat::IsRenderVariable(key) || key == "tools" || key == "functions") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "chat_template_kwargs may not set '", key, "' (the request's own fields set it)"));
     }
     context.Set(key, value);
   }

@@ -4,9 +4,7 @@
 // naming the member.
 #include "wire/prompt_tokenization.h"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -19,17 +17,11 @@
 namespace tandem {
 namespace {
 
+using ::tandem::testing::ReadSharedFile;
 using ::tandem::testing::SharedFile;
 using ::tandem::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 Tokenizer LoadStories() {
   absl::StatusOr<std::string> path = SharedFile("models/stories260K/stories260K.gguf");
@@ -55,10 +47,8 @@ v1::TokenizeRequest Chat(const std::string& kwargs) {
 TEST(TemplateKwargsTest, PinnedDatetimeRendersAsGivenInFirefunctionsTemplate) {
   const Tokenizer tokenizer = LoadStories();
   ASSERT_OK_AND_ASSIGN(
-      const std::string path,
-      SharedFile("models/chat_templates/fireworks-ai-llama-3-firefunction-v2.jinja"));
-  const std::string firefunction = ReadFile(path);
-  ASSERT_FALSE(firefunction.empty());
+      const std::string firefunction,
+      ReadSharedFile("models/chat_templates/fireworks-ai-llama-3-firefunction-v2.jinja"));
   const v1::TokenizeRequest pinned = Chat(R"({"datetime": "Jan 01 2026 00:00:00 GMT"})");
   ASSERT_OK_AND_ASSIGN(v1::TokenizeResponse response,
                        TokenizePrompt(tokenizer, firefunction, pinned));

@@ -43,13 +43,13 @@ id: bias in [-100, 100]}, -100 bans), presence_penalty, frequency_penalty, stop 
 stop_token_ids, speculation (bool), draft_tokens, adaptive, session_id,
 require_existing_session, ignore_eos, logprobs, top_logprobs, format (a built-in chat format),
 add_generation_prompt (default True), chat_template_kwargs (a dict of chat-template variables
-over the server's own, e.g. {"datetime": ...} to pin a template's clock), timeout (seconds for the whole request), tools (OpenAI's
-list), tool_choice ("auto", "none", "required" or a tool's name), parallel_tool_calls,
-prediction (the text the reply is expected to mostly be, or a list of token ids: OpenAI's
-Predicted Outputs; Result.usage.accepted_prediction_tokens counts its guesses kept), n
-(choices, each Delta and Result saying which in `choice`; the last Result's request_usage
-counts the prompt once and every choice's tokens; chat() takes one); and at most one
-output constraint (tandem.v1.Constraint), which the whole reply then matches:
+over the server's own, e.g. {"datetime": ...} to pin a template's clock), timeout (seconds for
+the whole request), tools (OpenAI's list), tool_choice ("auto", "none", "required" or a
+tool's name), parallel_tool_calls, prediction (the text the reply is expected to mostly be,
+or a list of token ids: OpenAI's Predicted Outputs; Result.usage.accepted_prediction_tokens
+counts its guesses kept), n (choices, each Delta and Result saying which in `choice`; the
+last Result's request_usage counts the prompt once and every choice's tokens; chat() takes
+one); and at most one output constraint (tandem.v1.Constraint), which the whole reply then matches:
     response_format  OpenAI's: {"type": "json_object"}, or {"type": "json_schema",
                      "json_schema": {"name": ..., "schema": {...}}} ({"type": "text"}: none)
     json_schema      a JSON Schema (a dict, or its JSON text)

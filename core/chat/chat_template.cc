@@ -8,6 +8,11 @@
 
 namespace tandem::chat {
 
+bool IsRenderVariable(absl::string_view name) {
+  return name == "messages" || name == "add_generation_prompt" || name == "bos_token" ||
+         name == "eos_token";
+}
+
 json::Value ChatMessage::ToJson() const {
   json::Object object;
   object.Set("role", role);
@@ -41,8 +46,7 @@ absl::StatusOr<std::string> ChatTemplate::Render(const json::Value& messages,
   using jinja::Value;
   std::vector<std::pair<std::string, Value>> globals;
   for (const auto& [key, value] : extra_context) {
-    if (key == "messages" || key == "add_generation_prompt" || key == "bos_token" ||
-        key == "eos_token") {
+    if (IsRenderVariable(key)) {
       return absl::InvalidArgumentError(absl::StrCat("extra context may not override '", key, "'"));
     }
     globals.emplace_back(key, jinja::FromJson(value));

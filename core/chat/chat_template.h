@@ -55,6 +55,10 @@ struct ChatTemplateOptions {
   jinja::RenderOptions limits;
 };
 
+// Whether `name` is a variable Render sets itself (messages, add_generation_prompt,
+// bos_token, eos_token), which extra context may not set.
+bool IsRenderVariable(absl::string_view name);
+
 class ChatTemplate {
  public:
   static absl::StatusOr<ChatTemplate> Create(absl::string_view source,
