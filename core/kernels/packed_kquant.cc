@@ -128,15 +128,25 @@ void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
 }
 
 // The int8 layouts (packed_kquant.h "int8 panels"): byte quads of 16 rows.
-// Q4_K: the header as PackQ45_K's; group g's step s holds bytes 32g + 4s .. + 3 of qs.
-void PackQ4_KInt8(const uint8_t* src, int r, uint8_t* dst) {
+// Q4_K / Q5_K: the header as PackQ45_K's; group g's step s holds bytes 32g + 4s .. + 3 of
+// qs. Q5_K's fifth bits: word (g, h) of lane r, byte i, bit s: column 64g + 32h + 4s + i's.
+void PackQ45_KInt8(const uint8_t* src, bool five, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src, 2);
   std::memcpy(dst + 32 + 2 * r, src + 2, 2);
   for (int w = 0; w < 3; ++w) std::memcpy(dst + 64 + 64 * w + 4 * r, src + 4 + 4 * w, 4);
-  const uint8_t* qs = src + 16;
+  const uint8_t* qh = src + 16;
+  const uint8_t* qs = src + (five ? 48 : 16);
+  uint8_t* quants = dst + (five ? 768 : 256);
   for (int g = 0; g < 4; ++g) {
-    for (int s = 0; s < 8; ++s)
-      std::memcpy(dst + 256 + 512 * g + 64 * s + 4 * r, qs + 32 * g + 4 * s, 4);
+    for (int s = 0; s < 8; ++s) std::memcpy(quants + 512 * g + 64 * s + 4 * r, qs + 32 * g + 4 * s, 4);
+    if (!five) continue;
+    for (int h = 0; h < 2; ++h) {
+      for (int i = 0; i < 4; ++i) {
+        int byte = 0;
+        for (int s = 0; s < 8; ++s) byte |= ((qh[4 * s + i] >> (2 * g + h)) & 1) << s;
+        dst[256 + 128 * g + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
+      }
+    }
   }
 }
 
@@ -264,14 +274,12 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
           PackQ3_K(src, r, dst);
           break;
         case T::kQ4_K:
-          if (w.int8_panels) {
-            PackQ4_KInt8(src, r, dst);
-          } else {
-            PackQ45_K(src, false, r, dst);
-          }
-          break;
         case T::kQ5_K:
-          PackQ45_K(src, true, r, dst);
+          if (w.int8_panels) {
+            PackQ45_KInt8(src, w.type == T::kQ5_K, r, dst);
+          } else {
+            PackQ45_K(src, w.type == T::kQ5_K, r, dst);
+          }
           break;
         default:
           if (w.int8_panels) {

@@ -44,6 +44,8 @@
 // same sizes, pairs and headers, the quants as byte quads of 16 rows (a 32-bit lane per row):
 //   Q4_K  [256, 2304) 4 groups of 64 columns × 8 steps × 16 rows × bytes 32g + 4s .. + 3 of
 //         qs (low nibbles: columns 64g + 4s + i, high: 64g + 32 + 4s + i).
+//   Q5_K  [256, 768) the fifth bits: 4 groups × 2 halves × 16 rows × 4 bytes (group g, half h,
+//         byte i, bit s: column 64g + 32h + 4s + i's); from 768 the nibbles as Q4_K's.
 //   Q6_K  from 288, 8 groups of 32 columns × 384 bytes: 4 nibble words (word L, byte i of a
 //         row: column 4L + i's low 4 bits, column 16 + 4L + i's as the high nibble), then 2
 //         high-bit words (word H, byte i, bits 2m, 2m + 1: column 16H + 4m + i's top 2 bits);

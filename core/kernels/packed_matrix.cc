@@ -119,7 +119,8 @@ bool UsesInt8Panels(const WeightMatrix& w) {
   return w.activations == ActivationPrecision::kInt8 &&
          DetectKernelIsa() == KernelIsa::kAvx512Vnni &&
          (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
-          w.type == TensorType::kQ4_K || w.type == TensorType::kQ6_K);
+          w.type == TensorType::kQ4_K || w.type == TensorType::kQ5_K ||
+          w.type == TensorType::kQ6_K);
 }
 
 // x86-64's transparent huge page.
