@@ -58,6 +58,30 @@ void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
   }
 }
 
+// The int8 layout of 16 nibble bytes (column i in the low nibble of byte i, 16 + i in the
+// high): quad L of lane r at 64L + 4r holds bytes 4L .. 4L + 3. Fifth bits (bit c of `qh`:
+// column c's), when there are any, as a word of lane r at 4r whose byte i, bit 4h + L is
+// column 16h + 4L + i's.
+void PackNibbleQuadsInt8(const uint8_t* qs, const uint8_t* qh, int r, uint8_t* nibbles,
+                         uint8_t* fifth) {
+  for (int q = 0; q < 4; ++q) std::memcpy(nibbles + 64 * q + 4 * r, qs + 4 * q, 4);
+  if (qh == nullptr) return;
+  const uint32_t bits = LoadU32(qh);
+  for (int i = 0; i < 4; ++i) {
+    int byte = 0;
+    for (int k = 0; k < 8; ++k) byte |= ((bits >> (16 * (k / 4) + 4 * (k % 4) + i)) & 1) << k;
+    fifth[4 * r + i] = static_cast<uint8_t>(byte);
+  }
+}
+
+void PackLegacyInt8(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
+  const LegacyLayout l = LegacyLayoutOf(type);
+  std::memcpy(dst + 2 * r, src, 2);
+  if (l.m >= 0) std::memcpy(dst + 32 + 2 * r, src + l.m, 2);
+  PackNibbleQuadsInt8(src + l.qs, l.qh >= 0 ? src + l.qh : nullptr, r, dst + l.packed_nibbles,
+                      dst + l.packed_masks);
+}
+
 // IQ4_XS {d, u16 scale highs, u32 scale lows, 8 × 16 nibble bytes}: d at 2r, the u16 at
 // 32 + 2r, the u32 at 64 + 4r, then 8 groups of 32 columns as IQ4_NL's nibbles.
 void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
@@ -67,6 +91,15 @@ void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
   for (int g = 0; g < 8; ++g) {
     for (int k = 0; k < 16; ++k)
       dst[128 + 256 * g + 32 * (k / 2) + 2 * r + k % 2] = src[8 + 16 * g + k];
+  }
+}
+
+void PackIq4XsInt8(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+  std::memcpy(dst + 64 + 4 * r, src + 4, 4);
+  for (int g = 0; g < 8; ++g) {
+    PackNibbleQuadsInt8(src + 8 + 16 * g, nullptr, r, dst + 128 + 256 * g, nullptr);
   }
 }
 
@@ -262,10 +295,18 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
         case T::kQ4_1:
         case T::kQ5_1:
         case T::kIQ4_NL:
-          PackLegacy(w.type, src, r, dst);
+          if (w.int8_panels) {
+            PackLegacyInt8(w.type, src, r, dst);
+          } else {
+            PackLegacy(w.type, src, r, dst);
+          }
           break;
         case T::kIQ4_XS:
-          PackIq4Xs(src, r, dst);
+          if (w.int8_panels) {
+            PackIq4XsInt8(src, r, dst);
+          } else {
+            PackIq4Xs(src, r, dst);
+          }
           break;
         case T::kQ2_K:
           PackQ2_K(src, r, dst);

@@ -118,9 +118,9 @@ bool PacksOnThisCpu(TensorType type) {
 bool UsesInt8Panels(const WeightMatrix& w) {
   return w.activations == ActivationPrecision::kInt8 &&
          DetectKernelIsa() == KernelIsa::kAvx512Vnni &&
+         w.type != TensorType::kQ2_K && w.type != TensorType::kQ3_K &&
          (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
-          w.type == TensorType::kQ4_K || w.type == TensorType::kQ5_K ||
-          w.type == TensorType::kQ6_K);
+          internal::IsKQuantPanelType(w.type));
 }
 
 // x86-64's transparent huge page.
