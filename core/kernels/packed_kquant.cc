@@ -258,6 +258,42 @@ void PackQ3_K(const uint8_t* src, int r, uint8_t* dst) {
   }
 }
 
+// The int8 layout of the 2-bit fields: group g, half h at 128g + 64h, lane r's byte i, bits
+// 2L, 2L + 1: column 32g + 16h + 4L + i's field.
+void PackTwoBitsInt8(const uint8_t* qs, int r, uint8_t* dst) {
+  for (int g = 0; g < 8; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      for (int i = 0; i < 4; ++i) {
+        int byte = 0;
+        for (int l = 0; l < 4; ++l) byte |= TwoBits(qs, 32 * g + 16 * h + 4 * l + i) << (2 * l);
+        dst[128 * g + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
+      }
+    }
+  }
+}
+
+void PackQ2_KInt8(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 80, 2);
+  std::memcpy(dst + 32 + 2 * r, src + 82, 2);
+  for (int k = 0; k < 16; ++k) dst[64 + 16 * k + r] = src[k];
+  PackTwoBitsInt8(src + 16, r, dst + 320);
+}
+
+// Q3_K's high bits: group g at 1248 + 64g, lane r's byte i, bit 4h + L: column 32g + 16h +
+// 4L + i's.
+void PackQ3_KInt8(const uint8_t* src, int r, uint8_t* dst) {
+  std::memcpy(dst + 2 * r, src + 108, 2);
+  for (int w = 0; w < 3; ++w) std::memcpy(dst + 32 + 64 * w + 4 * r, src + 96 + 4 * w, 4);
+  PackTwoBitsInt8(src + 32, r, dst + 224);
+  for (int g = 0; g < 8; ++g) {
+    for (int i = 0; i < 4; ++i) {
+      int byte = 0;
+      for (int k = 0; k < 8; ++k) byte |= HighBit(src, 32 * g + 16 * (k / 4) + 4 * (k % 4) + i) << k;
+      dst[1248 + 64 * g + 4 * r + i] = static_cast<uint8_t>(byte);
+    }
+  }
+}
+
 }  // namespace
 
 bool IsKQuantPanelType(TensorType type) {
@@ -309,10 +345,18 @@ void PackKQuantPanel(const WeightMatrix& w, int64_t p, uint8_t* matrix) {
           }
           break;
         case T::kQ2_K:
-          PackQ2_K(src, r, dst);
+          if (w.int8_panels) {
+            PackQ2_KInt8(src, r, dst);
+          } else {
+            PackQ2_K(src, r, dst);
+          }
           break;
         case T::kQ3_K:
-          PackQ3_K(src, r, dst);
+          if (w.int8_panels) {
+            PackQ3_KInt8(src, r, dst);
+          } else {
+            PackQ3_K(src, r, dst);
+          }
           break;
         case T::kQ4_K:
         case T::kQ5_K:

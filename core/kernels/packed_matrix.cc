@@ -118,7 +118,6 @@ bool PacksOnThisCpu(TensorType type) {
 bool UsesInt8Panels(const WeightMatrix& w) {
   return w.activations == ActivationPrecision::kInt8 &&
          DetectKernelIsa() == KernelIsa::kAvx512Vnni &&
-         w.type != TensorType::kQ2_K && w.type != TensorType::kQ3_K &&
          (w.type == TensorType::kQ8_0 || w.type == TensorType::kQ4_0 ||
           internal::IsKQuantPanelType(w.type));
 }
