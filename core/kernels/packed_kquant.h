@@ -50,6 +50,13 @@
 //         row: column 4L + i's low 4 bits, column 16 + 4L + i's as the high nibble), then 2
 //         high-bit words (word H, byte i, bits 2m, 2m + 1: column 16H + 4m + i's top 2 bits);
 //         the quants unsigned (0..63; the kernel takes 32 · Σ x out).
+//   Q5_0, Q4_1, Q5_1, IQ4_NL (and each of IQ4_XS's 8 groups, from 128 + 256g): the nibbles as 4
+//         quads (quad L, byte i of a row: column 4L + i low, 16 + 4L + i high); the fifth bits
+//         (at Q5_0's 32, Q5_1's 64) as one word per row, byte i bit 4h + L: column 16h + 4L +
+//         i's. Unsigned: Q5_0's q (16 · Σ x out), IQ4's code book + 128 (128 · Σ x out).
+//   Q2_K, Q3_K  the 2-bit fields (from 320, 224): group g, half h at 128g + 64h, byte i of a
+//         row, bits 2L, 2L + 1: column 32g + 16h + 4L + i's; Q3_K's high bits at 1248 + 64g,
+//         byte i, bit 4h + L (Q3_K unsigned, 0..7: 4 · Σ x of the half out).
 //
 // The dequantized values are exactly those of DequantizeRow (tensor_type.h).
 #ifndef TANDEM_CORE_KERNELS_PACKED_KQUANT_H_
