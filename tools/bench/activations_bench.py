@@ -10,6 +10,7 @@ never into the repository):
   360m  the SmolLM2-360M-shape Q8_0 fixture (--preset smollm2-360m --type q8_0 --seed 1)
   1b    a 1B shape in Q4_K_M (--dim 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192
         --type q4_k_m --seed 1): real Q4_K and Q6_K rows, a multiple of 256 wide
+  1b-q5_k_m, 1b-q5_0  the same shape in Q5_K_M (Q5_K and Q6_K) and in Q5_0 (Q8_0 output)
 
 For each model and prompt length, `tandem-bench --activations int16|int8` runs --reps times,
 the two modes interleaved in a fresh random order each round; every figure is the median of its
@@ -36,6 +37,12 @@ MODELS = {
     "1b": ("1b-q4_k_m-seed1.gguf",
            ["--dim", "2048", "--layers", "16", "--heads", "32", "--kv-heads", "8", "--ffn",
             "8192", "--type", "q4_k_m", "--seed", "1"]),
+    "1b-q5_k_m": ("1b-q5_k_m-seed1.gguf",
+                  ["--dim", "2048", "--layers", "16", "--heads", "32", "--kv-heads", "8",
+                   "--ffn", "8192", "--type", "q5_k_m", "--seed", "1"]),
+    "1b-q5_0": ("1b-q5_0-seed1.gguf",
+                ["--dim", "2048", "--layers", "16", "--heads", "32", "--kv-heads", "8",
+                 "--ffn", "8192", "--type", "q5_0", "--seed", "1"]),
 }
 
 
