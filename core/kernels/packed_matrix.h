@@ -48,17 +48,18 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out);
 bool PacksOnThisCpu(TensorType type);
 
 // Whether `w` is packed in the int8 layout (w.int8_panels) on this CPU: in int8 mode
-// (w.activations) on AVX-512 VNNI, for the types with vpdpbusd kernels. The int8 layout of
+// (w.activations) on AVX-512 VNNI, for every quantized type (each has a vpdpbusd kernel). The
+// int8 layout of
 //   Q8_0  per 32-column block: 16 f16 scales, then for each column quad j the 16 rows'
 //         quants 4j..4j + 3 plus 128 (unsigned: vpdpbusd's unsigned operand)   (544 bytes)
 //   Q4_0  per 32-column block: 16 f16 scales, then for each byte quad j in 0..3 the 16 rows'
 //         bytes 4j..4j + 3 of the original block (nibbles as stored)          (288 bytes)
-// so one 64-byte load holds 4 columns (Q4_0: 4 + 4) of 16 rows, a 32-bit lane per row; Q4_K's
-// and Q6_K's in packed_kquant.h.
+// so one 64-byte load holds 4 columns (Q4_0: 4 + 4) of 16 rows, a 32-bit lane per row; the
+// other types' in packed_kquant.h.
 bool UsesInt8Panels(const WeightMatrix& w);
 
-// Memory for packed matrices: one anonymous mapping, 64-byte aligned, asking for transparent
-// huge pages. Decode streams every weight once per token, and through 4 KiB pages that costs a
+// Memory for packed matrices: one anonymous mapping starting on a 2 MiB boundary, asking for
+// transparent huge pages. Decode streams every weight once per token, and through 4 KiB pages that costs a
 // TLB miss (a nested page walk in a VM) every 4 KiB: measured 2-3x slower than the mapped
 // file, whose page cache already sits in huge folios. Move-only; unmaps on destruction.
 class PackedArena {
