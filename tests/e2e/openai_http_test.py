@@ -425,7 +425,9 @@ def test_a_client_that_leaves_a_plain_request_cancels_it():
 
 def test_32_abandoned_plain_requests_stop_generating_when_their_clients_leave():
     # Issue 33's figure: 32 non-streamed 400-token requests whose clients leave after 0.3 s
-    # (before, all 12,800 tokens were generated). The target's computed rows must stop.
+    # (before, all 12,800 tokens were generated). The target's computed rows must stop. What
+    # is bounded is what they generate after their clients left: what they generate before
+    # depends only on the machine's speed (3,211 tokens in the 0.3 s on a fast run once).
     target, coordinator = STACK.targets[0].metrics, STACK.coordinator.metrics
     cancelled = metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
     generated = metric(coordinator, "tandem_generated_tokens_total")
@@ -442,6 +444,7 @@ def test_32_abandoned_plain_requests_stop_generating_when_their_clients_leave():
     for conn in conns:
         conn.close()
     left = time.monotonic()
+    generated_when_left = metric(coordinator, "tandem_generated_tokens_total")
     assert wait_for(lambda: metric(coordinator, "tandem_requests_total", 'outcome="cancelled"')
                     == cancelled + 32, 10), \
         metric(coordinator, "tandem_requests_total", 'outcome="cancelled"') - cancelled
@@ -450,10 +453,11 @@ def test_32_abandoned_plain_requests_stop_generating_when_their_clients_leave():
     rows = metric(target, "tandem_worker_computed_rows_total")
     time.sleep(1.0)
     assert metric(target, "tandem_worker_computed_rows_total") == rows, "still computing"
-    tokens = metric(coordinator, "tandem_generated_tokens_total") - generated
+    final = metric(coordinator, "tandem_generated_tokens_total")
+    tokens, after = final - generated, final - generated_when_left
     print(f"  32 abandoned requests: all cancelled {stopped:.2f} s after their clients left, "
-          f"{tokens:.0f} of 12800 tokens generated")
-    assert tokens < 12800 / 4, tokens
+          f"{tokens:.0f} of 12800 tokens generated, {after:.0f} of them after")
+    assert after < 12800 / 4, after
 
 
 def test_bad_or_busy_http_addresses_exit_2_before_waiting_for_workers():
