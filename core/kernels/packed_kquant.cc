@@ -40,10 +40,16 @@ LegacyLayout LegacyLayoutOf(TensorType type) {
   }
 }
 
-void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
+// The header both layouts share: d at 2r, m (Q4_1, Q5_1) at 32 + 2r.
+LegacyLayout PackLegacyHeader(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
   const LegacyLayout l = LegacyLayoutOf(type);
   std::memcpy(dst + 2 * r, src, 2);
   if (l.m >= 0) std::memcpy(dst + 32 + 2 * r, src + l.m, 2);
+  return l;
+}
+
+void PackLegacy(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
+  const LegacyLayout l = PackLegacyHeader(type, src, r, dst);
   const uint32_t qh = l.qh >= 0 ? LoadU32(src + l.qh) : 0;
   for (int s = 0; s < 8; ++s) {
     for (int h = 0; l.qh >= 0 && h < 2; ++h) {
@@ -75,19 +81,21 @@ void PackNibbleQuadsInt8(const uint8_t* qs, const uint8_t* qh, int r, uint8_t* n
 }
 
 void PackLegacyInt8(TensorType type, const uint8_t* src, int r, uint8_t* dst) {
-  const LegacyLayout l = LegacyLayoutOf(type);
-  std::memcpy(dst + 2 * r, src, 2);
-  if (l.m >= 0) std::memcpy(dst + 32 + 2 * r, src + l.m, 2);
+  const LegacyLayout l = PackLegacyHeader(type, src, r, dst);
   PackNibbleQuadsInt8(src + l.qs, l.qh >= 0 ? src + l.qh : nullptr, r, dst + l.packed_nibbles,
                       dst + l.packed_masks);
 }
 
 // IQ4_XS {d, u16 scale highs, u32 scale lows, 8 × 16 nibble bytes}: d at 2r, the u16 at
 // 32 + 2r, the u32 at 64 + 4r, then 8 groups of 32 columns as IQ4_NL's nibbles.
-void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
+void PackIq4XsHeader(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src, 2);
   std::memcpy(dst + 32 + 2 * r, src + 2, 2);
   std::memcpy(dst + 64 + 4 * r, src + 4, 4);
+}
+
+void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
+  PackIq4XsHeader(src, r, dst);
   for (int g = 0; g < 8; ++g) {
     for (int k = 0; k < 16; ++k)
       dst[128 + 256 * g + 32 * (k / 2) + 2 * r + k % 2] = src[8 + 16 * g + k];
@@ -95,19 +103,22 @@ void PackIq4Xs(const uint8_t* src, int r, uint8_t* dst) {
 }
 
 void PackIq4XsInt8(const uint8_t* src, int r, uint8_t* dst) {
-  std::memcpy(dst + 2 * r, src, 2);
-  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
-  std::memcpy(dst + 64 + 4 * r, src + 4, 4);
+  PackIq4XsHeader(src, r, dst);
   for (int g = 0; g < 8; ++g) {
     PackNibbleQuadsInt8(src + 8 + 16 * g, nullptr, r, dst + 128 + 256 * g, nullptr);
   }
 }
 
-// Q4_K / Q5_K: one row super-block into lane r of a panel super-block.
-void PackQ45_K(const uint8_t* src, bool five, int r, uint8_t* dst) {
+// Q4_K / Q5_K's header in both layouts: d, dmin, the 12 scale bytes as 3 words.
+void PackQ45_KHeader(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src, 2);
   std::memcpy(dst + 32 + 2 * r, src + 2, 2);
   for (int w = 0; w < 3; ++w) std::memcpy(dst + 64 + 64 * w + 4 * r, src + 4 + 4 * w, 4);
+}
+
+// Q4_K / Q5_K: one row super-block into lane r of a panel super-block.
+void PackQ45_K(const uint8_t* src, bool five, int r, uint8_t* dst) {
+  PackQ45_KHeader(src, r, dst);
   const uint8_t* qh = src + 16;
   const uint8_t* qs = src + (five ? 48 : 16);
   uint8_t* quants = dst + (five ? 768 : 256);
@@ -141,10 +152,15 @@ void OrU16(uint8_t* p, int value) {
   std::memcpy(p, &v, 2);
 }
 
-// Q6_K's group words (packed_kquant.h): vector (h, s), lane 2r + c.
-void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
+// Q6_K's header in both layouts: d, the 16 int8 scales.
+void PackQ6_KHeader(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src + 208, 2);
   for (int k = 0; k < 16; ++k) dst[32 + 16 * k + r] = src[192 + k];
+}
+
+// Q6_K's group words (packed_kquant.h): vector (h, s), lane 2r + c.
+void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
+  PackQ6_KHeader(src, r, dst);
   for (int g = 0; g < 8; ++g) {
     uint8_t* group = dst + 288 + 384 * g;
     for (int s = 0; s < 8; ++s) {
@@ -164,14 +180,13 @@ void PackQ6_K(const uint8_t* src, int r, uint8_t* dst) {
 // Q4_K / Q5_K: the header as PackQ45_K's; group g's step s holds bytes 32g + 4s .. + 3 of
 // qs. Q5_K's fifth bits: word (g, h) of lane r, byte i, bit s: column 64g + 32h + 4s + i's.
 void PackQ45_KInt8(const uint8_t* src, bool five, int r, uint8_t* dst) {
-  std::memcpy(dst + 2 * r, src, 2);
-  std::memcpy(dst + 32 + 2 * r, src + 2, 2);
-  for (int w = 0; w < 3; ++w) std::memcpy(dst + 64 + 64 * w + 4 * r, src + 4 + 4 * w, 4);
+  PackQ45_KHeader(src, r, dst);
   const uint8_t* qh = src + 16;
   const uint8_t* qs = src + (five ? 48 : 16);
   uint8_t* quants = dst + (five ? 768 : 256);
   for (int g = 0; g < 4; ++g) {
-    for (int s = 0; s < 8; ++s) std::memcpy(quants + 512 * g + 64 * s + 4 * r, qs + 32 * g + 4 * s, 4);
+    for (int s = 0; s < 8; ++s)
+      std::memcpy(quants + 512 * g + 64 * s + 4 * r, qs + 32 * g + 4 * s, 4);
     if (!five) continue;
     for (int h = 0; h < 2; ++h) {
       for (int i = 0; i < 4; ++i) {
@@ -187,8 +202,7 @@ void PackQ45_KInt8(const uint8_t* src, bool five, int r, uint8_t* dst) {
 // lane r: column 4L + i's low 4 bits, column 16 + 4L + i's in the high nibble) and 2 high-bit
 // words (word H, byte i, bits 2m..2m + 1: the top 2 bits of column 16H + 4m + i).
 void PackQ6_KInt8(const uint8_t* src, int r, uint8_t* dst) {
-  std::memcpy(dst + 2 * r, src + 208, 2);
-  for (int k = 0; k < 16; ++k) dst[32 + 16 * k + r] = src[192 + k];
+  PackQ6_KHeader(src, r, dst);
   for (int g = 0; g < 8; ++g) {
     uint8_t* group = dst + 288 + 384 * g;
     for (int i = 0; i < 4; ++i) {
@@ -235,18 +249,26 @@ void PackTwoBits(const uint8_t* qs, int r, uint8_t* dst) {
 
 // Q2_K {16 scale bytes, 64 quant bytes, d, dmin}: d at 2r, dmin at 32 + 2r, scale byte k at
 // 64 + 16k + r, the 2-bit fields from 320.
-void PackQ2_K(const uint8_t* src, int r, uint8_t* dst) {
+void PackQ2_KHeader(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src + 80, 2);
   std::memcpy(dst + 32 + 2 * r, src + 82, 2);
   for (int k = 0; k < 16; ++k) dst[64 + 16 * k + r] = src[k];
+}
+
+void PackQ2_K(const uint8_t* src, int r, uint8_t* dst) {
+  PackQ2_KHeader(src, r, dst);
   PackTwoBits(src + 16, r, dst + 320);
 }
 
 // Q3_K {32 hmask bytes, 64 quant bytes, 12 scale bytes, d}: d at 2r, the scale words at
 // 32 + 64w + 4r, the 2-bit fields from 224, the high bits as masks from 1248.
-void PackQ3_K(const uint8_t* src, int r, uint8_t* dst) {
+void PackQ3_KHeader(const uint8_t* src, int r, uint8_t* dst) {
   std::memcpy(dst + 2 * r, src + 108, 2);
   for (int w = 0; w < 3; ++w) std::memcpy(dst + 32 + 64 * w + 4 * r, src + 96 + 4 * w, 4);
+}
+
+void PackQ3_K(const uint8_t* src, int r, uint8_t* dst) {
+  PackQ3_KHeader(src, r, dst);
   PackTwoBits(src + 32, r, dst + 224);
   for (int g = 0; g < 8; ++g) {
     for (int pair = 0; pair < 16; ++pair) {
@@ -273,22 +295,20 @@ void PackTwoBitsInt8(const uint8_t* qs, int r, uint8_t* dst) {
 }
 
 void PackQ2_KInt8(const uint8_t* src, int r, uint8_t* dst) {
-  std::memcpy(dst + 2 * r, src + 80, 2);
-  std::memcpy(dst + 32 + 2 * r, src + 82, 2);
-  for (int k = 0; k < 16; ++k) dst[64 + 16 * k + r] = src[k];
+  PackQ2_KHeader(src, r, dst);
   PackTwoBitsInt8(src + 16, r, dst + 320);
 }
 
 // Q3_K's high bits: group g at 1248 + 64g, lane r's byte i, bit 4h + L: column 32g + 16h +
 // 4L + i's.
 void PackQ3_KInt8(const uint8_t* src, int r, uint8_t* dst) {
-  std::memcpy(dst + 2 * r, src + 108, 2);
-  for (int w = 0; w < 3; ++w) std::memcpy(dst + 32 + 64 * w + 4 * r, src + 96 + 4 * w, 4);
+  PackQ3_KHeader(src, r, dst);
   PackTwoBitsInt8(src + 32, r, dst + 224);
   for (int g = 0; g < 8; ++g) {
     for (int i = 0; i < 4; ++i) {
       int byte = 0;
-      for (int k = 0; k < 8; ++k) byte |= HighBit(src, 32 * g + 16 * (k / 4) + 4 * (k % 4) + i) << k;
+      for (int k = 0; k < 8; ++k)
+        byte |= HighBit(src, 32 * g + 16 * (k / 4) + 4 * (k % 4) + i) << k;
       dst[1248 + 64 * g + 4 * r + i] = static_cast<uint8_t>(byte);
     }
   }
