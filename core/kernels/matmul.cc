@@ -118,6 +118,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     if (static_cast<int64_t>(b.scales.size()) < blocks) {
       b.scales.resize(blocks);
       b.sums.resize(blocks);
+      b.scaled_sums.resize(blocks);
     }
     // Row by row, so a batch's rows split across the threads (a row's blocks are the same
     // either way): on one thread it was ~5 % of a 16-row step, the others waiting.
@@ -127,6 +128,9 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
                                   b.sums.data() + begin * cols / 32, precision,
                                   bytes ? b.q8.data() + begin * cols : nullptr,
                                   bytes ? b.half_sums.data() + begin * cols / 16 : nullptr);
+      for (int64_t i = begin * cols / 32; i < end * cols / 32; ++i) {
+        b.scaled_sums[i] = b.scales[i] * static_cast<float>(b.sums[i]);
+      }
     };
     if (n >= kMinParallelQuantizeRows && pool.num_threads() > 1) {
       pool.ParallelFor(n, quantize);
@@ -135,7 +139,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     }
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data(),
                              bytes ? b.q8.data() : nullptr,
-                             bytes ? b.half_sums.data() : nullptr};  // read by all threads
+                             bytes ? b.half_sums.data() : nullptr,
+                             b.scaled_sums.data()};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;
   int64_t first_unit[kMaxSharedOutputs + 1] = {0};
@@ -163,7 +168,8 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
             const internal::Int16Rows rows{
                 xq.q + r * cols, xq.scales + r * cols / 32, xq.sums + r * cols / 32,
                 xq.q8 == nullptr ? nullptr : xq.q8 + r * cols,
-                xq.half_sums == nullptr ? nullptr : xq.half_sums + r * cols / 16};
+                xq.half_sums == nullptr ? nullptr : xq.half_sums + r * cols / 16,
+                xq.scaled_sums == nullptr ? nullptr : xq.scaled_sums + r * cols / 32};
             if (path == PanelPath::kInt16) {
               internal::PanelsAvx512KQuant(w, first_panel, count, rows, group, y);
             } else if (path == PanelPath::kVnni && internal::IsKQuantPanelType(w.type)) {

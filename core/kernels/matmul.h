@@ -78,6 +78,7 @@ struct MatMulScratch {
   std::vector<float> rounded;      // int8 mode on the float paths: x rounded to the int8 grid
   std::vector<float> scales;
   std::vector<int32_t> sums;
+  std::vector<float> scaled_sums;  // scales · sums
 };
 
 // y[n, w.rows] = x[n, w.cols] · Wᵀ with the best path for this CPU. W's type must be

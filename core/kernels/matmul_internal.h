@@ -59,6 +59,9 @@ struct Int16Rows {
   const int32_t* sums;                 // [n, cols / 32]
   const int8_t* q8 = nullptr;          // [n, cols] in int8 mode
   const int32_t* half_sums = nullptr;  // [n, cols / 16] in int8 mode: Σ q of 16 columns
+  // [n, cols / 32]: scales · sums as floats (the K-quant kernels' min terms read it so that
+  // their float steps take both of a row's factors from memory, without scalar work)
+  const float* scaled_sums = nullptr;
 };
 // Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above, and
 // with kInt8 also into q8 and half_sums when they are not null.
