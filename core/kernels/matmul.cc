@@ -110,6 +110,15 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     const ActivationPrecision precision =
         outputs[0].w->int8_panels ? ActivationPrecision::kInt8 : outputs[0].w->activations;
     const bool bytes = precision == ActivationPrecision::kInt8;
+    // The int8 panels read only the bytes; of them only Q6_K's, Q3_K's and Q2_K's the sums of
+    // 16 columns (their biases, Q2_K's mins): the rest is not written (the same numbers).
+    bool int16_values = !bytes, half_sums = false;
+    for (const MatMulOutput& o : outputs) {
+      int16_values = int16_values || !o.w->int8_panels;
+      half_sums = half_sums || o.w->type == TensorType::kQ6_K || o.w->type == TensorType::kQ3_K ||
+                  o.w->type == TensorType::kQ2_K;
+    }
+    half_sums = half_sums && bytes;
     if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
     if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) {
       b.q8.resize(n * cols);
@@ -123,11 +132,12 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     // Row by row, so a batch's rows split across the threads (a row's blocks are the same
     // either way): on one thread it was ~5 % of a 16-row step, the others waiting.
     const auto quantize = [&](int64_t begin, int64_t end) {
-      internal::QuantizeRowsInt16(x + begin * cols, end - begin, cols, b.q.data() + begin * cols,
+      internal::QuantizeRowsInt16(x + begin * cols, end - begin, cols,
+                                  int16_values ? b.q.data() + begin * cols : nullptr,
                                   b.scales.data() + begin * cols / 32,
                                   b.sums.data() + begin * cols / 32, precision,
                                   bytes ? b.q8.data() + begin * cols : nullptr,
-                                  bytes ? b.half_sums.data() + begin * cols / 16 : nullptr);
+                                  half_sums ? b.half_sums.data() + begin * cols / 16 : nullptr);
       for (int64_t i = begin * cols / 32; i < end * cols / 32; ++i) {
         b.scaled_sums[i] = b.scales[i] * static_cast<float>(b.sums[i]);
       }
@@ -139,7 +149,7 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     }
     xq = internal::Int16Rows{b.q.data(), b.scales.data(), b.sums.data(),
                              bytes ? b.q8.data() : nullptr,
-                             bytes ? b.half_sums.data() : nullptr,
+                             half_sums ? b.half_sums.data() : nullptr,
                              b.scaled_sums.data()};  // read by all threads
   }
   const int64_t panels_per_unit = path == PanelPath::kFloat ? 1 : 2;

@@ -50,21 +50,24 @@ void PanelGroupAvx512(const WeightMatrix& w, int64_t panel, const float* x, int 
 // The VNNI path's activations (matmul_panel_vnni.cc): each 32-column block of each x row as
 // integer q and a float scale s, x ≈ s · q, with s = max|x| / L and q = x · (L / max|x|)
 // rounded to nearest even (all zero for an all-zero block), and the block's Σ q; L is
-// ActivationLimit(precision): 32767 (int16) or 127 (int8). q is always held as int16 (the
-// int16 kernels read int8 values as they read int16 ones: the same exact integer sums); in
-// int8 mode also as bytes, q8, for the vpdpbusd kernels (null otherwise).
+// ActivationLimit(precision): 32767 (int16) or 127 (int8). q is held as int16 (the int16
+// kernels read int8 values as they read int16 ones: the same exact integer sums) unless every
+// matrix of the call has int8 panels (then q's memory is not written); in int8 mode also as
+// bytes, q8, for the vpdpbusd kernels (null otherwise).
 struct Int16Rows {
-  const int16_t* q;                    // [n, cols]
-  const float* scales;                 // [n, cols / 32]
-  const int32_t* sums;                 // [n, cols / 32]
-  const int8_t* q8 = nullptr;          // [n, cols] in int8 mode
-  const int32_t* half_sums = nullptr;  // [n, cols / 16] in int8 mode: Σ q of 16 columns
+  const int16_t* q;            // [n, cols]
+  const float* scales;         // [n, cols / 32]
+  const int32_t* sums;         // [n, cols / 32]
+  const int8_t* q8 = nullptr;  // [n, cols] in int8 mode
+  // [n, cols / 16] in int8 mode when a Q6_K, Q3_K or Q2_K matrix reads it: Σ q of 16 columns
+  const int32_t* half_sums = nullptr;
   // [n, cols / 32]: scales · sums as floats (the K-quant kernels' min terms read it so that
   // their float steps take both of a row's factors from memory, without scalar work)
   const float* scaled_sums = nullptr;
 };
-// Quantizes n rows of `cols` (a multiple of 32) floats into q, scales and sums as above, and
-// with kInt8 also into q8 and half_sums when they are not null.
+// Quantizes n rows of `cols` (a multiple of 32) floats into q (unless null: the int8 panels
+// never read it), scales and sums as above, and with kInt8 also into q8 and half_sums, each
+// when it is not null.
 void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, float* scales,
                        int32_t* sums, ActivationPrecision precision = ActivationPrecision::kInt16,
                        int8_t* q8 = nullptr, int32_t* half_sums = nullptr);

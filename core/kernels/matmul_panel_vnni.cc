@@ -376,8 +376,8 @@ void PanelsForType(int tile, int panels, const uint8_t* first_panel, int64_t pan
 
 // One block of 32 at x: q = x · (limit / max|x|) rounded to nearest even, given the block's
 // inv = limit / max|x| (0 for an all-zero block); returns the 16 lanes' partial sums of q.
-// With q8 (limit 127), the block's values also as bytes there, and the sums of its two
-// 16-column halves in half[0], half[1].
+// The values as int16 in q unless it is null; with q8 (limit 127) also as bytes there, and
+// with half the sums of the block's two 16-column halves in half[0], half[1].
 inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8, int32_t* half) {
   const __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
   // Round to nearest even (the default MXCSR mode); saturation only guards the last ulp.
@@ -387,9 +387,11 @@ inline __m512i QuantizeBlock(const float* x, float inv, int16_t* q, int8_t* q8, 
   const __m512i packed = _mm512_packs_epi32(q_lo, q_hi);
   const __m512i ordered =
       _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), packed);
-  _mm512_storeu_si512(q, ordered);
+  if (q != nullptr) _mm512_storeu_si512(q, ordered);
   if (q8 != nullptr) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q8), _mm512_cvtsepi16_epi8(ordered));
+  }
+  if (half != nullptr) {
     half[0] = _mm512_reduce_add_epi32(q_lo);
     half[1] = _mm512_reduce_add_epi32(q_hi);
   }
@@ -443,7 +445,10 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
                        int32_t* half_sums) {
   const int64_t blocks = n * (cols / 32);  // rows are `cols` apart and cols = 32 · blocks
   const float limit = static_cast<float>(ActivationLimit(precision));
-  if (precision != ActivationPrecision::kInt8 || half_sums == nullptr) q8 = nullptr;
+  if (precision != ActivationPrecision::kInt8) {
+    q8 = nullptr;
+    half_sums = nullptr;
+  }
   int64_t i = 0;
   for (; i + 16 <= blocks; i += 16) {
     __m512 v[16];
@@ -456,9 +461,10 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
         inv, _mm512_maskz_div_ps(_mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_GT_OQ), limits,
                                  amax));
     for (int j = 0; j < 16; ++j) {
-      v[j] = _mm512_castsi512_ps(QuantizeBlock(x + (i + j) * 32, inv[j], q + (i + j) * 32,
-                                               q8 == nullptr ? nullptr : q8 + (i + j) * 32,
-                                               q8 == nullptr ? nullptr : half_sums + 2 * (i + j)));
+      v[j] = _mm512_castsi512_ps(
+          QuantizeBlock(x + (i + j) * 32, inv[j], q == nullptr ? nullptr : q + (i + j) * 32,
+                        q8 == nullptr ? nullptr : q8 + (i + j) * 32,
+                        half_sums == nullptr ? nullptr : half_sums + 2 * (i + j)));
     }
     const __m512 total = ReduceSixteen<false>(v);
     _mm512_storeu_si512(sums + i, _mm512_castps_si512(total));
@@ -467,9 +473,10 @@ void QuantizeRowsInt16(const float* x, int64_t n, int64_t cols, int16_t* q, floa
     const float amax = _mm512_reduce_max_ps(BlockAbsMax(x + i * 32));
     const float inv = amax > 0 ? limit / amax : 0.0f;
     scales[i] = amax / limit;
-    sums[i] = _mm512_reduce_add_epi32(QuantizeBlock(x + i * 32, inv, q + i * 32,
-                                                    q8 == nullptr ? nullptr : q8 + i * 32,
-                                                    q8 == nullptr ? nullptr : half_sums + 2 * i));
+    sums[i] = _mm512_reduce_add_epi32(
+        QuantizeBlock(x + i * 32, inv, q == nullptr ? nullptr : q + i * 32,
+                      q8 == nullptr ? nullptr : q8 + i * 32,
+                      half_sums == nullptr ? nullptr : half_sums + 2 * i));
   }
 }
 
