@@ -109,16 +109,15 @@ void MatMulPanels(PanelPath path, absl::Span<const MatMulOutput> outputs, const 
     const int64_t blocks = n * cols / 32;
     const ActivationPrecision precision =
         outputs[0].w->int8_panels ? ActivationPrecision::kInt8 : outputs[0].w->activations;
-    const bool bytes = precision == ActivationPrecision::kInt8;
-    // The int8 panels read only the bytes; of them only Q6_K's, Q3_K's and Q2_K's the sums of
-    // 16 columns (their biases, Q2_K's mins): the rest is not written (the same numbers).
-    bool int16_values = !bytes, half_sums = false;
+    // What the call's kernels read: the int16 values (every path but the int8 panels), the
+    // bytes (the int8 panels), the 16-column sums (the int8 panels of ReadsHalfSums types).
+    // Nothing else is written; what is written is the same either way.
+    bool int16_values = false, bytes = false, half_sums = false;
     for (const MatMulOutput& o : outputs) {
       int16_values = int16_values || !o.w->int8_panels;
-      half_sums = half_sums || o.w->type == TensorType::kQ6_K || o.w->type == TensorType::kQ3_K ||
-                  o.w->type == TensorType::kQ2_K;
+      bytes = bytes || o.w->int8_panels;
+      half_sums = half_sums || (o.w->int8_panels && internal::ReadsHalfSums(o.w->type));
     }
-    half_sums = half_sums && bytes;
     if (static_cast<int64_t>(b.q.size()) < n * cols) b.q.resize(n * cols);
     if (bytes && static_cast<int64_t>(b.q8.size()) < n * cols) {
       b.q8.resize(n * cols);

@@ -59,12 +59,17 @@ struct Int16Rows {
   const float* scales;         // [n, cols / 32]
   const int32_t* sums;         // [n, cols / 32]
   const int8_t* q8 = nullptr;  // [n, cols] in int8 mode
-  // [n, cols / 16] in int8 mode when a Q6_K, Q3_K or Q2_K matrix reads it: Σ q of 16 columns
+  // [n, cols / 16] when an int8-panel matrix of a ReadsHalfSums type reads it: Σ q of 16 columns
   const int32_t* half_sums = nullptr;
   // [n, cols / 32]: scales · sums as floats (the K-quant kernels' min terms read it so that
   // their float steps take both of a row's factors from memory, without scalar work)
   const float* scaled_sums = nullptr;
 };
+// Whether the int8 panels of `type` read Int16Rows::half_sums: Q6_K's and Q3_K's biases (their
+// quants are stored unsigned), Q2_K's mins (one per 16 columns).
+inline bool ReadsHalfSums(TensorType type) {
+  return type == TensorType::kQ6_K || type == TensorType::kQ3_K || type == TensorType::kQ2_K;
+}
 // Quantizes n rows of `cols` (a multiple of 32) floats into q (unless null: the int8 panels
 // never read it), scales and sums as above, and with kInt8 also into q8 and half_sums, each
 // when it is not null.

@@ -48,8 +48,8 @@ void PackMatrix(const WeightMatrix& w, uint8_t* out);
 bool PacksOnThisCpu(TensorType type);
 
 // Whether `w` is packed in the int8 layout (w.int8_panels) on this CPU: in int8 mode
-// (w.activations) on AVX-512 VNNI, for every quantized type (each has a vpdpbusd kernel). The
-// int8 layout of
+// (w.activations) on AVX-512 VNNI, for every quantized type (each has a vpdpbusd kernel).
+// The int8 layout of
 //   Q8_0  per 32-column block: 16 f16 scales, then for each column quad j the 16 rows'
 //         quants 4j..4j + 3 plus 128 (unsigned: vpdpbusd's unsigned operand)   (544 bytes)
 //   Q4_0  per 32-column block: 16 f16 scales, then for each byte quad j in 0..3 the 16 rows'
@@ -59,9 +59,9 @@ bool PacksOnThisCpu(TensorType type);
 bool UsesInt8Panels(const WeightMatrix& w);
 
 // Memory for packed matrices: one anonymous mapping starting on a 2 MiB boundary, asking for
-// transparent huge pages. Decode streams every weight once per token, and through 4 KiB pages that costs a
-// TLB miss (a nested page walk in a VM) every 4 KiB: measured 2-3x slower than the mapped
-// file, whose page cache already sits in huge folios. Move-only; unmaps on destruction.
+// transparent huge pages. Decode streams every weight once per token, and through 4 KiB pages
+// that costs a TLB miss (a nested page walk in a VM) every 4 KiB: measured 2-3x slower than the
+// mapped file, whose page cache already sits in huge folios. Move-only; unmaps on destruction.
 class PackedArena {
  public:
   // kResourceExhausted if the mapping fails.
