@@ -104,7 +104,7 @@ inline void AccumulatePair(int j, const uint8_t* const* block, const int16_t* xq
 // 4j..4j + 3 (the weights stored as q + 128, unsigned), for Q4_0 the quads 4j.. and 4j + 16..
 // of byte quad j (nibbles u). The caller subtracts 128 · Σ x8 (Q8_0) or 8 · Σ x8 (Q4_0).
 template <TensorType kType, int kTile, int kPanels>
-inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8, int64_t x_stride,
+inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* const* rows,
                            __m512i (&acc)[kPanels][kTile]) {
   if constexpr (kType == TensorType::kQ8_0) {
     __m512i w[kPanels];  // [16 rows] × (q[r][4j + i] + 128), u8
@@ -112,7 +112,7 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
     for (int p = 0; p < kPanels; ++p) w[p] = _mm512_loadu_si512(block[p] + 32 + 64 * j);
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
-      DpbusdPanels<kPanels>(w, x8 + t * x_stride + 4 * j, &acc[0][t], kTile);
+      DpbusdPanels<kPanels>(w, rows[t] + 4 * j, &acc[0][t], kTile);
     }
   } else {
     const __m512i low_nibble = _mm512_set1_epi8(0x0F);
@@ -125,47 +125,21 @@ inline void AccumulateQuad(int j, const uint8_t* const* block, const int8_t* x8,
     }
 #pragma GCC unroll 16
     for (int t = 0; t < kTile; ++t) {
-      const int8_t* xt = x8 + t * x_stride + 4 * j;
+      const int8_t* xt = rows[t] + 4 * j;
       DpbusdPanels<kPanels>(lo, xt, &acc[0][t], kTile);
       DpbusdPanels<kPanels>(hi, xt + 16, &acc[0][t], kTile);
     }
   }
 }
 
-// y[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
-// block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
-// block scales and sums s_stride apart).
-// kBytes: the int8 panels (AccumulateQuad over x8), whose integer sums equal the int16 panels'
-// on the same int8 values, and so, through the same float steps, the same bits.
-// BlockSums: the integer sums acc; ApplyBlock: the float step.
-template <TensorType kType, int kTile, int kPanels, bool kBytes>
-inline void BlockSums(const uint8_t* const* block, const int16_t* xq, const int8_t* x8,
-                      int64_t x_stride, __m512i (&acc)[kPanels][kTile]) {
+// The int16 panels' integer sums (BlockSums below).
+template <TensorType kType, int kTile, int kPanels>
+inline void Int16BlockSums(const uint8_t* const* block, const int16_t* xq, int64_t x_stride,
+                           __m512i (&acc)[kPanels][kTile]) {
 #pragma GCC unroll 24
   for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
   constexpr int kPairs = kType == TensorType::kQ8_0 ? 16 : 8;  // byte pairs per block row
-  if constexpr (kBytes) {
-    // Half the steps of the pairs; two chains for small tiles, as below.
-    __m512i odd[kPanels][kTile];
-#pragma GCC unroll 24
-    for (int i = 0; i < kPanels * kTile; ++i) odd[i / kTile][i % kTile] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < kPairs / 2; j += 2) {
-      AccumulateQuad<kType, kTile, kPanels>(j, block, x8, x_stride, acc);
-      if constexpr (kTile >= 3) {
-        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, acc);
-      } else {
-        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, x8, x_stride, odd);
-      }
-    }
-    if constexpr (kTile < 3) {
-#pragma GCC unroll 4
-      for (int i = 0; i < kPanels * kTile; ++i) {
-        acc[i / kTile][i % kTile] =
-            _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
-      }
-    }
-  } else if constexpr (kTile >= 3) {
+  if constexpr (kTile >= 3) {
     // Fully unrolled: a partial unroll makes GCC copy every accumulator each iteration (16
     // rows: ~4 % slower).
 #pragma GCC unroll 16
@@ -186,6 +160,57 @@ inline void BlockSums(const uint8_t* const* block, const int16_t* xq, const int8
     for (int i = 0; i < kPanels * kTile; ++i) {
       acc[i / kTile][i % kTile] =
           _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
+    }
+  }
+}
+
+// y[p][t] += Σ over one block of panel p's rows · x row t, for kPanels panels (blocks
+// block[p]) and kTile x rows (xq rows x_stride apart, at the block's first column; their
+// block scales and sums s_stride apart).
+// kBytes: the int8 panels (AccumulateQuad over x8), whose integer sums equal the int16 panels'
+// on the same int8 values, and so, through the same float steps, the same bits.
+// BlockSums: the integer sums acc; ApplyBlock: the float step. The int8 sums are always
+// inlined: GCC left the 2-row tile's as a call (L1-resident, one thread, int8: 2 rows 0.91, 3
+// rows 0.76, 5 rows 0.94 of the time inlined).
+template <TensorType kType, int kTile, int kPanels, bool kBytes>
+inline __attribute__((always_inline)) void BlockSums(const uint8_t* const* block,
+                                                     const int16_t* xq, const int8_t* x8,
+                                                     int64_t x_stride,
+                                                     __m512i (&acc)[kPanels][kTile]) {
+  if constexpr (!kBytes) {
+    return Int16BlockSums<kType, kTile, kPanels>(block, xq, x_stride, acc);
+  } else {
+#pragma GCC unroll 24
+    for (int i = 0; i < kPanels * kTile; ++i) acc[i / kTile][i % kTile] = _mm512_setzero_si512();
+    constexpr int kPairs = kType == TensorType::kQ8_0 ? 16 : 8;  // byte pairs per block row
+    // Half the steps of the pairs; two chains for small tiles, as Int16BlockSums.
+    __m512i odd[kPanels][kTile];
+#pragma GCC unroll 24
+    for (int i = 0; i < kPanels * kTile; ++i) odd[i / kTile][i % kTile] = _mm512_setzero_si512();
+    // Each x row's pointer, opaque to GCC: otherwise it keeps every (row, quad) offset as its
+    // own loop invariant, in spilled registers reloaded before each broadcast, instead of a
+    // row pointer and a displacement.
+    const int8_t* rows[kTile];
+#pragma GCC unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      rows[t] = x8 + t * x_stride;
+      asm("" : "+r"(rows[t]));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < kPairs / 2; j += 2) {
+      AccumulateQuad<kType, kTile, kPanels>(j, block, rows, acc);
+      if constexpr (kTile >= 3) {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, rows, acc);
+      } else {
+        AccumulateQuad<kType, kTile, kPanels>(j + 1, block, rows, odd);
+      }
+    }
+    if constexpr (kTile < 3) {
+#pragma GCC unroll 4
+      for (int i = 0; i < kPanels * kTile; ++i) {
+        acc[i / kTile][i % kTile] =
+            _mm512_add_epi32(acc[i / kTile][i % kTile], odd[i / kTile][i % kTile]);
+      }
     }
   }
 }
