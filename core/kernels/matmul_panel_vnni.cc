@@ -187,15 +187,8 @@ inline __attribute__((always_inline)) void BlockSums(const uint8_t* const* block
     __m512i odd[kPanels][kTile];
 #pragma GCC unroll 24
     for (int i = 0; i < kPanels * kTile; ++i) odd[i / kTile][i % kTile] = _mm512_setzero_si512();
-    // Each x row's pointer, opaque to GCC: otherwise it keeps every (row, quad) offset as its
-    // own loop invariant, in spilled registers reloaded before each broadcast, instead of a
-    // row pointer and a displacement.
     const int8_t* rows[kTile];
-#pragma GCC unroll 16
-    for (int t = 0; t < kTile; ++t) {
-      rows[t] = x8 + t * x_stride;
-      asm("" : "+r"(rows[t]));
-    }
+    OpaqueRows<kTile>(x8, x_stride, rows);
 #pragma GCC unroll 8
     for (int j = 0; j < kPairs / 2; j += 2) {
       AccumulateQuad<kType, kTile, kPanels>(j, block, rows, acc);
