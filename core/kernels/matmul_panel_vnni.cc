@@ -173,9 +173,8 @@ inline void Int16BlockSums(const uint8_t* const* block, const int16_t* xq, int64
 // inlined: GCC left the 2-row tile's as a call (L1-resident, one thread, int8: 2 rows 0.91, 3
 // rows 0.76, 5 rows 0.94 of the time inlined).
 template <TensorType kType, int kTile, int kPanels, bool kBytes>
-inline __attribute__((always_inline)) void BlockSums(const uint8_t* const* block,
-                                                     const int16_t* xq, const int8_t* x8,
-                                                     int64_t x_stride,
+inline __attribute__((always_inline)) void BlockSums(const uint8_t* const* block, const int16_t* xq,
+                                                     const int8_t* x8, int64_t x_stride,
                                                      __m512i (&acc)[kPanels][kTile]) {
   if constexpr (!kBytes) {
     return Int16BlockSums<kType, kTile, kPanels>(block, xq, x_stride, acc);
