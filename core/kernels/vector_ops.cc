@@ -278,13 +278,17 @@ TANDEM_AVX512 inline void WeightedChunks(const float* w, int64_t w_stride, const
   }
 }
 
-// Passes of up to 64 columns for one or two weight vectors at a time, of 32 columns for
-// three or four (at most 16 accumulators).
+// Passes of up to 64 columns for one to three weight vectors at a time, of 32 columns for four
+// (at most 24 accumulators). A pass reads its columns of every row: at 64 columns (a 64-dim f16
+// head: both cache lines of a row at once) three queries' value sum of a many-session decode
+// step no longer waits for each row's lines twice. SmolLM2-360M shape (3 heads a KV group),
+// 16 sessions at 1,000 positions: 54.9 -> 50.0 ms a step; 8 at 2,000: 48.6 -> 43.3 ms. The
+// columns' sums are the same whatever the pass width, so the same bits.
 template <int kQ, typename Row, typename Source>
 TANDEM_AVX512 inline void WeightedSumQueries(const float* w, int64_t w_stride, const Source& src,
                                              int64_t n, int64_t dim, float* out,
                                              int64_t out_stride) {
-  constexpr int kMaxChunks = kQ <= 2 ? 4 : 2;
+  constexpr int kMaxChunks = kQ <= 3 ? 4 : 2;
   for (int64_t d0 = 0; d0 < dim; d0 += 16 * kMaxChunks) {
     const int64_t width = std::min<int64_t>(16 * kMaxChunks, dim - d0);
     const int chunks = static_cast<int>((width + 15) / 16);
