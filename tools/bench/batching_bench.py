@@ -5,7 +5,7 @@ at 1, 2, 4, 8, 16 concurrent streams through the three real processes on loopbac
 usage: batching_bench.py [--levels 1,2,4,8,16] [--tokens 128] [--repeats 3] [--threads 2]
                          [--ctx 1024] [--max-sessions 64] [--worker-flags "..."]
                          [--coordinator-flags "--target-timeout-seconds 600"]
-                         [--draft self|smollm2-135m|none|PATH] [--draft-tokens 4]
+                         [--target PATH] [--draft self|smollm2-135m|none|PATH] [--draft-tokens 4]
                          [--modes target,draft,prefix] [--prefix-tokens 256]
                          [--prefix-streams 16] [--tail-tokens 8] [--json OUT.json]
                          [--compare OLD.json] [--cache DIR] [--bin DIR] [--timeout S]
@@ -13,7 +13,9 @@ usage: batching_bench.py [--levels 1,2,4,8,16] [--tokens 128] [--repeats 3] [--t
 Model: the SmolLM2-360M-shape Q8_0 fixture (random weights, starcoder vocabulary), made once by
 `tools/make_fixture_model --preset smollm2-360m --type q8_0 --seed 1 --vocab-from
 $TANDEM_SHARED/models/vocab/ggml-vocab-starcoder.gguf` into --cache (default
-$XDG_CACHE_HOME/tandem-bench or ~/.cache/tandem-bench), never into the repository.
+$XDG_CACHE_HOME/tandem-bench or ~/.cache/tandem-bench), never into the repository. `--target
+PATH` runs another model file instead (e.g. activations_bench.py's 1B-shape Q4_K_M fixture);
+the draft `self` is then that file.
 
 Modes (each on a fresh stack: target worker, optional draft worker, coordinator; `--threads`
 each, `--worker-flags` appended to both workers' command lines):
@@ -403,6 +405,7 @@ def parse(argv):
     p.add_argument("--coordinator-flags", default="--target-timeout-seconds 600",
                    help="extra coordinator flags (default: a 600 s target call deadline, so a "
                    "call queued behind 16 prefills on a loaded machine is not failed over)")
+    p.add_argument("--target", help="the target model file (default: the 360M-shape fixture)")
     p.add_argument("--draft", default="self",
                    help="self (the target file), smollm2-135m (fixture, seed 2), none, or a path")
     p.add_argument("--draft-tokens", type=int, default=4, help="k with a draft")
@@ -437,7 +440,9 @@ def main(argv):
     args = parse(argv)
     vocab = os.path.join(args.shared, "models", "vocab", "ggml-vocab-starcoder.gguf")
     folder = cache_dir(args.cache)
-    target = fixture(folder, "smollm2-360m", 1, vocab)
+    target = args.target or fixture(folder, "smollm2-360m", 1, vocab)
+    if not os.path.isfile(target):
+        sys.exit(f"batching_bench: --target {target} not found")
     draft = {"self": target, "none": None}.get(args.draft, args.draft)
     if args.draft == "smollm2-135m":
         draft = fixture(folder, "smollm2-135m", 2, vocab)
